@@ -1,0 +1,47 @@
+# Compiler set-up shared by every vmjit target: ccache, warnings, sanitizers.
+
+find_program(VMJIT_CCACHE ccache)
+if(VMJIT_CCACHE)
+  set(CMAKE_C_COMPILER_LAUNCHER ${VMJIT_CCACHE})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${VMJIT_CCACHE})
+endif()
+
+# Warnings go on vmjit's own targets through this interface library, so
+# that third-party headers and consumers of the installed package are not
+# affected.
+add_library(vmjit_warnings INTERFACE)
+target_compile_options(vmjit_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wnon-virtual-dtor -Wimplicit-fallthrough -Wno-unused-parameter>
+  $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Wno-unused-parameter>)
+if(VMJIT_WERROR)
+  target_compile_options(vmjit_warnings INTERFACE -Werror)
+endif()
+
+if(VMJIT_SANITIZE)
+  if(VMJIT_SANITIZE STREQUAL "address")
+    set(_vmjit_san "-fsanitize=address,undefined")
+  elseif(VMJIT_SANITIZE STREQUAL "undefined")
+    set(_vmjit_san "-fsanitize=undefined")
+  elseif(VMJIT_SANITIZE STREQUAL "thread")
+    set(_vmjit_san "-fsanitize=thread")
+  else()
+    message(FATAL_ERROR "VMJIT_SANITIZE must be address, undefined or thread, not '${VMJIT_SANITIZE}'")
+  endif()
+  add_compile_options(${_vmjit_san} -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(${_vmjit_san})
+  # For projects built against this tree in tests (the package test).
+  set(VMJIT_SANITIZER_FLAGS "${_vmjit_san}")
+endif()
+
+# vmjit_add_library(NAME [STATIC|SHARED] SOURCES...): a library of the
+# project with its vmjit:: alias, warnings and the include directory.
+function(vmjit_add_library name kind)
+  add_library(${name} ${kind} ${ARGN})
+  string(REPLACE "vmjit_" "" _short ${name})
+  add_library(vmjit::${_short} ALIAS ${name})
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_link_libraries(${name} PRIVATE $<BUILD_INTERFACE:vmjit_warnings>)
+  set_target_properties(${name} PROPERTIES EXPORT_NAME ${_short})
+endfunction()

@@ -1,0 +1,20 @@
+# Installs the libraries, headers and an exported CMake package so that
+# `find_package(vmjit)` works from an install prefix.
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/vmjit
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT vmjitTargets
+  NAMESPACE vmjit::
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/vmjit)
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/vmjitConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/vmjitConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/vmjit)
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/vmjitConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  ${PROJECT_BINARY_DIR}/vmjitConfig.cmake
+  ${PROJECT_BINARY_DIR}/vmjitConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/vmjit)

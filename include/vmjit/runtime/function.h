@@ -1,0 +1,208 @@
+//===- vmjit/runtime/function.h - Packed functions ---------------*- C++ -*-===//
+//
+// A Function (type 68) is an object whose payload starts with its safe-call
+// entry: `int safe_call(void* self, const AnyView* args, int32_t n,
+// Any* result)`, called with self = the object. It can wrap
+//  - a free safe-call entry (a kernel-library export, a C function): the
+//    entry ignores self, so JIT code may call it directly ("cpacked");
+//  - a C++ callable taking (PackedArgs, Any* result);
+//  - a C++ callable with typed parameters, whose arguments are checked and
+//    converted ("tensor.add: argument 2 expected Tensor but got int").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_RUNTIME_FUNCTION_H
+#define VMJIT_RUNTIME_FUNCTION_H
+
+#include "vmjit/runtime/error.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace vmjit {
+
+/// The arguments of a packed call: borrowed views.
+class PackedArgs {
+public:
+  PackedArgs(const AnyView *Args, int32_t Num) noexcept
+      : Args(Args), Num(Num) {}
+  int32_t size() const noexcept { return Num; }
+  const AnyView &operator[](int32_t I) const noexcept { return Args[I]; }
+  const AnyView *data() const noexcept { return Args; }
+
+private:
+  const AnyView *Args;
+  int32_t Num;
+};
+
+class FunctionObj : public Object {
+public:
+  static constexpr int32_t kTypeIndex = kVMJITFunction;
+
+  /// Calls the function; the same contract as a safe call.
+  int safeCall(const AnyView *Args, int32_t Num, Any *Result) noexcept {
+    return Cell.safe_call(this, reinterpret_cast<const VMJITAny *>(Args), Num,
+                          reinterpret_cast<VMJITAny *>(Result));
+  }
+  VMJITSafeCallType entry() const noexcept { return Cell.safe_call; }
+  /// True when the entry ignores `self` and may be called directly.
+  bool isFreeEntry() const noexcept { return FreeEntry; }
+  const std::string &name() const noexcept { return Name; }
+
+protected:
+  FunctionObj(DeleterFn D, VMJITSafeCallType Entry, std::string Name,
+              bool FreeEntry)
+      : Object(kTypeIndex, D), Name(std::move(Name)), FreeEntry(FreeEntry) {
+    Cell.safe_call = Entry;
+  }
+
+private:
+  VMJITFunctionCell Cell;
+  std::string Name;
+  bool FreeEntry;
+};
+
+/// A Function wrapping a free safe-call entry, keeping `Keep` (e.g. the
+/// kernel library that holds the code) alive.
+class SafeCallFunctionObj : public FunctionObj {
+public:
+  SafeCallFunctionObj(VMJITSafeCallType Entry, std::string Name,
+                      std::shared_ptr<void> Keep)
+      : FunctionObj(objectDeleter<SafeCallFunctionObj>, Entry,
+                    std::move(Name), /*FreeEntry=*/true),
+        Keep(std::move(Keep)) {}
+
+private:
+  std::shared_ptr<void> Keep;
+};
+
+/// A Function wrapping a C++ callable `void(PackedArgs, Any*)`.
+template <typename F> class PackedFunctionObj : public FunctionObj {
+public:
+  PackedFunctionObj(F Callable, std::string Name)
+      : FunctionObj(objectDeleter<PackedFunctionObj>, &invoke, std::move(Name),
+                    /*FreeEntry=*/false),
+        Callable(std::move(Callable)) {}
+
+private:
+  static int invoke(void *Self, const VMJITAny *Args, int32_t Num,
+                    VMJITAny *Result) noexcept {
+    auto *P = static_cast<PackedFunctionObj *>(Self);
+    return safeCallGuard([&] {
+      P->Callable(PackedArgs(reinterpret_cast<const AnyView *>(Args), Num),
+                  reinterpret_cast<Any *>(Result));
+    });
+  }
+  F Callable;
+};
+
+namespace detail {
+[[noreturn]] VMJIT_DLL void throwArityError(const std::string &Name,
+                                            int32_t Expected, int32_t Got);
+[[noreturn]] VMJIT_DLL void throwArgTypeError(const std::string &Name,
+                                              int32_t Index,
+                                              std::string_view Expected,
+                                              const AnyView &Got);
+
+/// The parameter and return types of a callable.
+template <typename F> struct Signature : Signature<decltype(&F::operator())> {};
+template <typename R, typename... A> struct Signature<R (*)(A...)> {
+  using Return = R;
+  using Args = std::tuple<std::decay_t<A>...>;
+  static constexpr size_t Arity = sizeof...(A);
+};
+template <typename R, typename... A>
+struct Signature<R(A...)> : Signature<R (*)(A...)> {};
+template <typename C, typename R, typename... A>
+struct Signature<R (C::*)(A...) const> : Signature<R (*)(A...)> {};
+template <typename C, typename R, typename... A>
+struct Signature<R (C::*)(A...)> : Signature<R (*)(A...)> {};
+
+template <typename T>
+T unpackArg(const std::string &Name, const PackedArgs &Args, int32_t I) {
+  if (auto V = TypeTraitsOf<T>::fromAny(&Args[I].raw()))
+    return std::move(*V);
+  throwArgTypeError(Name, I + 1, TypeTraitsOf<T>::typeName(), Args[I]);
+}
+
+template <typename F, size_t... I>
+void callTyped(const std::string &Name, F &Fn, const PackedArgs &Args,
+               Any *Result, std::index_sequence<I...>) {
+  using Sig = Signature<std::decay_t<F>>;
+  using R = typename Sig::Return;
+  if constexpr (std::is_void_v<R>) {
+    Fn(unpackArg<std::tuple_element_t<I, typename Sig::Args>>(Name, Args,
+                                                              I)...);
+    Result->reset();
+  } else {
+    *Result = Any(Fn(unpackArg<std::tuple_element_t<I, typename Sig::Args>>(
+        Name, Args, I)...));
+  }
+}
+} // namespace detail
+
+/// A reference to a packed function.
+class Function : public ObjectRef {
+public:
+  using ContainerType = FunctionObj;
+  static constexpr const char *kTypeName = "Function";
+  Function() = default;
+  explicit Function(ObjectPtr<Object> P) : ObjectRef(std::move(P)) {}
+
+  /// Wraps a free safe-call entry (it must ignore `self`). `Keep` is held
+  /// for as long as the Function lives.
+  static Function fromSafeCall(VMJITSafeCallType Entry, std::string Name = {},
+                               std::shared_ptr<void> Keep = {}) {
+    return Function(makeObject<SafeCallFunctionObj>(Entry, std::move(Name),
+                                                    std::move(Keep)));
+  }
+  /// Wraps `void(PackedArgs, Any* Result)`.
+  template <typename F>
+  static Function fromPacked(std::string Name, F Callable) {
+    return Function(makeObject<PackedFunctionObj<F>>(std::move(Callable),
+                                                     std::move(Name)));
+  }
+  /// Wraps a callable with typed parameters. Calls with the wrong number
+  /// of arguments or an argument that does not convert raise TypeError
+  /// naming the function and the argument (counted from 1).
+  template <typename F> static Function fromTyped(std::string Name, F Fn) {
+    constexpr size_t Arity = detail::Signature<F>::Arity;
+    std::string N = Name;
+    return fromPacked(std::move(Name), [Fn = std::move(Fn), N = std::move(N)](
+                                           PackedArgs Args, Any *Result) mutable {
+      if (Args.size() != static_cast<int32_t>(Arity))
+        detail::throwArityError(N, static_cast<int32_t>(Arity), Args.size());
+      detail::callTyped(N, Fn, Args, Result, std::make_index_sequence<Arity>());
+    });
+  }
+
+  FunctionObj *get() const noexcept {
+    return static_cast<FunctionObj *>(ObjectRef::get());
+  }
+  const std::string &name() const noexcept { return get()->name(); }
+
+  /// Calls with packed arguments; throws the callee's Error on failure.
+  Any callPacked(const AnyView *Args, int32_t Num) const {
+    Any Result;
+    if (get()->safeCall(Args, Num, &Result) != 0)
+      throwRaisedError();
+    return Result;
+  }
+  /// Calls with C++ arguments converted to views.
+  template <typename... A> Any operator()(A &&...Args) const {
+    std::array<AnyView, sizeof...(A) == 0 ? 1 : sizeof...(A)> Views{
+        AnyView(Args)...};
+    return callPacked(Views.data(), static_cast<int32_t>(sizeof...(A)));
+  }
+};
+
+template <> struct TypeTraits<Function> : ObjectRefTypeTraits<Function> {};
+
+} // namespace vmjit
+
+#endif // VMJIT_RUNTIME_FUNCTION_H

@@ -1,0 +1,53 @@
+//===- vmjit/runtime/library.h - Kernel libraries ----------------*- C++ -*-===//
+//
+// A kernel library is a shared object exporting safe-call functions: packed
+// function NAME is the symbol `__vmjit_NAME` (or `__tvm_ffi_NAME`, the name
+// tvm-ffi uses). Loading one gives its functions as packed Functions that
+// keep the library mapped; their entries ignore `self`, so the JIT may call
+// the symbols directly. The library itself may call the runtime's C API
+// (VMJITErrorSetRaisedFromCStr, ...), which libvmjit_runtime exports.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_RUNTIME_LIBRARY_H
+#define VMJIT_RUNTIME_LIBRARY_H
+
+#include "vmjit/runtime/function.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vmjit {
+
+class KernelLibrary : public std::enable_shared_from_this<KernelLibrary> {
+public:
+  /// Loads the shared object at `Path`. Throws an Error of kind
+  /// "LibraryError" naming the path and the loader's reason if it cannot.
+  VMJIT_DLL static std::shared_ptr<KernelLibrary> load(const std::string &Path);
+  ~KernelLibrary();
+  KernelLibrary(const KernelLibrary &) = delete;
+  KernelLibrary &operator=(const KernelLibrary &) = delete;
+
+  const std::string &path() const noexcept { return Path; }
+  /// The packed function NAME (symbol `__vmjit_NAME` or `__tvm_ffi_NAME`),
+  /// or nullopt if the library does not export it.
+  VMJIT_DLL std::optional<Function> find(std::string_view Name);
+  /// The raw safe-call entry of NAME, or null.
+  VMJIT_DLL VMJITSafeCallType findEntry(std::string_view Name) const;
+  /// Names of every exported packed function, sorted (read from the ELF
+  /// dynamic symbol table of the file).
+  VMJIT_DLL std::vector<std::string> functionNames() const;
+
+private:
+  KernelLibrary(std::string Path, void *Handle)
+      : Path(std::move(Path)), Handle(Handle) {}
+  std::string Path;
+  void *Handle;
+};
+
+} // namespace vmjit
+
+#endif // VMJIT_RUNTIME_LIBRARY_H

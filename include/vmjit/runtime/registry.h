@@ -1,0 +1,55 @@
+//===- vmjit/runtime/registry.h - The global function registry --*- C++ -*-===//
+//
+// Packed functions by name ("vm.builtin.copy", "tensor.add", ...). A VM
+// resolves its packed functions here and in loaded kernel libraries when it
+// is created. Thread-safe: lookups take a shared lock, changes an exclusive
+// one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_RUNTIME_REGISTRY_H
+#define VMJIT_RUNTIME_REGISTRY_H
+
+#include "vmjit/runtime/function.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vmjit {
+
+class Registry {
+public:
+  Registry();
+  ~Registry();
+  Registry(const Registry &) = delete;
+  Registry &operator=(const Registry &) = delete;
+
+  /// The process-wide registry.
+  VMJIT_DLL static Registry &global();
+
+  /// Registers `F` under `Name`. Throws ValueError if the name is taken
+  /// and `AllowOverride` is false.
+  VMJIT_DLL void add(std::string Name, Function F, bool AllowOverride = false);
+  /// Shorthand for add(Name, Function::fromTyped(Name, Fn)).
+  template <typename F>
+  void addTyped(std::string Name, F Fn, bool AllowOverride = false) {
+    add(Name, Function::fromTyped(Name, std::move(Fn)), AllowOverride);
+  }
+  /// The function registered under `Name`, if any.
+  VMJIT_DLL std::optional<Function> find(std::string_view Name) const;
+  /// Removes `Name`; returns whether it was there.
+  VMJIT_DLL bool remove(std::string_view Name);
+  /// All registered names, sorted.
+  VMJIT_DLL std::vector<std::string> names() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> I;
+};
+
+} // namespace vmjit
+
+#endif // VMJIT_RUNTIME_REGISTRY_H

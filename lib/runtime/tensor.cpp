@@ -1,0 +1,193 @@
+//===- tensor.cpp - Tensor allocation and DLPack exchange ------------------===//
+
+#include "vmjit/runtime/tensor.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/shape.h"
+
+#include <cstdlib>
+#include <fmt/format.h>
+#include <limits>
+
+namespace vmjit {
+
+TensorObj::TensorObj(std::span<const int64_t> Shape, DLDataType DType,
+                     DLDevice Dev)
+    : Object(kTypeIndex, objectDeleter<TensorObj>),
+      ShapeStorage(Shape.begin(), Shape.end()) {
+  DL.data = nullptr;
+  DL.device = Dev;
+  DL.ndim = static_cast<int>(ShapeStorage.size());
+  DL.dtype = DType;
+  DL.shape = ShapeStorage.data();
+  DL.strides = nullptr;
+  DL.byte_offset = 0;
+}
+
+TensorObj::~TensorObj() {
+  if (OwnedData)
+    std::free(OwnedData);
+  if (Managed && Managed->deleter)
+    Managed->deleter(Managed);
+  if (ManagedVersioned && ManagedVersioned->deleter)
+    ManagedVersioned->deleter(ManagedVersioned);
+}
+
+namespace {
+
+/// Bytes a compact tensor of this shape and type needs; throws ValueError
+/// on a negative dimension or an overflowing size.
+size_t checkedByteSize(std::span<const int64_t> Shape, DLDataType DType) {
+  uint64_t N = 1;
+  for (int64_t D : Shape) {
+    if (D < 0)
+      throwError("ValueError",
+                 fmt::format("tensor shape {} has a negative dimension",
+                             shapeString(Shape)));
+    if (D != 0 && N > std::numeric_limits<uint64_t>::max() / uint64_t(D))
+      throwError("ValueError", fmt::format("tensor shape {} is too large",
+                                           shapeString(Shape)));
+    N *= uint64_t(D);
+  }
+  uint64_t Elem = dtypeBytes(DType);
+  if (Elem != 0 && N > (std::numeric_limits<uint64_t>::max() / 2) / Elem)
+    throwError("ValueError",
+               fmt::format("tensor shape {} is too large", shapeString(Shape)));
+  return static_cast<size_t>(N * Elem);
+}
+
+void checkCpu(DLDevice Dev) {
+  if (Dev.device_type != kDLCPU)
+    throwError("ValueError",
+               fmt::format("cannot allocate a tensor on device type {}: only "
+                           "the CPU is supported",
+                           static_cast<int>(Dev.device_type)));
+}
+
+} // namespace
+
+Tensor Tensor::empty(std::span<const int64_t> Shape, DLDataType DType,
+                     DLDevice Dev) {
+  checkCpu(Dev);
+  size_t Bytes = checkedByteSize(Shape, DType);
+  // aligned_alloc wants a multiple of the alignment; never allocate zero
+  // bytes so that data() is always a valid pointer.
+  size_t Rounded = (Bytes + kTensorAlignment - 1) / kTensorAlignment *
+                   kTensorAlignment;
+  if (Rounded == 0)
+    Rounded = kTensorAlignment;
+  auto Obj = makeObject<TensorObj>(Shape, DType, Dev);
+  void *Mem = std::aligned_alloc(kTensorAlignment, Rounded);
+  if (!Mem)
+    throwError("MemoryError",
+               fmt::format("cannot allocate {} bytes for a tensor of shape {}",
+                           Bytes, shapeString(Shape)));
+  Obj->OwnedData = Mem;
+  Obj->DL.data = Mem;
+  return Tensor(ObjectPtr<Object>(std::move(Obj)));
+}
+
+Tensor Tensor::view(ObjectRef Owner, void *Data,
+                    std::span<const int64_t> Shape, DLDataType DType,
+                    DLDevice Dev) {
+  checkedByteSize(Shape, DType);
+  auto Obj = makeObject<TensorObj>(Shape, DType, Dev);
+  Obj->DL.data = Data;
+  Obj->Owner = std::move(Owner);
+  return Tensor(ObjectPtr<Object>(std::move(Obj)));
+}
+
+namespace {
+template <typename ManagedT>
+ObjectPtr<TensorObj> importDL(ManagedT *Managed) {
+  if (!Managed)
+    throwError("ValueError", "cannot import a null DLPack tensor");
+  const DLTensor &Src = Managed->dl_tensor;
+  if (Src.ndim < 0 || (Src.ndim > 0 && !Src.shape))
+    throwError("ValueError", "DLPack tensor has an invalid shape");
+  std::span<const int64_t> Shape(Src.shape, static_cast<size_t>(Src.ndim));
+  auto Obj = makeObject<TensorObj>(Shape, Src.dtype, Src.device);
+  Obj->DL.data = Src.data;
+  Obj->DL.byte_offset = Src.byte_offset;
+  return Obj;
+}
+} // namespace
+
+Tensor Tensor::fromDLPack(DLManagedTensor *Managed) {
+  auto Obj = importDL(Managed);
+  const DLTensor &Src = Managed->dl_tensor;
+  if (Src.strides) {
+    Obj->StrideStorage.assign(Src.strides, Src.strides + Src.ndim);
+    Obj->DL.strides = Obj->StrideStorage.data();
+  }
+  // Only now, when nothing can throw any more, does the tensor own it.
+  Obj->Managed = Managed;
+  return Tensor(ObjectPtr<Object>(std::move(Obj)));
+}
+
+Tensor Tensor::fromDLPack(DLManagedTensorVersioned *Managed) {
+  auto Obj = importDL(Managed);
+  if (Managed->version.major > DLPACK_MAJOR_VERSION)
+    throwError("ValueError",
+               fmt::format("DLPack tensor has version {}.{}; this runtime "
+                           "understands major version {}",
+                           Managed->version.major, Managed->version.minor,
+                           DLPACK_MAJOR_VERSION));
+  const DLTensor &Src = Managed->dl_tensor;
+  if (Src.strides) {
+    Obj->StrideStorage.assign(Src.strides, Src.strides + Src.ndim);
+    Obj->DL.strides = Obj->StrideStorage.data();
+  }
+  Obj->ManagedVersioned = Managed;
+  return Tensor(ObjectPtr<Object>(std::move(Obj)));
+}
+
+DLManagedTensor *Tensor::toDLPack() const {
+  auto *M = new DLManagedTensor;
+  M->dl_tensor = get()->DL;
+  TensorObj *Self = const_cast<TensorObj *>(get());
+  Self->incRef();
+  M->manager_ctx = Self;
+  M->deleter = [](DLManagedTensor *S) {
+    static_cast<TensorObj *>(S->manager_ctx)->decRef();
+    delete S;
+  };
+  return M;
+}
+
+DLManagedTensorVersioned *Tensor::toDLPackVersioned() const {
+  auto *M = new DLManagedTensorVersioned;
+  M->version.major = DLPACK_MAJOR_VERSION;
+  M->version.minor = DLPACK_MINOR_VERSION;
+  M->flags = 0;
+  M->dl_tensor = get()->DL;
+  TensorObj *Self = const_cast<TensorObj *>(get());
+  Self->incRef();
+  M->manager_ctx = Self;
+  M->deleter = [](DLManagedTensorVersioned *S) {
+    static_cast<TensorObj *>(S->manager_ctx)->decRef();
+    delete S;
+  };
+  return M;
+}
+
+int64_t Tensor::numel() const noexcept {
+  int64_t N = 1;
+  for (int64_t D : shape())
+    N *= D;
+  return N;
+}
+
+bool Tensor::isContiguous() const noexcept {
+  const DLTensor *T = dl();
+  if (!T->strides)
+    return true;
+  int64_t Expected = 1;
+  for (int I = T->ndim - 1; I >= 0; --I) {
+    if (T->shape[I] != 1 && T->strides[I] != Expected)
+      return false;
+    Expected *= T->shape[I];
+  }
+  return true;
+}
+
+} // namespace vmjit

@@ -1,0 +1,61 @@
+//===- vmjit.cpp - The vmjit command ---------------------------------------===//
+//
+// `vmjit`: the command-line face of the engine. This file wires up the
+// global options; each subcommand lives in its own file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/runtime/logging.h"
+
+#ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/host_info.h"
+#endif
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#ifndef VMJIT_VERSION
+#define VMJIT_VERSION "unknown"
+#endif
+
+namespace {
+
+std::string versionText() {
+  std::string S = std::string("vmjit ") + VMJIT_VERSION + "\n";
+#ifdef VMJIT_HAVE_JIT
+  const vmjit::jit::HostInfo &H = vmjit::jit::hostInfo();
+  S += "  JIT: LLVM " + H.LLVMVersion + ", target " + H.Triple + ", cpu " +
+       H.CPU;
+#else
+  S += "  JIT: not built (VMJIT_ENABLE_JIT=OFF)";
+#endif
+  return S;
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  CLI::App App{"vmjit: run register-bytecode executables with a tier-up JIT"};
+  App.set_version_flag("--version", versionText);
+  std::string LogLevel;
+  App.add_option("--log-level", LogLevel,
+                 "log level: trace, debug, info, warn, error, critical, off "
+                 "(default: VMJIT_LOG_LEVEL, else off)");
+  App.require_subcommand(0, 1);
+  try {
+    App.parse(Argc, Argv);
+  } catch (const CLI::ParseError &E) {
+    int Code = App.exit(E);
+    return Code == 0 ? 0 : 2;
+  }
+  if (!LogLevel.empty() && !vmjit::setLogLevel(LogLevel)) {
+    std::fprintf(stderr, "vmjit: unknown --log-level '%s'\n", LogLevel.c_str());
+    return 2;
+  }
+  if (App.get_subcommands().empty()) {
+    std::fputs(App.help().c_str(), stdout);
+    return 0;
+  }
+  return 0;
+}
