@@ -15,6 +15,15 @@
 #include <string>
 #include <string_view>
 
+/// DLDataType is a C struct in the global namespace; its comparisons live
+/// there too so that generic code (std::find, gtest) finds them.
+inline constexpr bool operator==(DLDataType A, DLDataType B) {
+  return A.code == B.code && A.bits == B.bits && A.lanes == B.lanes;
+}
+inline constexpr bool operator!=(DLDataType A, DLDataType B) {
+  return !(A == B);
+}
+
 namespace vmjit {
 
 /// The usual DLPack data types.
@@ -37,12 +46,6 @@ inline constexpr DLDataType Float32 = make(kDLFloat, 32);
 inline constexpr DLDataType Float64 = make(kDLFloat, 64);
 } // namespace dtype
 
-inline constexpr bool operator==(DLDataType A, DLDataType B) {
-  return A.code == B.code && A.bits == B.bits && A.lanes == B.lanes;
-}
-inline constexpr bool operator!=(DLDataType A, DLDataType B) {
-  return !(A == B);
-}
 
 /// Bytes one element of `T` takes (bits rounded up, times lanes).
 inline constexpr size_t dtypeBytes(DLDataType T) {
