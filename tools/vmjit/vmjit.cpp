@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "command.h"
 #include "vmjit/runtime/logging.h"
 
 #ifdef VMJIT_HAVE_JIT
@@ -43,6 +44,10 @@ int main(int Argc, char **Argv) {
                  "log level: trace, debug, info, warn, error, critical, off "
                  "(default: VMJIT_LOG_LEVEL, else off)");
   App.require_subcommand(0, 1);
+  vmjit::tool::Runner Run;
+  vmjit::tool::addAsmCommand(App, Run);
+  vmjit::tool::addDisCommand(App, Run);
+  vmjit::tool::addStatsCommand(App, Run);
   try {
     App.parse(Argc, Argv);
   } catch (const CLI::ParseError &E) {
@@ -53,9 +58,9 @@ int main(int Argc, char **Argv) {
     std::fprintf(stderr, "vmjit: unknown --log-level '%s'\n", LogLevel.c_str());
     return 2;
   }
-  if (App.get_subcommands().empty()) {
+  if (!Run) {
     std::fputs(App.help().c_str(), stdout);
     return 0;
   }
-  return 0;
+  return Run();
 }

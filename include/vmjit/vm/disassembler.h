@@ -1,0 +1,54 @@
+//===- vmjit/vm/disassembler.h - vmasm text of an executable -----*- C++ -*-===//
+//
+// The disassembler writes an executable as vmasm (spec/vmasm.md) such that
+// assembling the text gives an equal executable (Executable::equals) and
+// disassembling that gives the same text again. The layout:
+//
+//   .const $c0 = int 42              ; every constant, in pool order, named
+//   .const $c1 = tensor float32 [2] [0.1, 2]    ; $cN for pool index N
+//
+//   .extern scalar.add               ; the function table, in order:
+//   .native fused_kernel             ;   .extern / .native / .func
+//
+//   .func main(x)                    ; parameters by name
+//     .regs 8                        ; only if larger than the registers used
+//     %1 = call scalar.add(%0, 1)    ; registers by number, %vm, $cN, @F
+//     if %1 else L0                  ; labels L0, L1, ... in target order
+//     ret %1
+//   L0:
+//     ret %0
+//   .end
+//
+// Floats are written in their shortest exact form (float32, float16 and
+// bfloat16 tensor elements in the shortest form that reads back to the same
+// element), infinities as inf / -inf, the default quiet NaN as nan, other
+// NaNs as nan(0xMANTISSA) (optionally signed); strings with \" \\ \n \t and
+// \xHH for every other byte outside printable ASCII.
+//
+// Limits: names are written as they are, so a function or parameter name
+// that is not a vmasm identifier (or a parameter named vm) does not
+// reassemble. Equality after reassembly also assumes the layout the
+// builder makes: bytecode functions' code in table order, and packed or
+// native entries with no parameters, registers or code range.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_VM_DISASSEMBLER_H
+#define VMJIT_VM_DISASSEMBLER_H
+
+#include "vmjit/vm/executable.h"
+
+#include <string>
+
+namespace vmjit::vm {
+
+/// The vmasm text of `Exe`; assembling it gives an executable equal to
+/// `Exe`. Throws Error("ValueError") for a constant vmasm cannot write (a
+/// value other than null, int, float, bool, string, dtype, shape or a CPU
+/// tensor of a supported dtype) or a function whose code range lies outside
+/// the executable's code.
+std::string disassemble(const Executable &Exe);
+
+} // namespace vmjit::vm
+
+#endif // VMJIT_VM_DISASSEMBLER_H

@@ -1,0 +1,106 @@
+//===- vmjit/vm/executable.h - A loaded program ------------------*- C++ -*-===//
+//
+// An Executable is what the assembler, the builder and the binary loader
+// produce and what VMs run: a function table, a constant pool and the
+// instruction stream with its offset table (instruction index -> word).
+// It is immutable once built and shared (std::shared_ptr) by every VM and
+// the JIT. Tensor constants may point into a memory-mapped file, which
+// each such tensor keeps alive.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_VM_EXECUTABLE_H
+#define VMJIT_VM_EXECUTABLE_H
+
+#include "vmjit/runtime/any.h"
+#include "vmjit/vm/bytecode.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace vmjit::vm {
+
+enum class FunctionKind : uint8_t {
+  /// Resolved by name from the registry or a kernel library when a VM is
+  /// created, and called through the safe-call ABI.
+  Packed = 0,
+  /// A bytecode function, run by the interpreter (or its JIT code).
+  Bytecode = 1,
+  /// Code compiled ahead of time from a VM function (TVM's "VM TIR
+  /// function"): resolved and called like a packed function.
+  Native = 2,
+};
+
+/// "packed", "bytecode", "native".
+std::string_view functionKindName(FunctionKind K) noexcept;
+
+struct FunctionInfo {
+  FunctionKind Kind = FunctionKind::Packed;
+  std::string Name;
+  /// Bytecode functions: instructions [StartInstr, EndInstr).
+  int64_t StartInstr = 0;
+  int64_t EndInstr = 0;
+  int64_t NumParams = 0;
+  int64_t RegisterFileSize = 0;
+  std::vector<std::string> ParamNames;
+
+  int64_t numInstrs() const noexcept { return EndInstr - StartInstr; }
+  bool operator==(const FunctionInfo &O) const = default;
+};
+
+class Executable {
+public:
+  Executable() = default;
+  Executable(const Executable &) = delete;
+  Executable &operator=(const Executable &) = delete;
+
+  const std::vector<FunctionInfo> &functions() const noexcept {
+    return Functions;
+  }
+  const FunctionInfo &function(int64_t Index) const noexcept {
+    return Functions[static_cast<size_t>(Index)];
+  }
+  /// Index of the function named `Name`, if any.
+  std::optional<int64_t> findFunction(std::string_view Name) const;
+
+  const std::vector<Any> &constants() const noexcept { return Constants; }
+  const std::vector<Word> &code() const noexcept { return Code; }
+  const std::vector<int64_t> &instrOffsets() const noexcept {
+    return InstrOffsets;
+  }
+  int64_t numInstrs() const noexcept {
+    return static_cast<int64_t>(InstrOffsets.size());
+  }
+  /// Instruction `Index` (global numbering), decoded in place.
+  InstrView instr(int64_t Index) const noexcept {
+    return InstrView(Code.data() + InstrOffsets[static_cast<size_t>(Index)]);
+  }
+
+  /// Deep equality: function table, constants (tensors by dtype, shape and
+  /// bytes) and instruction words.
+  bool equals(const Executable &O) const;
+
+  /// Builds an executable from its parts: computes the offset table and
+  /// the name index. Throws Error("FormatError") if the words do not split
+  /// into whole instructions or a name repeats. Does not verify: see
+  /// verifier.h.
+  static std::shared_ptr<Executable>
+  create(std::vector<FunctionInfo> Functions, std::vector<Any> Constants,
+         std::vector<Word> Code);
+
+private:
+  std::vector<FunctionInfo> Functions;
+  std::vector<Any> Constants;
+  std::vector<Word> Code;
+  std::vector<int64_t> InstrOffsets;
+  std::unordered_map<std::string, int64_t> NameIndex;
+};
+
+} // namespace vmjit::vm
+
+#endif // VMJIT_VM_EXECUTABLE_H

@@ -1,0 +1,37 @@
+//===- vmjit/vm/verifier.h - Checking executables before they run -*- C++ -*-===//
+//
+// Nothing runs before the verifier has accepted an executable. It checks
+// every rule of the vmasm contract: register, constant, function and jump
+// indices in range; bytecode calls with the right number of arguments;
+// functions ending in `ret` or `goto`; and definite assignment (a register
+// is read only where every path from the entry has written it; parameters
+// count as written), by a dataflow pass over the basic blocks of each
+// function. It also enforces size limits so that a hostile file cannot
+// make the VM allocate without bound.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_VM_VERIFIER_H
+#define VMJIT_VM_VERIFIER_H
+
+#include "vmjit/vm/executable.h"
+
+#include <cstdint>
+
+namespace vmjit::vm {
+
+struct VerifierLimits {
+  /// Registers in one function's register file.
+  int64_t MaxRegisters = int64_t(1) << 16;
+  /// Bytes of bitsets the definite-assignment pass may use for one
+  /// function (blocks x registers / 8).
+  int64_t MaxDataflowBytes = int64_t(256) << 20;
+};
+
+/// Throws Error("VerifyError", "function 'F', instruction N (call G): ...")
+/// for the first rule the executable breaks.
+void verifyExecutable(const Executable &Exe, const VerifierLimits &Limits = {});
+
+} // namespace vmjit::vm
+
+#endif // VMJIT_VM_VERIFIER_H

@@ -1,0 +1,105 @@
+//===- asm_lexer.h - Tokens of one vmasm line -------------------*- C++ -*-===//
+//
+// The vmasm lexer, private to the assembler. vmasm has one statement per
+// line, so a Lexer works on one line and hands out tokens on demand (a
+// tensor's values may be millions of tokens, none of which is kept).
+// Lexical errors are thrown as TextError, which the assembler catches per
+// line; it never leaves the library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_LIB_VM_ASM_LEXER_H
+#define VMJIT_LIB_VM_ASM_LEXER_H
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace vmjit::vm::asmtext {
+
+/// A 1-based line and column (in bytes).
+struct Pos {
+  int Line = 0;
+  int Col = 0;
+};
+inline bool operator<(Pos A, Pos B) {
+  return A.Line != B.Line ? A.Line < B.Line : A.Col < B.Col;
+}
+
+/// An error at a place in the text. Internal to the assembler.
+struct TextError {
+  Pos P;
+  std::string Msg;
+};
+
+[[noreturn]] void failAt(Pos P, std::string Msg);
+
+enum class Tok {
+  Ident,     // [A-Za-z_][A-Za-z0-9_.]*
+  Directive, // .func
+  Reg,       // %x, %3, %vm
+  Const,     // $w, $3
+  FuncRef,   // @f
+  Number,    // 42, -7, 0x1F, 1.5e-3, -inf: parsed in context
+  String,    // "..." (decoded into Token::Str)
+  LParen,
+  RParen,
+  LBracket,
+  RBracket,
+  Comma,
+  Equal,
+  Colon,
+  End, // end of line or start of a comment
+};
+
+struct Token {
+  Tok Kind = Tok::End;
+  /// The token as written (sigils included; for a string, with quotes).
+  std::string_view Text;
+  /// A string's value, escapes decoded.
+  std::string Str;
+  Pos P;
+
+  /// Text without the sigil of a Reg, Const, FuncRef or Directive.
+  std::string_view body() const { return Text.substr(1); }
+  bool is(Tok K) const { return Kind == K; }
+  bool isIdent(std::string_view S) const {
+    return Kind == Tok::Ident && Text == S;
+  }
+};
+
+/// How a token is named in messages: 'x', "end of line", "a string".
+std::string describe(const Token &T);
+
+class Lexer {
+public:
+  Lexer(std::string_view Line, int LineNo) : Line(Line), LineNo(LineNo) {}
+
+  const Token &peek() {
+    if (!HasPeeked) {
+      Peeked = lex();
+      HasPeeked = true;
+    }
+    return Peeked;
+  }
+  Token next() {
+    peek();
+    HasPeeked = false;
+    return std::move(Peeked);
+  }
+
+private:
+  Token lex();
+  Pos posAt(size_t I) const { return Pos{LineNo, static_cast<int>(I) + 1}; }
+  void lexString(Token &T);
+
+  std::string_view Line;
+  int LineNo;
+  size_t I = 0;
+  Token Peeked;
+  bool HasPeeked = false;
+};
+
+} // namespace vmjit::vm::asmtext
+
+#endif // VMJIT_LIB_VM_ASM_LEXER_H

@@ -1,0 +1,482 @@
+//===- disassembler.cpp - vmasm text of an executable ----------------------===//
+//
+// Constants first (each `.const $cN`), then the function table in order.
+// Numbers are printed so that the assembler reads back the same bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/vm/disassembler.h"
+#include "vmjit/runtime/data_type.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/shape.h"
+#include "vmjit/runtime/string.h"
+#include "vmjit/runtime/tensor.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <iterator>
+#include <map>
+#include <vector>
+
+namespace vmjit::vm {
+namespace {
+
+using OutIt = std::back_insert_iterator<std::string>;
+
+/// Writes a non-finite value given its sign, whether it is a NaN, its
+/// mantissa and the mantissa of the default quiet NaN.
+void writeNonFinite(std::string &Out, bool Neg, bool IsNaN, uint64_t Mant,
+                    uint64_t QuietMant) {
+  if (Neg)
+    Out += '-';
+  if (!IsNaN)
+    Out += "inf";
+  else if (Mant == QuietMant)
+    Out += "nan";
+  else
+    fmt::format_to(OutIt(Out), "nan({:#x})", Mant);
+}
+
+/// A finite float or double in its shortest round-trip form.
+template <typename T> void writeFinite(std::string &Out, T V) {
+  fmt::format_to(OutIt(Out), "{}", V);
+}
+
+void writeDouble(std::string &Out, double V, bool Scalar) {
+  if (!std::isfinite(V)) {
+    uint64_t Bits = std::bit_cast<uint64_t>(V);
+    writeNonFinite(Out, std::signbit(V), std::isnan(V),
+                   Bits & ((uint64_t(1) << 52) - 1), uint64_t(1) << 51);
+    return;
+  }
+  size_t Start = Out.size();
+  writeFinite(Out, V);
+  // "1" reads back as the same double, but "1.0" says it is a float.
+  if (Scalar && Out.find_first_not_of("-0123456789", Start) == std::string::npos)
+    Out += ".0";
+}
+
+void writeFloat(std::string &Out, float V) {
+  if (!std::isfinite(V)) {
+    uint32_t Bits = std::bit_cast<uint32_t>(V);
+    writeNonFinite(Out, std::signbit(V), std::isnan(V), Bits & 0x7fffff,
+                   0x400000);
+    return;
+  }
+  writeFinite(Out, V);
+}
+
+/// float16 and bfloat16: non-finite values by their bits; finite ones as
+/// the float32 they widen to exactly, which reads back to the same value.
+void writeHalfLike(std::string &Out, uint16_t Bits, bool BFloat) {
+  const int MantBits = BFloat ? 7 : 10;
+  const uint32_t ExpMax = BFloat ? 0xff : 0x1f;
+  const uint32_t Exp = (Bits >> MantBits) & ExpMax;
+  const uint32_t Mant = Bits & ((1u << MantBits) - 1);
+  const bool Neg = Bits >> 15;
+  if (Exp == ExpMax) {
+    writeNonFinite(Out, Neg, Mant != 0, Mant, 1u << (MantBits - 1));
+    return;
+  }
+  float V;
+  if (BFloat) {
+    V = std::bit_cast<float>(static_cast<uint32_t>(Bits) << 16);
+  } else {
+    V = Exp == 0 ? std::ldexp(static_cast<float>(Mant), -24)
+                 : std::ldexp(static_cast<float>(Mant | 0x400u),
+                              static_cast<int>(Exp) - 25);
+    if (Neg)
+      V = -V;
+  }
+  writeFinite(Out, V);
+}
+
+void writeString(std::string &Out, std::string_view S) {
+  Out += '"';
+  for (char C : S) {
+    auto U = static_cast<unsigned char>(C);
+    switch (C) {
+    case '"':
+      Out += "\\\"";
+      break;
+    case '\\':
+      Out += "\\\\";
+      break;
+    case '\n':
+      Out += "\\n";
+      break;
+    case '\t':
+      Out += "\\t";
+      break;
+    default:
+      if (U >= 0x20 && U < 0x7f)
+        Out += C;
+      else
+        fmt::format_to(OutIt(Out), "\\x{:02x}", U);
+    }
+  }
+  Out += '"';
+}
+
+void writeDims(std::string &Out, std::span<const int64_t> Dims) {
+  Out += '[';
+  for (size_t I = 0; I < Dims.size(); ++I)
+    fmt::format_to(OutIt(Out), "{}{}", I ? ", " : "", Dims[I]);
+  Out += ']';
+}
+
+bool writableTensorDType(DLDataType T) {
+  if (T.lanes != 1)
+    return false;
+  switch (T.code) {
+  case kDLBool:
+    return T.bits == 8;
+  case kDLInt:
+  case kDLUInt:
+    return T.bits == 8 || T.bits == 16 || T.bits == 32 || T.bits == 64;
+  case kDLFloat:
+    return T.bits == 16 || T.bits == 32 || T.bits == 64;
+  case kDLBfloat:
+    return T.bits == 16;
+  default:
+    return false;
+  }
+}
+
+template <typename T> T load(const char *P) {
+  T V;
+  std::memcpy(&V, P, sizeof(T));
+  return V;
+}
+
+void writeElement(std::string &Out, const char *P, DLDataType T) {
+  switch (T.code) {
+  case kDLBool: {
+    auto B = load<uint8_t>(P);
+    if (B <= 1)
+      Out += B ? "true" : "false";
+    else
+      fmt::format_to(OutIt(Out), "{}", B);
+    return;
+  }
+  case kDLInt:
+    switch (T.bits) {
+    case 8:
+      fmt::format_to(OutIt(Out), "{}", load<int8_t>(P));
+      return;
+    case 16:
+      fmt::format_to(OutIt(Out), "{}", load<int16_t>(P));
+      return;
+    case 32:
+      fmt::format_to(OutIt(Out), "{}", load<int32_t>(P));
+      return;
+    default:
+      fmt::format_to(OutIt(Out), "{}", load<int64_t>(P));
+      return;
+    }
+  case kDLUInt:
+    switch (T.bits) {
+    case 8:
+      fmt::format_to(OutIt(Out), "{}", load<uint8_t>(P));
+      return;
+    case 16:
+      fmt::format_to(OutIt(Out), "{}", load<uint16_t>(P));
+      return;
+    case 32:
+      fmt::format_to(OutIt(Out), "{}", load<uint32_t>(P));
+      return;
+    default:
+      fmt::format_to(OutIt(Out), "{}", load<uint64_t>(P));
+      return;
+    }
+  case kDLBfloat:
+    writeHalfLike(Out, load<uint16_t>(P), /*BFloat=*/true);
+    return;
+  default: // kDLFloat
+    if (T.bits == 16)
+      writeHalfLike(Out, load<uint16_t>(P), /*BFloat=*/false);
+    else if (T.bits == 32)
+      writeFloat(Out, load<float>(P));
+    else
+      writeDouble(Out, load<double>(P), /*Scalar=*/false);
+    return;
+  }
+}
+
+void writeTensor(std::string &Out, const Tensor &T, size_t Index) {
+  if (T.device().device_type != kDLCPU)
+    throwError("ValueError",
+               fmt::format("constant {} is a tensor on a device other than "
+                           "the CPU, which vmasm cannot write",
+                           Index));
+  DLDataType DT = T.dtype();
+  if (!writableTensorDType(DT))
+    throwError("ValueError",
+               fmt::format("constant {} is a {} tensor, which vmasm cannot "
+                           "write",
+                           Index, dtypeName(DT)));
+  fmt::format_to(OutIt(Out), "tensor {} ", dtypeName(DT));
+  std::span<const int64_t> Shape = T.shape();
+  writeDims(Out, Shape);
+  Out += " [";
+  const int64_t N = T.numel();
+  const size_t Size = dtypeBytes(DT);
+  const char *Base = static_cast<const char *>(T.data());
+  const int64_t *Strides = T.dl()->strides;
+  std::vector<int64_t> Coord(Shape.size(), 0);
+  for (int64_t I = 0; I < N; ++I) {
+    int64_t Offset = I;
+    if (Strides) {
+      Offset = 0;
+      for (size_t D = 0; D < Shape.size(); ++D)
+        Offset += Coord[D] * Strides[D];
+      for (size_t D = Shape.size(); D-- > 0;) {
+        if (++Coord[D] < Shape[D])
+          break;
+        Coord[D] = 0;
+      }
+    }
+    if (I)
+      Out += ", ";
+    writeElement(Out, Base + Offset * static_cast<int64_t>(Size), DT);
+  }
+  Out += ']';
+}
+
+void writeConstant(std::string &Out, const Any &C, size_t Index) {
+  const VMJITAny &R = C.raw();
+  switch (C.typeIndex()) {
+  case kVMJITNone:
+    Out += "null";
+    return;
+  case kVMJITInt:
+    fmt::format_to(OutIt(Out), "int {}", R.v_int64);
+    return;
+  case kVMJITBool:
+    Out += R.v_int64 ? "bool true" : "bool false";
+    return;
+  case kVMJITFloat:
+    Out += "float ";
+    writeDouble(Out, R.v_float64, /*Scalar=*/true);
+    return;
+  case kVMJITSmallStr:
+  case kVMJITStr:
+    Out += "str ";
+    writeString(Out, *C.as<std::string>());
+    return;
+  case kVMJITDataType:
+    fmt::format_to(OutIt(Out), "dtype {}", dtypeName(R.v_dtype));
+    return;
+  case kVMJITShape:
+    Out += "shape ";
+    writeDims(Out, C.as<Shape>()->dims());
+    return;
+  case kVMJITTensor:
+    writeTensor(Out, *C.as<Tensor>(), Index);
+    return;
+  default:
+    throwError("ValueError",
+               fmt::format("constant {} is a {}, which vmasm cannot write",
+                           Index, C.typeName()));
+  }
+}
+
+void writeReg(std::string &Out, RegName R) {
+  if (R == kVMRegister)
+    Out += "%vm";
+  else
+    fmt::format_to(OutIt(Out), "%{}", R);
+}
+
+class FunctionWriter {
+public:
+  FunctionWriter(const Executable &Exe, const FunctionInfo &F, std::string &Out)
+      : Exe(Exe), F(F), Out(Out) {}
+
+  void write() {
+    if (F.StartInstr < 0 || F.StartInstr > F.EndInstr ||
+        F.EndInstr > Exe.numInstrs())
+      throwError("ValueError",
+                 fmt::format("function '{}' has instructions [{}, {}), "
+                             "outside the executable's {}",
+                             F.Name, F.StartInstr, F.EndInstr,
+                             Exe.numInstrs()));
+    const int64_t N = F.numInstrs();
+    // Jump targets inside the function get labels, in position order.
+    std::map<int64_t, int64_t> Labels;
+    int64_t Used = F.NumParams;
+    auto Use = [&](RegName R) {
+      if (R >= 0 && !isSpecialRegister(R))
+        Used = std::max(Used, R + 1);
+    };
+    for (int64_t L = 0; L < N; ++L) {
+      InstrView I = instr(L);
+      switch (I.opcode()) {
+      case Opcode::Call:
+        Use(I.callDst());
+        for (int64_t A = 0; A < I.callNumArgs(); ++A)
+          if (I.callArg(A).kindByte() == uint8_t(ArgKind::Register))
+            Use(I.callArg(A).value());
+        break;
+      case Opcode::Ret:
+        Use(I.retReg());
+        break;
+      case Opcode::Goto:
+        addTarget(Labels, L, I.gotoOffset());
+        break;
+      case Opcode::If:
+        Use(I.ifCond());
+        addTarget(Labels, L, I.ifFalseOffset());
+        break;
+      }
+    }
+    int64_t Next = 0;
+    for (auto &[Target, Number] : Labels)
+      Number = Next++;
+
+    fmt::format_to(OutIt(Out), ".func {}(", F.Name);
+    for (size_t P = 0; P < F.ParamNames.size(); ++P)
+      fmt::format_to(OutIt(Out), "{}{}", P ? ", " : "", F.ParamNames[P]);
+    Out += ")\n";
+    if (F.RegisterFileSize > Used)
+      fmt::format_to(OutIt(Out), "  .regs {}\n", F.RegisterFileSize);
+    for (int64_t L = 0; L < N; ++L) {
+      if (auto It = Labels.find(L); It != Labels.end())
+        fmt::format_to(OutIt(Out), "L{}:\n", It->second);
+      Out += "  ";
+      writeInstr(L, Labels);
+      Out += '\n';
+    }
+    Out += ".end\n";
+  }
+
+private:
+  InstrView instr(int64_t L) const { return Exe.instr(F.StartInstr + L); }
+
+  void addTarget(std::map<int64_t, int64_t> &Labels, int64_t L,
+                 int64_t Offset) const {
+    int64_t T = L + Offset;
+    if (Offset >= -F.numInstrs() && Offset <= F.numInstrs() && T >= 0 &&
+        T < F.numInstrs())
+      Labels.emplace(T, 0);
+  }
+
+  void writeTarget(const std::map<int64_t, int64_t> &Labels, int64_t L,
+                   int64_t Offset) {
+    auto It = Offset >= -F.numInstrs() && Offset <= F.numInstrs()
+                  ? Labels.find(L + Offset)
+                  : Labels.end();
+    if (It != Labels.end())
+      fmt::format_to(OutIt(Out), "L{}", It->second);
+    else
+      fmt::format_to(OutIt(Out), "{:+}", Offset);
+  }
+
+  void writeFuncName(int64_t Index) {
+    if (Index >= 0 && Index < static_cast<int64_t>(Exe.functions().size()))
+      Out += Exe.function(Index).Name;
+    else
+      fmt::format_to(OutIt(Out), "<function {}>", Index);
+  }
+
+  void writeInstr(int64_t L, const std::map<int64_t, int64_t> &Labels) {
+    InstrView I = instr(L);
+    switch (I.opcode()) {
+    case Opcode::Call: {
+      if (I.callDst() != kVoidRegister) {
+        writeReg(Out, I.callDst());
+        Out += " = ";
+      }
+      Out += "call ";
+      writeFuncName(I.callFunc());
+      Out += '(';
+      for (int64_t A = 0; A < I.callNumArgs(); ++A) {
+        if (A)
+          Out += ", ";
+        Arg X = I.callArg(A);
+        switch (X.kindByte()) {
+        case uint8_t(ArgKind::Register):
+          writeReg(Out, X.value());
+          break;
+        case uint8_t(ArgKind::Immediate):
+          fmt::format_to(OutIt(Out), "{}", X.value());
+          break;
+        case uint8_t(ArgKind::ConstIdx):
+          if (X.value() >= 0 &&
+              X.value() < static_cast<int64_t>(Exe.constants().size()))
+            fmt::format_to(OutIt(Out), "$c{}", X.value());
+          else
+            fmt::format_to(OutIt(Out), "${}", X.value());
+          break;
+        case uint8_t(ArgKind::FuncIdx):
+          Out += '@';
+          writeFuncName(X.value());
+          break;
+        default:
+          fmt::format_to(OutIt(Out), "<argument kind {}>", X.kindByte());
+        }
+      }
+      Out += ')';
+      return;
+    }
+    case Opcode::Ret:
+      Out += "ret ";
+      writeReg(Out, I.retReg());
+      return;
+    case Opcode::Goto:
+      Out += "goto ";
+      writeTarget(Labels, L, I.gotoOffset());
+      return;
+    case Opcode::If:
+      Out += "if ";
+      writeReg(Out, I.ifCond());
+      Out += " else ";
+      writeTarget(Labels, L, I.ifFalseOffset());
+      return;
+    }
+    fmt::format_to(OutIt(Out), "<opcode {}>", static_cast<int64_t>(I.opcode()));
+  }
+
+  const Executable &Exe;
+  const FunctionInfo &F;
+  std::string &Out;
+};
+
+} // namespace
+
+std::string disassemble(const Executable &Exe) {
+  std::string Out;
+  const auto &Consts = Exe.constants();
+  for (size_t I = 0; I < Consts.size(); ++I) {
+    fmt::format_to(OutIt(Out), ".const $c{} = ", I);
+    writeConstant(Out, Consts[I], I);
+    Out += '\n';
+  }
+  // Blank lines between groups: the constants, each run of .extern and
+  // .native lines, each .func.
+  enum class Group { None, Decl, Other } Prev =
+      Consts.empty() ? Group::None : Group::Other;
+  for (const FunctionInfo &F : Exe.functions()) {
+    Group G = F.Kind == FunctionKind::Bytecode ? Group::Other : Group::Decl;
+    if (Prev != Group::None && (G == Group::Other || Prev != Group::Decl))
+      Out += '\n';
+    Prev = G;
+    switch (F.Kind) {
+    case FunctionKind::Packed:
+      fmt::format_to(OutIt(Out), ".extern {}\n", F.Name);
+      break;
+    case FunctionKind::Native:
+      fmt::format_to(OutIt(Out), ".native {}\n", F.Name);
+      break;
+    case FunctionKind::Bytecode:
+      FunctionWriter(Exe, F, Out).write();
+      break;
+    }
+  }
+  return Out;
+}
+
+} // namespace vmjit::vm

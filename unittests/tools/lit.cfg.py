@@ -1,0 +1,24 @@
+# lit configuration for the `vmjit` command tests: each test is a file with
+# RUN: lines, checked with FileCheck, as in LLVM's test suite.
+import os
+import lit.formats
+
+config.name = "vmjit"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test", ".vmasm"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.vmjit_obj_root, "unittests", "tools")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.vmjit_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# Logging off and no tier threshold from the caller's environment.
+for var in ["VMJIT_LOG_LEVEL", "VMJIT_TIER_THRESHOLD"]:
+    config.environment.pop(var, None)
+for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "HOME"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+config.substitutions.append(("%vmjit", os.path.join(config.vmjit_bin_dir, "vmjit")))
+config.substitutions.append(("%kernels", config.demo_kernels))
+config.substitutions.append(("%examples", os.path.join(config.vmjit_src_root, "examples")))
