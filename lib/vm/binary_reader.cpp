@@ -283,12 +283,13 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
                                        ObjectRef Image, const std::string &Name,
                                        const LoadOptions &Opts) {
   using namespace binfmt;
+  // Bad magic first: for a file of another kind it is the useful message.
+  if (std::memcmp(P, kMagic, std::min<uint64_t>(Size, sizeof(kMagic))) != 0)
+    formatError(Name, "not a vmjit executable (bad magic)");
   if (Size < kHeaderSize)
     formatError(Name, fmt::format("{} bytes is too short for a vmjit "
                                   "executable (the header alone is {})",
                                   Size, kHeaderSize));
-  if (std::memcmp(P, kMagic, sizeof(kMagic)) != 0)
-    formatError(Name, "not a vmjit executable (bad magic)");
   ByteReader H(P, kHeaderSize, Name + ": header");
   H.take(sizeof(kMagic), "magic");
   uint32_t Version = H.get<uint32_t>("format version");
