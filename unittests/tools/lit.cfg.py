@@ -22,3 +22,4 @@ for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "HO
 config.substitutions.append(("%vmjit", os.path.join(config.vmjit_bin_dir, "vmjit")))
 config.substitutions.append(("%kernels", config.demo_kernels))
 config.substitutions.append(("%examples", os.path.join(config.vmjit_src_root, "examples")))
+config.substitutions.append(("%src_root", config.vmjit_src_root))
