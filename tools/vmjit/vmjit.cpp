@@ -26,11 +26,12 @@ std::string versionText() {
   std::string S = std::string("vmjit ") + VMJIT_VERSION + "\n";
 #ifdef VMJIT_HAVE_JIT
   const vmjit::jit::HostInfo &H = vmjit::jit::hostInfo();
-  S += "  JIT: LLVM " + H.LLVMVersion + ", target " + H.Triple + ", cpu " +
-       H.CPU;
-#else
-  S += "  JIT: not built (VMJIT_ENABLE_JIT=OFF)";
+  S += "  LLVM " + H.LLVMVersion + ", target " + H.Triple + ", cpu " + H.CPU +
+       "\n";
 #endif
+  // The execution modes this build has (tests read this line).
+  S += "  modes: bytecode, tiered (the JIT tier is not built yet: tiered runs "
+       "the interpreter only)";
   return S;
 }
 
@@ -48,6 +49,7 @@ int main(int Argc, char **Argv) {
   vmjit::tool::addAsmCommand(App, Run);
   vmjit::tool::addDisCommand(App, Run);
   vmjit::tool::addStatsCommand(App, Run);
+  vmjit::tool::addRunCommand(App, Run);
   try {
     App.parse(Argc, Argv);
   } catch (const CLI::ParseError &E) {

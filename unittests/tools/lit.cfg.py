@@ -6,7 +6,7 @@ import lit.formats
 config.name = "vmjit"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".test", ".vmasm"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "run-all-modes.sh"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.vmjit_obj_root, "unittests", "tools")
 
@@ -20,6 +20,32 @@ for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "HO
         config.environment[var] = os.environ[var]
 
 config.substitutions.append(("%vmjit", os.path.join(config.vmjit_bin_dir, "vmjit")))
+config.environment["VMJIT"] = os.path.join(config.vmjit_bin_dir, "vmjit")
+# Every execution test runs in every mode and the modes must agree.
+config.substitutions.append(
+    ("%run-all-modes", os.path.join(config.test_source_root, "run-all-modes.sh")))
 config.substitutions.append(("%kernels", config.demo_kernels))
 config.substitutions.append(("%examples", os.path.join(config.vmjit_src_root, "examples")))
 config.substitutions.append(("%src_root", config.vmjit_src_root))
+# %python: a Python 3 that has NumPy (examples/scripts/reference.py needs
+# it), which need not be the first python3 on PATH (a pyenv shim, say);
+# plain python3 when none has it, so that the tests say what is missing.
+import shutil
+import subprocess
+import sys
+
+
+def _python_with_numpy():
+    for cand in [shutil.which("python3"), sys.executable, "/usr/bin/python3"]:
+        if not cand or not os.path.exists(cand):
+            continue
+        try:
+            if subprocess.run([cand, "-c", "import numpy"], capture_output=True,
+                              timeout=60).returncode == 0:
+                return cand
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return "python3"
+
+
+config.substitutions.append(("%python", _python_with_numpy()))

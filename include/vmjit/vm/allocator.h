@@ -1,0 +1,68 @@
+//===- vmjit/vm/allocator.h - Storage for vm.builtin.alloc_storage -*- C++ -*-===//
+//
+// `vm.builtin.alloc_storage` asks the VM's allocator for a block; tensors
+// made by `vm.builtin.alloc_tensor` live inside it. The naive allocator
+// gives every request fresh 64-byte aligned memory; the pooled one keeps
+// freed blocks by size class and hands them out again, so a driver that
+// allocates the same activations on every call stops calling malloc after
+// the first. A block returns to its allocator when its Storage object (and
+// every tensor viewing it) is gone, on any thread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_VM_ALLOCATOR_H
+#define VMJIT_VM_ALLOCATOR_H
+
+#include "vmjit/runtime/object.h"
+#include "vmjit/runtime/tensor.h"
+
+#include <cstddef>
+#include <memory>
+
+namespace vmjit::vm {
+
+enum class AllocatorKind { Naive, Pooled };
+
+/// A block of device memory (type "vm.Storage").
+class StorageObj : public Object {
+public:
+  static int32_t typeIndex();
+  void *data() const noexcept { return Data; }
+  size_t size() const noexcept { return Size; }
+  DLDevice device() const noexcept { return Device; }
+
+  /// Memory returns through this when the storage dies.
+  struct Releaser {
+    virtual ~Releaser() = default;
+    virtual void release(void *Data, size_t Size) noexcept = 0;
+  };
+  StorageObj(void *Data, size_t Size, DLDevice Device,
+             std::shared_ptr<Releaser> Owner);
+  ~StorageObj();
+
+private:
+  void *Data;
+  size_t Size;
+  DLDevice Device;
+  std::shared_ptr<Releaser> Owner;
+};
+
+class Allocator {
+public:
+  virtual ~Allocator() = default;
+  /// A block of at least `Bytes` bytes, 64-byte aligned, on `Device` (CPU
+  /// only for now). Throws ValueError for another device, MemoryError when
+  /// out of memory.
+  virtual ObjectPtr<StorageObj> allocate(size_t Bytes, DLDevice Device) = 0;
+  /// Bytes currently handed out and kept in pools (for tests and stats).
+  virtual size_t bytesInUse() const = 0;
+  virtual size_t bytesPooled() const = 0;
+  /// Number of times memory was requested from the system.
+  virtual size_t systemAllocations() const = 0;
+};
+
+std::unique_ptr<Allocator> makeAllocator(AllocatorKind Kind);
+
+} // namespace vmjit::vm
+
+#endif // VMJIT_VM_ALLOCATOR_H

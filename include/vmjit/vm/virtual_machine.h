@@ -1,0 +1,214 @@
+//===- vmjit/vm/virtual_machine.h - The bytecode interpreter -----*- C++ -*-===//
+//
+// A VirtualMachine runs one verified Executable. It owns a function pool
+// (one entry per function-table entry: packed functions resolved when the
+// VM is created, bytecode functions as interpreter entries), a frame stack
+// whose register files are contiguous arrays of Any, and an allocator.
+//
+//   auto Exe = vm::loadProgram("model.bin");
+//   auto VM = vm::VirtualMachine::create(Exe);
+//   Any R = VM->call("main", 10);
+//
+// A VirtualMachine is used by one thread at a time; many VMs (one per
+// thread) may share one Executable. After any error the VM is usable
+// again. See docs/interpreter.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_VM_VIRTUAL_MACHINE_H
+#define VMJIT_VM_VIRTUAL_MACHINE_H
+
+#include "vmjit/runtime/function.h"
+#include "vmjit/runtime/library.h"
+#include "vmjit/runtime/registry.h"
+#include "vmjit/runtime/string.h"
+#include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/allocator.h"
+#include "vmjit/vm/executable.h"
+
+#include <array>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vmjit::vm {
+
+class VirtualMachine;
+class TierManager;
+
+/// What an instrument callback is told about one Call instruction.
+struct CallEvent {
+  VirtualMachine &VM;
+  /// The calling bytecode function and the instruction (within it).
+  int64_t Caller;
+  int64_t Instr;
+  /// The callee's function-table index and name.
+  int64_t Callee;
+  std::string_view CalleeName;
+  std::span<const AnyView> Args;
+  /// True before the call; false after it (then Result is set).
+  bool Before;
+  const Any *Result = nullptr;
+};
+
+enum class InstrumentAction {
+  Continue,
+  /// Only meaningful before a call: do not make it; its destination
+  /// register gets None.
+  SkipCall,
+};
+
+using InstrumentFn = std::function<InstrumentAction(const CallEvent &)>;
+
+/// Per-callee profile of the calls made by the interpreter.
+struct ProfileEntry {
+  std::string Name;
+  uint64_t Calls = 0;
+  double TotalNs = 0;
+  double meanNs() const { return Calls ? TotalNs / Calls : 0; }
+};
+
+/// How the VM's bytecode functions run (see the JIT tier).
+enum class ExecMode {
+  Bytecode, ///< the interpreter only
+  Compiled, ///< every bytecode function compiled before the first call
+  Tiered,   ///< interpreter first; hot functions compiled in the background
+};
+
+struct VMOptions {
+  /// Devices the program may allocate on; index 0 is the default.
+  std::vector<DLDevice> Devices = {cpuDevice()};
+  AllocatorKind Allocator = AllocatorKind::Pooled;
+  /// Deepest nesting of VM frames before a call fails with a
+  /// RecursionError (instead of overflowing the native stack).
+  int64_t MaxCallDepth = 4096;
+  /// Kernel libraries searched (in order, before the registry) for packed
+  /// functions.
+  std::vector<std::shared_ptr<KernelLibrary>> Libraries;
+  /// The registry searched for packed functions (the global one when null).
+  const Registry *FunctionRegistry = nullptr;
+};
+
+class VirtualMachine {
+public:
+  /// Creates a VM for `Exe` (which must have been verified: every way of
+  /// making an Executable verifies it). Resolves every packed and native
+  /// function from the libraries and then the registry; if any is missing
+  /// throws Error("LinkError") naming all of them.
+  static std::unique_ptr<VirtualMachine>
+  create(std::shared_ptr<const Executable> Exe, VMOptions Opts = {});
+  ~VirtualMachine();
+  VirtualMachine(const VirtualMachine &) = delete;
+  VirtualMachine &operator=(const VirtualMachine &) = delete;
+
+  const Executable &executable() const noexcept { return *Exe; }
+  const std::shared_ptr<const Executable> &executablePtr() const noexcept {
+    return Exe;
+  }
+
+  /// Calls function `Func` (any kind) with `Args`. Throws the callee's
+  /// Error, with one "in function F, instruction N" frame per VM frame it
+  /// passed through; the VM stays usable.
+  Any invoke(int64_t Func, std::span<const AnyView> Args);
+  Any invoke(std::string_view Func, std::span<const AnyView> Args);
+  template <typename... A> Any call(std::string_view Func, A &&...Args) {
+    std::array<AnyView, sizeof...(A) == 0 ? 1 : sizeof...(A)> Views{
+        AnyView(Args)...};
+    return invoke(Func, std::span<const AnyView>(Views.data(), sizeof...(A)));
+  }
+
+  /// Index of `Func`; throws Error("LookupError") if there is none.
+  int64_t functionIndex(std::string_view Func) const;
+  /// A Function that calls `Func` on this VM (or a function saved with
+  /// saveFunction). Calling it after the VM is destroyed raises an error.
+  Function getFunction(std::string_view Func);
+
+  // TVM's stateful API.
+  /// Stores the arguments of a later invokeStateful(Func).
+  void setInput(std::string_view Func, std::vector<Any> Args);
+  /// Calls `Func` with the stored inputs and stores (and returns) the
+  /// result.
+  Any invokeStateful(std::string_view Func);
+  /// The stored result of the last invokeStateful(Func).
+  Any getOutput(std::string_view Func) const;
+  /// Number of elements of the stored result if it is a tuple, else -1.
+  int64_t getOutputArity(std::string_view Func) const;
+
+  /// Saves `Func` with all its arguments bound as `SavedName`:
+  /// getFunction(SavedName)() then calls Func(Args...).
+  void saveFunction(std::string_view Func, const std::string &SavedName,
+                    std::vector<Any> Args);
+
+  /// Installs (or, with an empty function, removes) the callback run
+  /// before and after every Call instruction the interpreter executes.
+  void setInstrument(InstrumentFn F);
+  /// Turns the per-callee profiler on or off (off by default).
+  void setProfiling(bool On);
+  /// The profile so far, one entry per callee that was called, in
+  /// function-table order.
+  std::vector<ProfileEntry> profile() const;
+  /// The profile as a text table (callee, calls, total, mean).
+  std::string profileTable() const;
+  void resetProfile();
+
+  /// Times bytecode function `Func` was entered (by any tier).
+  uint64_t callCount(int64_t Func) const noexcept {
+    return CallCounts[static_cast<size_t>(Func)];
+  }
+
+  Allocator &allocator() noexcept { return *Alloc; }
+  const std::vector<DLDevice> &devices() const noexcept {
+    return Opts.Devices;
+  }
+  int64_t maxCallDepth() const noexcept { return Opts.MaxCallDepth; }
+  void setMaxCallDepth(int64_t Depth) noexcept { Opts.MaxCallDepth = Depth; }
+
+  /// The function-pool entry of function `Func`: the resolved packed
+  /// function, or the object that runs bytecode function `Func` on this VM.
+  FunctionObj *poolEntry(int64_t Func) const noexcept {
+    return Pool[static_cast<size_t>(Func)].load(std::memory_order_acquire);
+  }
+  /// Replaces a pool entry (the JIT swaps in native code this way). The
+  /// VM keeps the old entry alive until it is destroyed.
+  void replacePoolEntry(int64_t Func, Function Entry);
+
+  /// Internal: runs bytecode function `Func` with `Args` in a new frame
+  /// (the entry of VM function objects). Returns 0 or -1 with a raised
+  /// error, like a safe call.
+  int runFunction(int64_t Func, const AnyView *Args, int32_t NumArgs,
+                  Any *Result) noexcept;
+
+private:
+  VirtualMachine(std::shared_ptr<const Executable> Exe, VMOptions Opts);
+  struct Frame;
+  class RegisterStack;
+  class Interpreter;
+  friend class Interpreter;
+
+  void resolvePool();
+  int64_t savedOrIndex(std::string_view Func) const;
+
+  std::shared_ptr<const Executable> Exe;
+  VMOptions Opts;
+  std::unique_ptr<Allocator> Alloc;
+  /// One entry per function-table entry.
+  std::unique_ptr<std::atomic<FunctionObj *>[]> Pool;
+  /// Owns every object ever placed in the pool.
+  std::vector<Function> PoolOwners;
+  std::vector<uint64_t> CallCounts;
+  std::unique_ptr<RegisterStack> Regs;
+  std::vector<Frame> Frames;
+  InstrumentFn Instrument;
+  bool Profiling = false;
+  std::vector<ProfileEntry> Profile;
+  struct State;
+  std::unique_ptr<State> Stateful;
+};
+
+} // namespace vmjit::vm
+
+#endif // VMJIT_VM_VIRTUAL_MACHINE_H

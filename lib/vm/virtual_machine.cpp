@@ -1,0 +1,688 @@
+//===- virtual_machine.cpp - The bytecode interpreter ----------------------===//
+//
+// The dispatch loop runs bytecode frames without recursing on the native
+// stack for VM-to-VM calls: a call of a bytecode function whose pool entry
+// is still the interpreter pushes a frame; Ret pops it and moves the result
+// into the caller's destination register. Everything else (packed
+// functions, native code swapped in by the JIT) is called through its
+// safe-call entry with an argument array of borrowed views built from
+// registers, immediates and constants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/vm/virtual_machine.h"
+#include "vmjit/runtime/array.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/logging.h"
+#include "vmjit/runtime/string.h"
+#include "vmjit/vm/builtins.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <map>
+#include <unordered_map>
+
+namespace vmjit::vm {
+
+//===----------------------------------------------------------------------===//
+// VM function objects: the pool entries of bytecode functions.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Runs bytecode function `Func` on `VM`. The VM clears `VM` when it is
+/// destroyed, so an escaped function (a closure returned to the caller)
+/// fails cleanly instead of touching freed memory.
+class VMFunctionObj : public FunctionObj {
+public:
+  VMFunctionObj(VirtualMachine *VM, int64_t Func, std::string Name)
+      : FunctionObj(objectDeleter<VMFunctionObj>, &entry, std::move(Name),
+                    /*FreeEntry=*/false),
+        VM(VM), Func(Func) {}
+  VirtualMachine *VM;
+  int64_t Func;
+
+private:
+  static int entry(void *Self, const VMJITAny *Args, int32_t NumArgs,
+                   VMJITAny *Result) noexcept {
+    auto *F = static_cast<VMFunctionObj *>(Self);
+    if (!F->VM) {
+      VMJITErrorSetRaisedFromCStr(
+          "RuntimeError",
+          fmt::format("function '{}' belongs to a VM that was destroyed",
+                      F->name())
+              .c_str());
+      return -1;
+    }
+    return F->VM->runFunction(F->Func,
+                              reinterpret_cast<const AnyView *>(Args), NumArgs,
+                              reinterpret_cast<Any *>(Result));
+  }
+};
+
+/// Views of values the dispatch loop builds argument arrays from.
+inline void viewOpaque(VMJITAny &Out, void *P) {
+  Out.type_index = kVMJITOpaquePtr;
+  Out.zero_padding = 0;
+  Out.v_ptr = P;
+}
+inline void viewInt(VMJITAny &Out, int64_t V) {
+  Out.type_index = kVMJITInt;
+  Out.zero_padding = 0;
+  Out.v_int64 = V;
+}
+inline void viewObject(VMJITAny &Out, FunctionObj *F) {
+  Out.type_index = kVMJITFunction;
+  Out.zero_padding = 0;
+  Out.v_obj = F->raw();
+}
+
+/// Copies a borrowed value into an owned register: a new reference for an
+/// object. Views that own nothing (raw strings) become owned values.
+inline void copyIntoRegister(Any &Dst, const AnyView &Src) {
+  int32_t T = Src.typeIndex();
+  if (T == kVMJITRawStr || T == kVMJITByteArrayPtr ||
+      T == kVMJITObjectRValueRef) {
+    Dst = Any(Src);
+    return;
+  }
+  VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
+  detail::copyWords(D, Src.raw());
+  if (T >= kVMJITStaticObjectBegin)
+    Object::fromRaw(D.v_obj)->incRef();
+}
+
+/// Moves a call's owned result into a register, releasing the old value.
+inline void moveIntoRegister(Any &Dst, VMJITAny &Result) {
+  VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
+  VMJITAny Old;
+  detail::copyWords(Old, D);
+  detail::copyWords(D, Result);
+  detail::releaseValue(Old);
+}
+
+constexpr int kInlineArgs = 16;
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Frames and register files
+//===----------------------------------------------------------------------===//
+
+struct VirtualMachine::Frame {
+  int64_t Func;
+  /// Local index of the instruction being run (a call in progress).
+  int64_t PC;
+  Any *Regs;
+  int64_t NumRegs;
+  /// Where the caller wants the result (kVoidRegister: dropped).
+  RegName ResultDst;
+  /// Entered from C++ (invoke, a function object): returning from this
+  /// frame ends the dispatch loop that runs it.
+  bool Boundary;
+};
+
+/// Register files of the frame stack: chunks that never move, used as a
+/// stack. Registers are None whenever they are not part of a live frame.
+class VirtualMachine::RegisterStack {
+public:
+  Any *push(size_t N) {
+    if (Chunks.empty() || Chunks[Top].Used + N > Chunks[Top].Cap) {
+      if (!Chunks.empty() && Chunks[Top].Used != 0)
+        ++Top;
+      while (Top < Chunks.size() && Chunks[Top].Cap < N)
+        Chunks.erase(Chunks.begin() + static_cast<ptrdiff_t>(Top));
+      if (Top == Chunks.size()) {
+        size_t Cap = std::max<size_t>(N, kChunkRegs);
+        Chunks.push_back({std::make_unique<Any[]>(Cap), Cap, 0});
+      }
+    }
+    Chunk &C = Chunks[Top];
+    Any *P = C.Data.get() + C.Used;
+    C.Used += N;
+    return P;
+  }
+  /// Releases the values of the top N registers and pops them.
+  void pop(Any *P, size_t N) noexcept {
+    for (size_t I = 0; I < N; ++I)
+      P[I].reset();
+    Chunk &C = Chunks[Top];
+    C.Used -= N;
+    if (C.Used == 0 && Top > 0)
+      --Top;
+  }
+
+private:
+  static constexpr size_t kChunkRegs = 16384;
+  struct Chunk {
+    std::unique_ptr<Any[]> Data;
+    size_t Cap;
+    size_t Used;
+  };
+  std::vector<Chunk> Chunks;
+  size_t Top = 0;
+};
+
+struct VirtualMachine::State {
+  std::unordered_map<std::string, std::vector<Any>> Inputs;
+  std::unordered_map<std::string, Any> Outputs;
+  std::map<std::string, Function, std::less<>> Saved;
+  /// Pool entries that run bytecode on the interpreter (null otherwise).
+  std::vector<FunctionObj *> InterpEntries;
+};
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E,
+                               VMOptions O)
+    : Exe(std::move(E)), Opts(std::move(O)), Alloc(makeAllocator(Opts.Allocator)),
+      Regs(std::make_unique<RegisterStack>()),
+      Stateful(std::make_unique<State>()) {
+  if (Opts.Devices.empty())
+    Opts.Devices.push_back(cpuDevice());
+  size_t N = Exe->functions().size();
+  Pool = std::make_unique<std::atomic<FunctionObj *>[]>(N);
+  CallCounts.assign(N, 0);
+  Profile.resize(N);
+  Stateful->InterpEntries.assign(N, nullptr);
+  Frames.reserve(64);
+}
+
+std::unique_ptr<VirtualMachine>
+VirtualMachine::create(std::shared_ptr<const Executable> Exe, VMOptions Opts) {
+  registerVMBuiltins();
+  std::unique_ptr<VirtualMachine> VM(
+      new VirtualMachine(std::move(Exe), std::move(Opts)));
+  VM->resolvePool();
+  return VM;
+}
+
+void VirtualMachine::resolvePool() {
+  const Registry &Reg =
+      Opts.FunctionRegistry ? *Opts.FunctionRegistry : Registry::global();
+  std::vector<std::string> Missing;
+  for (size_t I = 0; I < Exe->functions().size(); ++I) {
+    const FunctionInfo &F = Exe->functions()[I];
+    Function Entry;
+    if (F.Kind == FunctionKind::Bytecode) {
+      auto Obj = makeObject<VMFunctionObj>(this, static_cast<int64_t>(I),
+                                           F.Name);
+      Stateful->InterpEntries[I] = Obj.get();
+      Entry = Function(ObjectPtr<Object>(std::move(Obj)));
+    } else {
+      for (const auto &Lib : Opts.Libraries) {
+        if (auto Found = Lib->find(F.Name)) {
+          Entry = *Found;
+          break;
+        }
+      }
+      if (!Entry.defined())
+        if (auto Found = Reg.find(F.Name))
+          Entry = *Found;
+      if (!Entry.defined()) {
+        Missing.push_back(F.Name);
+        continue;
+      }
+    }
+    Pool[I].store(Entry.get(), std::memory_order_relaxed);
+    PoolOwners.push_back(std::move(Entry));
+  }
+  if (!Missing.empty()) {
+    std::string List;
+    for (const std::string &M : Missing)
+      List += (List.empty() ? "'" : ", '") + M + "'";
+    throwError("LinkError",
+               fmt::format("{} packed function{} not found in any loaded "
+                           "library or the registry: {}",
+                           Missing.size(), Missing.size() == 1 ? " is" : "s are",
+                           List));
+  }
+}
+
+VirtualMachine::~VirtualMachine() {
+  // Function objects that escaped (closures handed to the caller) must not
+  // reach this VM any more.
+  for (FunctionObj *F : Stateful->InterpEntries)
+    if (F)
+      static_cast<VMFunctionObj *>(F)->VM = nullptr;
+}
+
+void VirtualMachine::replacePoolEntry(int64_t Func, Function Entry) {
+  FunctionObj *P = Entry.get();
+  PoolOwners.push_back(std::move(Entry));
+  Pool[static_cast<size_t>(Func)].store(P, std::memory_order_release);
+}
+
+//===----------------------------------------------------------------------===//
+// The dispatch loop
+//===----------------------------------------------------------------------===//
+
+class VirtualMachine::Interpreter {
+public:
+  explicit Interpreter(VirtualMachine &VM)
+      : VM(VM), Exe(*VM.Exe), Code(Exe.code().data()),
+        Offsets(Exe.instrOffsets().data()),
+        Consts(Exe.constants().data()),
+        InterpEntries(VM.Stateful->InterpEntries.data()) {}
+
+  /// Pushes a frame for bytecode function `Func` with its parameters copied
+  /// from `Args`. Throws RecursionError past the depth limit.
+  void pushFrame(int64_t Func, const AnyView *Args, int64_t NumArgs,
+                 RegName ResultDst, bool Boundary) {
+    if (static_cast<int64_t>(VM.Frames.size()) >= VM.Opts.MaxCallDepth)
+      throwError("RecursionError",
+                 fmt::format("maximum call depth of {} exceeded",
+                             VM.Opts.MaxCallDepth));
+    const FunctionInfo &F = Exe.function(Func);
+    VM.Frames.push_back(
+        {Func, 0, nullptr, F.RegisterFileSize, ResultDst, Boundary});
+    Frame &New = VM.Frames.back();
+    try {
+      New.Regs = VM.Regs->push(static_cast<size_t>(F.RegisterFileSize));
+    } catch (...) {
+      VM.Frames.pop_back();
+      throw;
+    }
+    try {
+      for (int64_t I = 0; I < NumArgs; ++I)
+        copyIntoRegister(New.Regs[I], Args[I]);
+    } catch (...) {
+      // Never leave a half-built frame behind.
+      VM.Regs->pop(New.Regs, static_cast<size_t>(F.RegisterFileSize));
+      VM.Frames.pop_back();
+      throw;
+    }
+    ++VM.CallCounts[static_cast<size_t>(Func)];
+  }
+
+  /// Runs until the boundary frame on top of the stack returns. On an error
+  /// every frame down to it adds its "in function" line and is popped.
+  int run(Any *Out) noexcept;
+
+private:
+  std::string frameLine(const Frame &F) const {
+    const FunctionInfo &Fn = Exe.function(F.Func);
+    InstrView I = Exe.instr(Fn.StartInstr + F.PC);
+    std::string S =
+        fmt::format("in function '{}', instruction {}", Fn.Name, F.PC);
+    switch (I.opcode()) {
+    case Opcode::Call:
+      return S + fmt::format(" (call '{}')", Exe.function(I.callFunc()).Name);
+    case Opcode::If:
+      return S + " (if)";
+    default:
+      return S;
+    }
+  }
+  /// Unwinds to (and including) the boundary frame, recording each frame
+  /// in `E`, and raises it.
+  int fail(Error E) noexcept;
+  int callSlow(Frame &F, const Word *I, const AnyView *Args, int64_t N,
+               Any &Dst);
+
+  VirtualMachine &VM;
+  const Executable &Exe;
+  const Word *Code;
+  const int64_t *Offsets;
+  const Any *Consts;
+  FunctionObj *const *InterpEntries;
+};
+
+int VirtualMachine::Interpreter::fail(Error E) noexcept {
+  try {
+    while (true) {
+      Frame F = VM.Frames.back();
+      E.addFrame(frameLine(F));
+      VM.Regs->pop(F.Regs, static_cast<size_t>(F.NumRegs));
+      VM.Frames.pop_back();
+      if (F.Boundary)
+        break;
+    }
+  } catch (...) {
+    // Out of memory while recording frames: still unwind.
+    while (!VM.Frames.empty()) {
+      Frame F = VM.Frames.back();
+      VM.Regs->pop(F.Regs, static_cast<size_t>(F.NumRegs));
+      VM.Frames.pop_back();
+      if (F.Boundary)
+        break;
+    }
+  }
+  setRaisedError(E);
+  return -1;
+}
+
+int VirtualMachine::Interpreter::callSlow(Frame &F, const Word *I,
+                                          const AnyView *Args, int64_t N,
+                                          Any &Dst) {
+  int64_t Callee = I[2];
+  CallEvent Ev{VM, F.Func, F.PC, Callee, Exe.function(Callee).Name,
+               std::span<const AnyView>(Args, static_cast<size_t>(N)), true};
+  if (VM.Instrument &&
+      VM.Instrument(Ev) == InstrumentAction::SkipCall) {
+    Dst.reset();
+    return 0;
+  }
+  auto Start = std::chrono::steady_clock::now();
+  Any Result;
+  FunctionObj *Fn = VM.poolEntry(Callee);
+  int Rc = Fn->safeCall(Args, static_cast<int32_t>(N), &Result);
+  if (VM.Profiling) {
+    ProfileEntry &P = VM.Profile[static_cast<size_t>(Callee)];
+    ++P.Calls;
+    P.TotalNs += std::chrono::duration<double, std::nano>(
+                     std::chrono::steady_clock::now() - Start)
+                     .count();
+  }
+  if (Rc != 0)
+    return Rc;
+  if (VM.Instrument) {
+    Ev.Before = false;
+    Ev.Result = &Result;
+    VM.Instrument(Ev);
+  }
+  Dst = std::move(Result);
+  return 0;
+}
+
+int VirtualMachine::Interpreter::run(Any *Out) noexcept {
+  AnyView InlineArgs[kInlineArgs];
+  std::vector<AnyView> HeapArgs;
+  Any Discard; // the destination of calls into the void register
+
+  size_t FrameIdx = VM.Frames.size() - 1;
+  Frame *F = &VM.Frames[FrameIdx];
+  const int64_t *Off = Offsets + Exe.function(F->Func).StartInstr;
+  Any *R = F->Regs;
+  int64_t PC = F->PC;
+
+  try {
+    for (;;) {
+      const Word *I = Code + Off[PC];
+      switch (static_cast<Opcode>(I[0])) {
+      case Opcode::Call: {
+        const int64_t N = I[3];
+        AnyView *Args = InlineArgs;
+        if (N > kInlineArgs) {
+          HeapArgs.resize(static_cast<size_t>(N));
+          Args = HeapArgs.data();
+        }
+        const Word *AW = I + 4;
+        for (int64_t K = 0; K < N; ++K) {
+          const uint64_t W = static_cast<uint64_t>(AW[K]);
+          const int64_t V = static_cast<int64_t>(W << 8) >> 8;
+          VMJITAny &A = const_cast<VMJITAny &>(Args[K].raw());
+          switch (W >> 56) {
+          case static_cast<uint64_t>(ArgKind::Register):
+            if (V == kVMRegister)
+              viewOpaque(A, &VM);
+            else
+              detail::copyWords(A, R[V].raw());
+            break;
+          case static_cast<uint64_t>(ArgKind::Immediate):
+            viewInt(A, V);
+            break;
+          case static_cast<uint64_t>(ArgKind::ConstIdx):
+            detail::copyWords(A, Consts[V].raw());
+            break;
+          default: // FuncIdx
+            viewObject(A, VM.poolEntry(V));
+            break;
+          }
+        }
+        const int64_t Callee = I[2];
+        const RegName DstReg = I[1];
+        FunctionObj *Fn = VM.poolEntry(Callee);
+        F->PC = PC;
+        if (Fn == InterpEntries[Callee] && !VM.Instrument && !VM.Profiling) {
+          // A bytecode function still run by the interpreter: a new frame.
+          pushFrame(Callee, Args, N, DstReg, /*Boundary=*/false);
+          F = &VM.Frames[++FrameIdx];
+          Off = Offsets + Exe.function(Callee).StartInstr;
+          R = F->Regs;
+          PC = 0;
+          continue;
+        }
+        Any &Dst = DstReg == kVoidRegister ? Discard : R[DstReg];
+        if (VM.Instrument || VM.Profiling) {
+          if (callSlow(*F, I, Args, N, Dst) != 0)
+            return fail(takeRaisedError());
+        } else {
+          VMJITAny Result;
+          detail::setNone(Result);
+          if (Fn->entry()(Fn, reinterpret_cast<const VMJITAny *>(Args),
+                          static_cast<int32_t>(N), &Result) != 0) [[unlikely]]
+            return fail(takeRaisedError());
+          ++VM.CallCounts[static_cast<size_t>(Callee)];
+          moveIntoRegister(Dst, Result);
+        }
+        if (DstReg == kVoidRegister)
+          Discard.reset();
+        // A nested run may have grown the frame vector.
+        F = &VM.Frames[FrameIdx];
+        ++PC;
+        continue;
+      }
+      case Opcode::Ret: {
+        VMJITAny Result;
+        VMJITAny &Src = const_cast<VMJITAny &>(R[I[1]].raw());
+        detail::copyWords(Result, Src);
+        detail::setNone(Src);
+        const Frame Done = *F;
+        VM.Regs->pop(Done.Regs, static_cast<size_t>(Done.NumRegs));
+        VM.Frames.pop_back();
+        if (Done.Boundary) {
+          *Out = Any::fromRawOwned(Result);
+          return 0;
+        }
+        F = &VM.Frames[--FrameIdx];
+        Off = Offsets + Exe.function(F->Func).StartInstr;
+        R = F->Regs;
+        PC = F->PC;
+        if (Done.ResultDst == kVoidRegister)
+          detail::releaseValue(Result);
+        else
+          moveIntoRegister(R[Done.ResultDst], Result);
+        ++PC;
+        continue;
+      }
+      case Opcode::Goto:
+        PC += I[1];
+        continue;
+      case Opcode::If: {
+        const VMJITAny &C = R[I[1]].raw();
+        if (C.type_index != kVMJITInt && C.type_index != kVMJITBool)
+            [[unlikely]] {
+          F->PC = PC;
+          return fail(Error("TypeError",
+                            fmt::format("if: the condition must be an int or "
+                                        "a bool, not {}",
+                                        valueTypeName(C))));
+        }
+        PC += C.v_int64 != 0 ? 1 : I[2];
+        continue;
+      }
+      }
+      // The verifier admits only the four opcodes.
+      __builtin_unreachable();
+    }
+  } catch (const Error &E) {
+    F = &VM.Frames[FrameIdx];
+    F->PC = PC;
+    return fail(E);
+  } catch (...) {
+    F = &VM.Frames[FrameIdx];
+    F->PC = PC;
+    detail::raiseCurrentException();
+    return fail(takeRaisedError());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+int VirtualMachine::runFunction(int64_t Func, const AnyView *Args,
+                                int32_t NumArgs, Any *Result) noexcept {
+  const FunctionInfo &F = Exe->function(Func);
+  FunctionObj *Entry = poolEntry(Func);
+  if (Entry != Stateful->InterpEntries[static_cast<size_t>(Func)])
+    return Entry->safeCall(Args, NumArgs, Result); // swapped by the JIT
+  if (NumArgs != F.NumParams) {
+    VMJITErrorSetRaisedFromCStr(
+        "TypeError", fmt::format("{}: expected {} argument{} but got {}",
+                                 F.Name, F.NumParams,
+                                 F.NumParams == 1 ? "" : "s", NumArgs)
+                         .c_str());
+    return -1;
+  }
+  Interpreter In(*this);
+  try {
+    In.pushFrame(Func, Args, NumArgs, kVoidRegister, /*Boundary=*/true);
+  } catch (...) {
+    return detail::raiseCurrentException();
+  }
+  return In.run(Result);
+}
+
+Any VirtualMachine::invoke(int64_t Func, std::span<const AnyView> Args) {
+  if (Func < 0 || Func >= static_cast<int64_t>(Exe->functions().size()))
+    throwError("LookupError", fmt::format("no function with index {}", Func));
+  Any Result;
+  int Rc = Exe->function(Func).Kind == FunctionKind::Bytecode
+               ? runFunction(Func, Args.data(),
+                             static_cast<int32_t>(Args.size()), &Result)
+               : poolEntry(Func)->safeCall(
+                     Args.data(), static_cast<int32_t>(Args.size()), &Result);
+  if (Rc != 0)
+    throwRaisedError();
+  return Result;
+}
+
+int64_t VirtualMachine::functionIndex(std::string_view Func) const {
+  if (auto I = Exe->findFunction(Func))
+    return *I;
+  throwError("LookupError",
+             fmt::format("the executable has no function named '{}'", Func));
+}
+
+Any VirtualMachine::invoke(std::string_view Func,
+                           std::span<const AnyView> Args) {
+  auto It = Stateful->Saved.find(Func);
+  if (It != Stateful->Saved.end())
+    return It->second.callPacked(Args.data(),
+                                 static_cast<int32_t>(Args.size()));
+  return invoke(functionIndex(Func), Args);
+}
+
+Function VirtualMachine::getFunction(std::string_view Func) {
+  auto It = Stateful->Saved.find(Func);
+  if (It != Stateful->Saved.end())
+    return It->second;
+  int64_t I = functionIndex(Func);
+  return Function(ObjectPtr<Object>::share(
+      Stateful->InterpEntries[static_cast<size_t>(I)]
+          ? static_cast<Object *>(Stateful->InterpEntries[static_cast<size_t>(I)])
+          : static_cast<Object *>(poolEntry(I))));
+}
+
+//===----------------------------------------------------------------------===//
+// Stateful API, saved functions
+//===----------------------------------------------------------------------===//
+
+void VirtualMachine::setInput(std::string_view Func, std::vector<Any> Args) {
+  functionIndex(Func); // it must exist
+  Stateful->Inputs[std::string(Func)] = std::move(Args);
+}
+
+Any VirtualMachine::invokeStateful(std::string_view Func) {
+  auto It = Stateful->Inputs.find(std::string(Func));
+  if (It == Stateful->Inputs.end())
+    throwError("LookupError",
+               fmt::format("invoke_stateful('{}'): no inputs were set with "
+                           "set_input",
+                           Func));
+  std::vector<AnyView> Views(It->second.begin(), It->second.end());
+  Any R = invoke(Func, Views);
+  Stateful->Outputs[std::string(Func)] = R;
+  return R;
+}
+
+Any VirtualMachine::getOutput(std::string_view Func) const {
+  auto It = Stateful->Outputs.find(std::string(Func));
+  if (It == Stateful->Outputs.end())
+    throwError("LookupError",
+               fmt::format("get_output('{}'): the function has not been run "
+                           "with invoke_stateful",
+                           Func));
+  return It->second;
+}
+
+int64_t VirtualMachine::getOutputArity(std::string_view Func) const {
+  Any Out = getOutput(Func);
+  if (auto A = Out.as<Array>())
+    return static_cast<int64_t>(A->size());
+  return -1;
+}
+
+void VirtualMachine::saveFunction(std::string_view Func,
+                                  const std::string &SavedName,
+                                  std::vector<Any> Args) {
+  int64_t I = functionIndex(Func);
+  Stateful->Saved[SavedName] = Function::fromPacked(
+      SavedName, [this, I, Args = std::move(Args)](PackedArgs Extra,
+                                                   Any *Result) {
+        std::vector<AnyView> Views(Args.begin(), Args.end());
+        for (int32_t K = 0; K < Extra.size(); ++K)
+          Views.push_back(Extra[K]);
+        *Result = invoke(I, Views);
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Instrumentation and profiling
+//===----------------------------------------------------------------------===//
+
+void VirtualMachine::setInstrument(InstrumentFn Fn) {
+  Instrument = std::move(Fn);
+}
+
+void VirtualMachine::setProfiling(bool On) { Profiling = On; }
+
+void VirtualMachine::resetProfile() {
+  for (ProfileEntry &P : Profile)
+    P = ProfileEntry();
+}
+
+std::vector<ProfileEntry> VirtualMachine::profile() const {
+  std::vector<ProfileEntry> Out;
+  for (size_t I = 0; I < Profile.size(); ++I) {
+    if (!Profile[I].Calls)
+      continue;
+    ProfileEntry E = Profile[I];
+    E.Name = Exe->functions()[I].Name;
+    Out.push_back(std::move(E));
+  }
+  return Out;
+}
+
+std::string VirtualMachine::profileTable() const {
+  std::vector<ProfileEntry> P = profile();
+  std::sort(P.begin(), P.end(), [](const ProfileEntry &A, const ProfileEntry &B) {
+    return A.TotalNs > B.TotalNs;
+  });
+  size_t Width = 6;
+  for (const ProfileEntry &E : P)
+    Width = std::max(Width, E.Name.size());
+  std::string S = fmt::format("{:<{}}  {:>10}  {:>14}  {:>12}\n", "callee",
+                              Width, "calls", "total (us)", "mean (ns)");
+  for (const ProfileEntry &E : P)
+    S += fmt::format("{:<{}}  {:>10}  {:>14.3f}  {:>12.1f}\n", E.Name, Width,
+                     E.Calls, E.TotalNs / 1000.0, E.meanNs());
+  return S;
+}
+
+} // namespace vmjit::vm

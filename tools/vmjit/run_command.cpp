@@ -1,0 +1,218 @@
+//===- run_command.cpp - vmjit run -----------------------------------------===//
+//
+// vmjit run PROG [ARG...] [--func F] [--mode M] [--lib L]... [--repeat N]
+//           [--json] [--output OUT.npy] [--stats] [--tier-threshold N]
+// Loads PROG (.bin or .vmasm), creates a VM, calls the function, prints the
+// result (as the JSON value encoding), and exits 0, 1 (runtime error) or 2
+// (bad usage or input).
+//
+//===----------------------------------------------------------------------===//
+
+#include "command.h"
+#include "run_args.h"
+#include "value_json.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/library.h"
+#include "vmjit/vm/npy.h"
+#include "vmjit/vm/program.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fmt/format.h>
+
+namespace vmjit::tool {
+namespace {
+
+using nlohmann::ordered_json;
+
+struct RunOptions {
+  std::string Program;
+  std::vector<std::string> Args;
+  std::string Func = "main";
+  std::string Mode = "tiered";
+  std::vector<std::string> Libs;
+  int64_t TierThreshold = 0; // 0: not given
+  int64_t Repeat = 1;
+  bool Json = false;
+  std::string Output;
+  bool Stats = false;
+};
+
+/// Where the JIT would come in. This build runs every mode on the
+/// interpreter; `compiled` is refused.
+const char *kNoJitNote = "the JIT is not available in this build: functions "
+                         "run on the interpreter";
+
+ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
+                          double WallMs) {
+  ordered_json S;
+  S["mode"] = O.Mode;
+  S["jit"] = kNoJitNote;
+  S["repeat"] = O.Repeat;
+  S["wall_ms"] = WallMs;
+  ordered_json Fns = ordered_json::array();
+  const vm::Executable &Exe = VM.executable();
+  for (size_t I = 0; I < Exe.functions().size(); ++I) {
+    const vm::FunctionInfo &F = Exe.functions()[I];
+    uint64_t Calls = VM.callCount(static_cast<int64_t>(I));
+    if (F.Kind != vm::FunctionKind::Bytecode && Calls == 0)
+      continue;
+    ordered_json E;
+    E["name"] = F.Name;
+    E["kind"] = std::string(vm::functionKindName(F.Kind));
+    E["calls"] = Calls;
+    E["tier"] = F.Kind == vm::FunctionKind::Bytecode ? "interpreter" : "native";
+    E["compile_ms"] = 0.0;
+    Fns.push_back(std::move(E));
+  }
+  S["functions"] = std::move(Fns);
+  return S;
+}
+
+void printStatsText(const ordered_json &S) {
+  fmt::print(stderr, "mode: {} ({})\n", S["mode"].get<std::string>(),
+             S["jit"].get<std::string>());
+  fmt::print(stderr, "calls: {} in {:.3f} ms\n", S["repeat"].get<int64_t>(),
+             S["wall_ms"].get<double>());
+  fmt::print(stderr, "{:<28} {:<8} {:>12} {:<12} {:>11}\n", "function", "kind",
+             "calls", "tier", "compile ms");
+  for (const auto &F : S["functions"])
+    fmt::print(stderr, "{:<28} {:<8} {:>12} {:<12} {:>11.3f}\n",
+               F["name"].get<std::string>(), F["kind"].get<std::string>(),
+               F["calls"].get<uint64_t>(), F["tier"].get<std::string>(),
+               F["compile_ms"].get<double>());
+}
+
+ordered_json errorJson(const Error &E) {
+  return {{"kind", E.kind()}, {"message", E.message()}, {"frames", E.frames()}};
+}
+
+int run(const RunOptions &O) {
+  ordered_json Out;
+  auto Fail = [&](const Error &E) {
+    if (O.Json) {
+      Out["error"] = errorJson(E);
+      Out["mode"] = O.Mode;
+      Out["func"] = O.Func;
+      fmt::print("{}\n", Out.dump());
+    }
+    return reportError(E);
+  };
+  std::unique_ptr<vm::VirtualMachine> VM;
+  std::vector<Any> Args;
+  try {
+    if (O.Mode != "bytecode" && O.Mode != "compiled" && O.Mode != "tiered")
+      throwError("UsageError",
+                 fmt::format("--mode must be bytecode, compiled or tiered, not "
+                             "'{}'",
+                             O.Mode));
+    if (O.Repeat < 1)
+      throwError("UsageError", "--repeat must be at least 1");
+    if (O.Mode == "compiled")
+      throwError("UsageError", "--mode compiled needs the JIT, which is not "
+                               "available in this build (use --mode bytecode "
+                               "or tiered)");
+    for (size_t I = 0; I < O.Args.size(); ++I)
+      Args.push_back(parseRunArgument(O.Args[I], I + 1));
+    auto Exe = vm::loadProgram(O.Program);
+    vm::VMOptions Opts;
+    for (const std::string &L : O.Libs)
+      Opts.Libraries.push_back(KernelLibrary::load(L));
+    VM = vm::VirtualMachine::create(Exe, std::move(Opts));
+    // A missing function or a wrong argument count is a usage error.
+    const vm::FunctionInfo &F = Exe->function(VM->functionIndex(O.Func));
+    if (F.Kind == vm::FunctionKind::Bytecode &&
+        static_cast<int64_t>(Args.size()) != F.NumParams)
+      throwError("UsageError",
+                 fmt::format("function '{}' takes {} argument{}, {} given",
+                             O.Func, F.NumParams, F.NumParams == 1 ? "" : "s",
+                             Args.size()));
+  } catch (const Error &E) {
+    if (E.kind() == "LookupError")
+      return Fail(Error("UsageError", O.Program + ": " + E.message()));
+    return Fail(E);
+  }
+
+  Any Result;
+  std::vector<AnyView> Views(Args.begin(), Args.end());
+  auto Start = std::chrono::steady_clock::now();
+  try {
+    for (int64_t I = 0; I < O.Repeat; ++I)
+      Result = VM->invoke(O.Func, Views);
+  } catch (const Error &E) {
+    return Fail(E);
+  }
+  double WallMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - Start)
+                      .count();
+
+  if (!O.Output.empty()) {
+    try {
+      auto T = Result.as<Tensor>();
+      if (!T)
+        throwError("UsageError",
+                   fmt::format("--output {}: the result is a {}, not a tensor",
+                               O.Output, Result.typeName()));
+      vm::writeNpy(*T, O.Output);
+    } catch (const Error &E) {
+      return Fail(E);
+    }
+  }
+
+  ordered_json Stats;
+  if (O.Stats)
+    Stats = collectStats(*VM, O, WallMs);
+  if (O.Json) {
+    Out["result"] = valueToJson(Result);
+    Out["mode"] = O.Mode;
+    Out["func"] = O.Func;
+    if (O.Stats)
+      Out["stats"] = Stats;
+    fmt::print("{}\n", Out.dump());
+  } else {
+    fmt::print("{}\n", valueToJson(Result).dump());
+    if (O.Stats)
+      printStatsText(Stats);
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+void addRunCommand(CLI::App &App, Runner &Run) {
+  auto *Cmd = App.add_subcommand("run", "load a program and call a function");
+  auto O = std::make_shared<RunOptions>();
+  Cmd->add_option("PROG", O->Program, "the program (.bin or .vmasm)")
+      ->required();
+  Cmd->add_option("ARG", O->Args,
+                  "arguments: 42, 1.5, true, x.npy, float32[2]=1,2, "
+                  "shape:2,3, str:text, null");
+  Cmd->add_option("--func", O->Func, "function to call (default: main)");
+  Cmd->add_option("--mode", O->Mode,
+                  "bytecode, compiled or tiered (default: tiered)");
+  Cmd->add_option("--lib", O->Libs,
+                  "load a kernel library (repeatable)");
+  Cmd->add_option("--tier-threshold", O->TierThreshold,
+                  "calls or backward jumps before a function is compiled "
+                  "(also VMJIT_TIER_THRESHOLD)")
+      ->check(CLI::PositiveNumber);
+  Cmd->add_option("--repeat", O->Repeat,
+                  "call the function N times, report the last result")
+      ->check(CLI::PositiveNumber);
+  Cmd->add_flag("--json", O->Json, "print exactly one JSON object");
+  Cmd->add_option("--output", O->Output, "also save a tensor result as .npy");
+  Cmd->add_flag("--stats", O->Stats,
+                "per function: calls, tier, compile time");
+  // Options may follow the arguments; a negative number is an argument.
+  Cmd->allow_extras(false);
+  Cmd->positionals_at_end(false);
+  Cmd->callback([&Run, O] {
+    if (O->TierThreshold == 0)
+      if (const char *Env = std::getenv("VMJIT_TIER_THRESHOLD"))
+        O->TierThreshold = std::atoll(Env);
+    Run = [O] { return run(*O); };
+  });
+}
+
+} // namespace vmjit::tool

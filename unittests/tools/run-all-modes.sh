@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs `vmjit run "$@"` in every execution mode this build has (bytecode;
+# tiered with threshold 1, so that both tiers really run; compiled when the
+# JIT is built), checks that all modes agree on stdout, stderr and exit
+# status (with the "mode" field of --json output set aside), then prints the
+# bytecode run's stdout and stderr and exits with its status.
+# Used by the program tests as %run-all-modes.
+set -u
+vmjit=${VMJIT:-vmjit}
+modes=(bytecode "tiered --tier-threshold 1")
+if "$vmjit" --version | grep -q "^  modes: .*compiled"; then
+  modes+=(compiled)
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+i=0
+for m in "${modes[@]}"; do
+  # shellcheck disable=SC2086
+  "$vmjit" run --mode $m "$@" >"$tmp/out$i" 2>"$tmp/err$i"
+  echo $? >"$tmp/rc$i"
+  sed -i -e 's/"mode":"[a-z]*",\{0,1\}//g' "$tmp/out$i"
+  i=$((i + 1))
+done
+for ((j = 1; j < i; j++)); do
+  for f in out err rc; do
+    if ! cmp -s "$tmp/${f}0" "$tmp/$f$j"; then
+      echo "run-all-modes: '${modes[0]}' and '${modes[$j]}' disagree on $f:" >&2
+      diff "$tmp/${f}0" "$tmp/$f$j" >&2
+      exit 99
+    fi
+  done
+done
+cat "$tmp/out0"
+cat "$tmp/err0" >&2
+exit "$(cat "$tmp/rc0")"

@@ -1,0 +1,311 @@
+// Tests the interpreter: calls, frames, errors with their frames, the
+// recursion limit, the stateful API, save_function, instrument, profiler,
+// link errors, and that the VM works again after any error.
+#include "vmjit/runtime/array.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/registry.h"
+#include "vmjit/runtime/string.h"
+#include "vmjit/vm/assembler.h"
+#include "vmjit/vm/builtins.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using namespace vmjit;
+using namespace vmjit::vm;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+namespace {
+
+std::unique_ptr<VirtualMachine> makeVM(std::string_view Text,
+                                       VMOptions Opts = {}) {
+  return VirtualMachine::create(assemble(Text, "test.vmasm"), std::move(Opts));
+}
+
+const char *kFib = R"(
+.func fib(n)
+  %c = call scalar.lt(%n, 2)
+  if %c else recurse
+  ret %n
+recurse:
+  %a = call scalar.sub(%n, 1)
+  %fa = call fib(%a)
+  %b = call scalar.sub(%n, 2)
+  %fb = call fib(%b)
+  %s = call scalar.add(%fa, %fb)
+  ret %s
+.end
+.func main(n)
+  %r = call fib(%n)
+  ret %r
+.end
+)";
+
+Error errorOf(const std::function<void()> &F) {
+  try {
+    F();
+  } catch (const Error &E) {
+    return E;
+  }
+  return Error("NoError", "no error was raised");
+}
+
+} // namespace
+
+TEST(VirtualMachineTest, RecursiveFib) {
+  auto VM = makeVM(kFib);
+  EXPECT_EQ(VM->call("main", 10).cast<int64_t>(), 55);
+  EXPECT_EQ(VM->call("fib", 20).cast<int64_t>(), 6765);
+  // fib(10) enters fib 177 times; fib(20) 21891 times.
+  EXPECT_EQ(VM->callCount(VM->functionIndex("fib")), 177u + 21891u);
+}
+
+TEST(VirtualMachineTest, LoopsAndConstants) {
+  auto VM = makeVM(R"(
+.const $one = int 1
+.func main(n)
+  %i = call scalar.add(0, 0)
+  %s = call scalar.add(0, 0)
+loop:
+  %c = call scalar.lt(%i, %n)
+  if %c else done
+  %s = call scalar.add(%s, %i)
+  %i = call scalar.add(%i, $one)
+  goto loop
+done:
+  ret %s
+.end
+)");
+  EXPECT_EQ(VM->call("main", 1000).cast<int64_t>(), 499500);
+  EXPECT_EQ(VM->call("main", 0).cast<int64_t>(), 0);
+}
+
+TEST(VirtualMachineTest, ErrorsCarryEveryFrame) {
+  auto VM = makeVM(R"(
+.func inner(x)
+  %y = call scalar.div(10, %x)
+  ret %y
+.end
+.func main(x)
+  %a = call scalar.add(%x, 1)
+  %r = call inner(%a)
+  ret %r
+.end
+.func ok(x)
+  %r = call main(%x)
+  ret %x
+.end
+)");
+  Error E = errorOf([&] { VM->call("main", -1); });
+  EXPECT_EQ(E.kind(), "ValueError");
+  EXPECT_THAT(E.message(), HasSubstr("division by zero"));
+  EXPECT_THAT(E.frames(),
+              ElementsAre("in function 'inner', instruction 0 (call "
+                          "'scalar.div')",
+                          "in function 'main', instruction 1 (call 'inner')"));
+  // One more frame when called from another function; then the VM is
+  // still usable.
+  E = errorOf([&] { VM->call("ok", -1); });
+  EXPECT_EQ(E.frames().size(), 3u);
+  EXPECT_EQ(E.frames()[2], "in function 'ok', instruction 0 (call 'main')");
+  EXPECT_EQ(VM->call("main", 4).cast<int64_t>(), 2);
+  EXPECT_EQ(VM->call("ok", 4).cast<int64_t>(), 4);
+}
+
+TEST(VirtualMachineTest, IfOnANonIntIsAnError) {
+  auto VM = makeVM(R"(
+.const $f = float 1.5
+.func main()
+  %c = call vm.builtin.copy($f)
+  if %c else out
+out:
+  ret %c
+.end
+)");
+  Error E = errorOf([&] { VM->call("main"); });
+  EXPECT_EQ(E.kind(), "TypeError");
+  EXPECT_EQ(E.message(), "if: the condition must be an int or a bool, not "
+                         "float");
+  EXPECT_THAT(E.frames(), ElementsAre("in function 'main', instruction 1 (if)"));
+}
+
+TEST(VirtualMachineTest, RecursionLimit) {
+  auto VM = makeVM(R"(
+.func down(n)
+  %m = call scalar.add(%n, 1)
+  %r = call down(%m)
+  ret %r
+.end
+)");
+  VM->setMaxCallDepth(100);
+  Error E = errorOf([&] { VM->call("down", 0); });
+  EXPECT_EQ(E.kind(), "RecursionError");
+  EXPECT_EQ(E.message(), "maximum call depth of 100 exceeded");
+  EXPECT_EQ(E.frames().size(), 100u);
+  EXPECT_EQ(E.frames().front(),
+            "in function 'down', instruction 1 (call 'down')");
+  // Nothing leaked into the next call.
+  auto Ok = makeVM(kFib);
+  EXPECT_EQ(Ok->call("main", 5).cast<int64_t>(), 5);
+}
+
+TEST(VirtualMachineTest, WrongArgumentCount) {
+  auto VM = makeVM(kFib);
+  Error E = errorOf([&] { VM->call("main", 1, 2); });
+  EXPECT_EQ(E.kind(), "TypeError");
+  EXPECT_EQ(E.message(), "main: expected 1 argument but got 2");
+  E = errorOf([&] { VM->call("nope"); });
+  EXPECT_EQ(E.kind(), "LookupError");
+}
+
+TEST(VirtualMachineTest, MissingPackedFunctionsAreAllNamed) {
+  Error E = errorOf([&] {
+    makeVM(R"(
+.func main(x)
+  %a = call no.such.one(%x)
+  %b = call scalar.add(%a, 1)
+  %c = call no.such.two(%b)
+  ret %c
+.end
+)");
+  });
+  EXPECT_EQ(E.kind(), "LinkError");
+  EXPECT_EQ(E.message(), "2 packed functions are not found in any loaded "
+                         "library or the registry: 'no.such.one', "
+                         "'no.such.two'");
+}
+
+TEST(VirtualMachineTest, ClosuresAndFunctionValues) {
+  auto VM = makeVM(R"(
+.func add3(a, b, c)
+  %t = call scalar.add(%a, %b)
+  %s = call scalar.add(%t, %c)
+  ret %s
+.end
+.func main(x)
+  %k = call vm.builtin.make_closure(@add3, 10, 100)
+  %r = call vm.builtin.invoke_closure(%vm, %k, %x)
+  ret %r
+.end
+.func get()
+  %k = call vm.builtin.make_closure(@add3, 1, 2)
+  ret %k
+.end
+)");
+  EXPECT_EQ(VM->call("main", 1).cast<int64_t>(), 111);
+  // A closure returned to C++ is callable, until the VM is gone.
+  Function K = VM->call("get").cast<Function>();
+  EXPECT_EQ(K.name(), "add3");
+  EXPECT_EQ(K(3).cast<int64_t>(), 6);
+  VM.reset();
+  Error E = errorOf([&] { K(3); });
+  EXPECT_EQ(E.message(), "function 'add3' belongs to a VM that was destroyed");
+}
+
+TEST(VirtualMachineTest, VoidDestinationAndVMArgument) {
+  Registry R;
+  void *Seen = nullptr;
+  R.add("test.see_vm", Function::fromTyped("test.see_vm", [&](void *P) {
+          Seen = P;
+          return int64_t(7);
+        }));
+  registerVMBuiltins(); // the standard library, into the global registry
+  ASSERT_TRUE(Registry::global().find("scalar.add"));
+  R.add("scalar.add", *Registry::global().find("scalar.add"));
+  VMOptions O;
+  O.FunctionRegistry = &R;
+  auto VM = makeVM(R"(
+.func main()
+  call test.see_vm(%vm)
+  %r = call scalar.add(1, 2)
+  ret %r
+.end
+)",
+                   O);
+  EXPECT_EQ(VM->call("main").cast<int64_t>(), 3);
+  EXPECT_EQ(Seen, VM.get());
+}
+
+TEST(VirtualMachineTest, StatefulAPI) {
+  auto VM = makeVM(R"(
+.func pair(a, b)
+  %t = call vm.builtin.make_tuple(%a, %b)
+  ret %t
+.end
+)");
+  VM->setInput("pair", {Any(int64_t(1)), Any(std::string("two"))});
+  Any Out = VM->invokeStateful("pair");
+  EXPECT_EQ(VM->getOutputArity("pair"), 2);
+  Array T = VM->getOutput("pair").cast<Array>();
+  EXPECT_EQ(T[1].cast<std::string>(), "two");
+  EXPECT_EQ(errorOf([&] { VM->getOutput("nope"); }).kind(), "LookupError");
+  EXPECT_EQ(errorOf([&] { VM->invokeStateful("nope"); }).kind(),
+            "LookupError");
+}
+
+TEST(VirtualMachineTest, SaveFunction) {
+  auto VM = makeVM(kFib);
+  VM->saveFunction("fib", "fib12", {Any(int64_t(12))});
+  EXPECT_EQ(VM->getFunction("fib12")().cast<int64_t>(), 144);
+  EXPECT_EQ(VM->call("fib12").cast<int64_t>(), 144);
+  EXPECT_EQ(VM->getFunction("fib")(7).cast<int64_t>(), 13);
+}
+
+TEST(VirtualMachineTest, InstrumentSeesEveryCallAndCanSkip) {
+  auto VM = makeVM(R"(
+.func main(x)
+  %a = call scalar.add(%x, 1)
+  %b = call scalar.mul(%a, 10)
+  ret %b
+.end
+)");
+  std::vector<std::string> Log;
+  VM->setInstrument([&](const CallEvent &E) {
+    Log.push_back(fmt::format("{} {} {}", E.Before ? "before" : "after",
+                              E.CalleeName, E.Instr));
+    if (E.Before && E.CalleeName == "scalar.mul")
+      return InstrumentAction::SkipCall;
+    if (!E.Before) {
+      EXPECT_EQ(E.Result->cast<int64_t>(), 3);
+    }
+    return InstrumentAction::Continue;
+  });
+  EXPECT_TRUE(VM->call("main", 2).isNone()); // the skipped call left None
+  EXPECT_THAT(Log, ElementsAre("before scalar.add 0", "after scalar.add 0",
+                               "before scalar.mul 1"));
+  VM->setInstrument({});
+  EXPECT_EQ(VM->call("main", 2).cast<int64_t>(), 30);
+}
+
+TEST(VirtualMachineTest, Profiler) {
+  auto VM = makeVM(kFib);
+  VM->setProfiling(true);
+  EXPECT_EQ(VM->call("main", 10).cast<int64_t>(), 55);
+  std::vector<ProfileEntry> P = VM->profile();
+  auto Find = [&](const std::string &N) -> ProfileEntry {
+    for (const ProfileEntry &E : P)
+      if (E.Name == N)
+        return E;
+    return {};
+  };
+  EXPECT_EQ(Find("scalar.lt").Calls, 177u);
+  EXPECT_EQ(Find("fib").Calls, 177u); // one from main, 176 recursive
+  EXPECT_GT(Find("fib").TotalNs, 0);
+  EXPECT_THAT(VM->profileTable(), HasSubstr("scalar.add"));
+  VM->resetProfile();
+  EXPECT_TRUE(VM->profile().empty());
+}
+
+TEST(VirtualMachineTest, ManyArgumentsAndTuples) {
+  auto VM = makeVM(R"(
+.func main()
+  %t = call vm.builtin.make_tuple(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+  %x = call vm.builtin.tuple_getitem(%t, 19)
+  ret %x
+.end
+)");
+  EXPECT_EQ(VM->call("main").cast<int64_t>(), 19);
+}
