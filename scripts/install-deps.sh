@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake ninja-build ccache g++ git python3
+  cmake ninja-build ccache g++ git python3 python3-numpy
   llvm-19-dev libzstd-dev zlib1g-dev
   libdlpack-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -17,12 +17,12 @@ int32_t StorageObj::typeIndex() {
   return Index;
 }
 
-StorageObj::StorageObj(void *Data, size_t Size, DLDevice Device,
-                       std::shared_ptr<Releaser> Owner)
+StorageObj::StorageObj(void *Data, size_t Size, size_t Capacity,
+                       DLDevice Device, std::shared_ptr<Releaser> Owner)
     : Object(typeIndex(), objectDeleter<StorageObj>), Data(Data), Size(Size),
-      Device(Device), Owner(std::move(Owner)) {}
+      Capacity(Capacity), Device(Device), Owner(std::move(Owner)) {}
 
-StorageObj::~StorageObj() { Owner->release(Data, Size); }
+StorageObj::~StorageObj() { Owner->release(Data, Capacity); }
 
 namespace {
 
@@ -66,7 +66,7 @@ public:
     void *P = systemAlloc(Size);
     I->InUse += Size;
     ++I->SystemAllocs;
-    return makeObject<StorageObj>(P, Size, Device, I);
+    return makeObject<StorageObj>(P, Bytes, Size, Device, I);
   }
   size_t bytesInUse() const override { return I->InUse; }
   size_t bytesPooled() const override { return 0; }
@@ -121,7 +121,7 @@ public:
       I->InUse += Size;
     }
     try {
-      return makeObject<StorageObj>(P, Size, Device, I);
+      return makeObject<StorageObj>(P, Bytes, Size, Device, I);
     } catch (...) {
       I->release(P, Size);
       throw;

@@ -153,11 +153,13 @@ DLDataType readDType(ByteReader &R) {
   return T;
 }
 
-std::vector<int64_t> readDims(ByteReader &R, uint32_t NDim) {
+/// Tensor dimensions are never negative; a shape constant's may be (-1 is
+/// "infer" for tensor.reshape).
+std::vector<int64_t> readDims(ByteReader &R, uint32_t NDim, bool IsTensor) {
   std::vector<int64_t> Dims;
   for (uint32_t I = 0; I < NDim; ++I) {
     int64_t D = R.get<int64_t>("dimension");
-    if (D < 0)
+    if (IsTensor && D < 0)
       R.fail(fmt::format("negative dimension {}", D));
     Dims.push_back(D);
   }
@@ -197,13 +199,13 @@ std::vector<Any> readConstants(ByteReader R, const SectionRef &Data,
       break;
     case kConstShape: {
       uint32_t NDim = R.get<uint32_t>("shape rank");
-      Consts.emplace_back(Shape(readDims(R, NDim)));
+      Consts.emplace_back(Shape(readDims(R, NDim, /*IsTensor=*/false)));
       break;
     }
     case kConstTensor: {
       DLDataType T = readDType(R);
       uint32_t NDim = R.get<uint32_t>("tensor rank");
-      std::vector<int64_t> Dims = readDims(R, NDim);
+      std::vector<int64_t> Dims = readDims(R, NDim, /*IsTensor=*/true);
       uint64_t Off = R.get<uint64_t>("tensor data offset");
       uint64_t Bytes = R.get<uint64_t>("tensor data size");
       // The element count must match the data size without overflowing.

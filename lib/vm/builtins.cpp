@@ -63,7 +63,11 @@ void needArgs(const char *Fn, const PackedArgs &A, int32_t Min, int32_t Max) {
                        : Max == INT32_MAX
                            ? fmt::format("at least {}", Min)
                            : fmt::format("{} to {}", Min, Max);
-    fail(Fn, fmt::format("expected {} arguments but got {}", Want, A.size()),
+    // "1 argument", "at least 1 argument", as the runtime's arity errors.
+    bool One = Min == 1 && (Max == 1 || Max == INT32_MAX);
+    fail(Fn,
+         fmt::format("expected {} argument{} but got {}", Want, One ? "" : "s",
+                     A.size()),
          "TypeError");
   }
 }
@@ -282,8 +286,13 @@ void registerBuiltins(Registry &R) {
                 else
                   Bytes *= static_cast<uint64_t>(D);
               }
-              if (Offset < 0 || Offset % static_cast<int64_t>(dtypeBytes(T)) ||
-                  static_cast<uint64_t>(Offset) > Storage->size() ||
+              if (Offset < 0)
+                fail(Fn, fmt::format("the byte offset {} is negative", Offset));
+              if (Offset % static_cast<int64_t>(dtypeBytes(T)))
+                fail(Fn, fmt::format("the byte offset {} is not a multiple of "
+                                     "{} (the size of a {} element)",
+                                     Offset, dtypeBytes(T), dtypeName(T)));
+              if (static_cast<uint64_t>(Offset) > Storage->size() ||
                   Bytes > Storage->size() - static_cast<uint64_t>(Offset))
                 fail(Fn, fmt::format("a {} tensor of shape {} at offset {} "
                                      "does not fit in a storage of {} bytes",

@@ -107,6 +107,31 @@ constexpr int kInlineArgs = 16;
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Native function objects: pool entries of bytecode functions the JIT
+// compiled.
+//===----------------------------------------------------------------------===//
+
+/// Runs the native code of bytecode function `Func` on `VM`: pushes a
+/// frame (so the call depth and the register stack are shared with the
+/// interpreter), copies the arguments into its registers, runs the code,
+/// and on an error adds the frame's "in function" line.
+class NativeFunctionObj : public FunctionObj {
+public:
+  NativeFunctionObj(VirtualMachine *VM, int64_t Func, NativeFn Code,
+                    std::string Name)
+      : FunctionObj(objectDeleter<NativeFunctionObj>, &entry, std::move(Name),
+                    /*FreeEntry=*/false),
+        VM(VM), Func(Func), Code(Code) {}
+  VirtualMachine *VM;
+  int64_t Func;
+  NativeFn Code;
+
+private:
+  static int entry(void *Self, const VMJITAny *Args, int32_t NumArgs,
+                   VMJITAny *Result) noexcept;
+};
+
+//===----------------------------------------------------------------------===//
 // Frames and register files
 //===----------------------------------------------------------------------===//
 
@@ -186,6 +211,9 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E,
   size_t N = Exe->functions().size();
   Pool = std::make_unique<std::atomic<FunctionObj *>[]>(N);
   CallCounts.assign(N, 0);
+  BackEdges.assign(N, 0);
+  OSREntries.assign(N, 0);
+  IsNative.assign(N, 0);
   Profile.resize(N);
   Stateful->InterpEntries.assign(N, nullptr);
   Frames.reserve(64);
@@ -248,6 +276,26 @@ VirtualMachine::~VirtualMachine() {
   for (FunctionObj *F : Stateful->InterpEntries)
     if (F)
       static_cast<VMFunctionObj *>(F)->VM = nullptr;
+  for (size_t I = 0; I < IsNative.size(); ++I)
+    if (IsNative[I])
+      static_cast<NativeFunctionObj *>(poolEntry(static_cast<int64_t>(I)))
+          ->VM = nullptr;
+}
+
+std::string VirtualMachine::frameLine(int64_t Func, int64_t PC) const {
+  const FunctionInfo &Fn = Exe->function(Func);
+  std::string S = fmt::format("in function '{}', instruction {}", Fn.Name, PC);
+  if (PC < 0 || PC >= Fn.numInstrs())
+    return S;
+  InstrView I = Exe->instr(Fn.StartInstr + PC);
+  switch (I.opcode()) {
+  case Opcode::Call:
+    return S + fmt::format(" (call '{}')", Exe->function(I.callFunc()).Name);
+  case Opcode::If:
+    return S + " (if)";
+  default:
+    return S;
+  }
 }
 
 void VirtualMachine::replacePoolEntry(int64_t Func, Function Entry) {
@@ -304,24 +352,24 @@ public:
 
 private:
   std::string frameLine(const Frame &F) const {
-    const FunctionInfo &Fn = Exe.function(F.Func);
-    InstrView I = Exe.instr(Fn.StartInstr + F.PC);
-    std::string S =
-        fmt::format("in function '{}', instruction {}", Fn.Name, F.PC);
-    switch (I.opcode()) {
-    case Opcode::Call:
-      return S + fmt::format(" (call '{}')", Exe.function(I.callFunc()).Name);
-    case Opcode::If:
-      return S + " (if)";
-    default:
-      return S;
-    }
+    return VM.frameLine(F.Func, F.PC);
   }
   /// Unwinds to (and including) the boundary frame, recording each frame
   /// in `E`, and raises it.
   int fail(Error E) noexcept;
   int callSlow(Frame &F, const Word *I, const AnyView *Args, int64_t N,
                Any &Dst);
+public:
+  /// The JIT tier at a call of bytecode function `Func` (its `Count`th):
+  /// adopts native code if it is ready (returns true), else reports the
+  /// function hot at the threshold.
+  bool tierUp(int64_t Func, uint64_t Count);
+  /// A backward jump to PC was taken: counts it and, if native code for
+  /// the function exists, finishes the frame there (OSR). Returns 1 with
+  /// the frame's result in RetVal when it did, 0 to go on interpreting,
+  /// -1 with an error raised (and the frame's PC at the failure).
+  int backEdge(Frame *&F, Any *R, int64_t PC, size_t FrameIdx,
+               VMJITAny &RetVal);
 
   VirtualMachine &VM;
   const Executable &Exe;
@@ -392,6 +440,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
   AnyView InlineArgs[kInlineArgs];
   std::vector<AnyView> HeapArgs;
   Any Discard; // the destination of calls into the void register
+  VMJITAny RetVal;
 
   size_t FrameIdx = VM.Frames.size() - 1;
   Frame *F = &VM.Frames[FrameIdx];
@@ -437,17 +486,21 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         const RegName DstReg = I[1];
         FunctionObj *Fn = VM.poolEntry(Callee);
         F->PC = PC;
-        if (Fn == InterpEntries[Callee] && !VM.Instrument && !VM.Profiling) {
-          // A bytecode function still run by the interpreter: a new frame.
-          pushFrame(Callee, Args, N, DstReg, /*Boundary=*/false);
-          F = &VM.Frames[++FrameIdx];
-          Off = Offsets + Exe.function(Callee).StartInstr;
-          R = F->Regs;
-          PC = 0;
-          continue;
+        if (Fn == InterpEntries[Callee] && !VM.observingCalls()) {
+          if (!VM.Tier ||
+              !tierUp(Callee, VM.CallCounts[static_cast<size_t>(Callee)] + 1)) {
+            // A bytecode function still run by the interpreter: a new frame.
+            pushFrame(Callee, Args, N, DstReg, /*Boundary=*/false);
+            F = &VM.Frames[++FrameIdx];
+            Off = Offsets + Exe.function(Callee).StartInstr;
+            R = F->Regs;
+            PC = 0;
+            continue;
+          }
+          Fn = VM.poolEntry(Callee); // native code was just swapped in
         }
         Any &Dst = DstReg == kVoidRegister ? Discard : R[DstReg];
-        if (VM.Instrument || VM.Profiling) {
+        if (VM.observingCalls()) {
           if (callSlow(*F, I, Args, N, Dst) != 0)
             return fail(takeRaisedError());
         } else {
@@ -456,7 +509,8 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           if (Fn->entry()(Fn, reinterpret_cast<const VMJITAny *>(Args),
                           static_cast<int32_t>(N), &Result) != 0) [[unlikely]]
             return fail(takeRaisedError());
-          ++VM.CallCounts[static_cast<size_t>(Callee)];
+          if (InterpEntries[Callee] == nullptr)
+            ++VM.CallCounts[static_cast<size_t>(Callee)];
           moveIntoRegister(Dst, Result);
         }
         if (DstReg == kVoidRegister)
@@ -467,31 +521,23 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         continue;
       }
       case Opcode::Ret: {
-        VMJITAny Result;
         VMJITAny &Src = const_cast<VMJITAny &>(R[I[1]].raw());
-        detail::copyWords(Result, Src);
+        detail::copyWords(RetVal, Src);
         detail::setNone(Src);
-        const Frame Done = *F;
-        VM.Regs->pop(Done.Regs, static_cast<size_t>(Done.NumRegs));
-        VM.Frames.pop_back();
-        if (Done.Boundary) {
-          *Out = Any::fromRawOwned(Result);
-          return 0;
+        break; // to the return below
+      }
+      case Opcode::Goto: {
+        const int64_t Jump = I[1];
+        PC += Jump;
+        if (Jump <= 0) {
+          int Osr = backEdge(F, R, PC, FrameIdx, RetVal);
+          if (Osr < 0)
+            return fail(takeRaisedError());
+          if (Osr > 0)
+            break; // the frame finished in native code
         }
-        F = &VM.Frames[--FrameIdx];
-        Off = Offsets + Exe.function(F->Func).StartInstr;
-        R = F->Regs;
-        PC = F->PC;
-        if (Done.ResultDst == kVoidRegister)
-          detail::releaseValue(Result);
-        else
-          moveIntoRegister(R[Done.ResultDst], Result);
-        ++PC;
         continue;
       }
-      case Opcode::Goto:
-        PC += I[1];
-        continue;
       case Opcode::If: {
         const VMJITAny &C = R[I[1]].raw();
         if (C.type_index != kVMJITInt && C.type_index != kVMJITBool)
@@ -502,12 +548,39 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
                                         "a bool, not {}",
                                         valueTypeName(C))));
         }
-        PC += C.v_int64 != 0 ? 1 : I[2];
+        const int64_t Jump = C.v_int64 != 0 ? 1 : I[2];
+        PC += Jump;
+        if (Jump <= 0) {
+          int Osr = backEdge(F, R, PC, FrameIdx, RetVal);
+          if (Osr < 0)
+            return fail(takeRaisedError());
+          if (Osr > 0)
+            break;
+        }
         continue;
       }
+      default:
+        // The verifier admits only the four opcodes.
+        __builtin_unreachable();
       }
-      // The verifier admits only the four opcodes.
-      __builtin_unreachable();
+
+      // Return from the current frame with RetVal.
+      const Frame Done = *F;
+      VM.Regs->pop(Done.Regs, static_cast<size_t>(Done.NumRegs));
+      VM.Frames.pop_back();
+      if (Done.Boundary) {
+        *Out = Any::fromRawOwned(RetVal);
+        return 0;
+      }
+      F = &VM.Frames[--FrameIdx];
+      Off = Offsets + Exe.function(F->Func).StartInstr;
+      R = F->Regs;
+      PC = F->PC;
+      if (Done.ResultDst == kVoidRegister)
+        detail::releaseValue(RetVal);
+      else
+        moveIntoRegister(R[Done.ResultDst], RetVal);
+      ++PC;
     }
   } catch (const Error &E) {
     F = &VM.Frames[FrameIdx];
@@ -521,6 +594,116 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
   }
 }
 
+bool VirtualMachine::Interpreter::tierUp(int64_t Func, uint64_t Count) {
+  if (VM.Tier->nativeCode(Func))
+    return VM.adoptNativeCode(Func);
+  int64_t T = VM.Tier->threshold();
+  if (T > 0 && Count == static_cast<uint64_t>(T))
+    VM.Tier->requestCompile(VM, Func);
+  return false;
+}
+
+int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
+                                          size_t FrameIdx, VMJITAny &RetVal) {
+  const int64_t Func = F->Func;
+  uint64_t Count = ++VM.BackEdges[static_cast<size_t>(Func)];
+  if (!VM.Tier || VM.observingCalls())
+    return 0;
+  NativeFn Code = VM.Tier->nativeCode(Func);
+  if (!Code) {
+    int64_t T = VM.Tier->threshold();
+    if (T > 0 && Count == static_cast<uint64_t>(T))
+      VM.Tier->requestCompile(VM, Func);
+    return 0;
+  }
+  // On-stack replacement: the frame continues in native code at PC, on
+  // the same register file; later calls get the native entry too.
+  VM.adoptNativeCode(Func);
+  ++VM.OSREntries[static_cast<size_t>(Func)];
+  detail::setNone(RetVal);
+  NativeContext Ctx{&VM, reinterpret_cast<Any *>(&RetVal), -1};
+  F->PC = PC;
+  int Rc = Code(&Ctx, R, Consts, VM.Pool.get(), PC);
+  F = &VM.Frames[FrameIdx];
+  if (Rc != 0) {
+    F->PC = Ctx.ErrorPC;
+    return -1;
+  }
+  return 1;
+}
+
+int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
+                             int32_t NumArgs, VMJITAny *Result) noexcept {
+  auto *F = static_cast<NativeFunctionObj *>(Self);
+  VirtualMachine *VM = F->VM;
+  if (!VM) {
+    VMJITErrorSetRaisedFromCStr(
+        "RuntimeError",
+        fmt::format("function '{}' belongs to a VM that was destroyed",
+                    F->name())
+            .c_str());
+    return -1;
+  }
+  const AnyView *A = reinterpret_cast<const AnyView *>(Args);
+  Any *Out = reinterpret_cast<Any *>(Result);
+  // Instruments and the profiler see every call only on the interpreter.
+  if (VM->observingCalls())
+    return VM->runFunction(F->Func, A, NumArgs, Out);
+  const FunctionInfo &Fn = VM->Exe->function(F->Func);
+  if (NumArgs != Fn.NumParams) {
+    VMJITErrorSetRaisedFromCStr(
+        "TypeError", fmt::format("{}: expected {} argument{} but got {}",
+                                 Fn.Name, Fn.NumParams,
+                                 Fn.NumParams == 1 ? "" : "s", NumArgs)
+                         .c_str());
+    return -1;
+  }
+  VirtualMachine::Interpreter In(*VM);
+  try {
+    In.pushFrame(F->Func, A, NumArgs, kVoidRegister, /*Boundary=*/true);
+  } catch (...) {
+    return detail::raiseCurrentException();
+  }
+  VirtualMachine::Frame &Fr = VM->Frames.back();
+  Any *Regs = Fr.Regs;
+  size_t NumRegs = static_cast<size_t>(Fr.NumRegs);
+  NativeContext Ctx{VM, Out, -1};
+  int Rc = F->Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
+  VM->Regs->pop(Regs, NumRegs);
+  VM->Frames.pop_back();
+  if (Rc != 0) {
+    Error E = takeRaisedError();
+    try {
+      E.addFrame(VM->frameLine(F->Func, Ctx.ErrorPC));
+    } catch (...) {
+    }
+    setRaisedError(E);
+    return -1;
+  }
+  return 0;
+}
+
+void VirtualMachine::setTierController(std::shared_ptr<TierController> T) {
+  Tier = std::move(T);
+}
+
+bool VirtualMachine::adoptNativeCode(int64_t Func) {
+  size_t I = static_cast<size_t>(Func);
+  if (IsNative[I])
+    return true;
+  if (!Tier || Exe->function(Func).Kind != FunctionKind::Bytecode)
+    return false;
+  NativeFn Code = Tier->nativeCode(Func);
+  if (!Code)
+    return false;
+  replacePoolEntry(Func, Function(makeObject<NativeFunctionObj>(
+                             this, Func, Code, Exe->function(Func).Name)));
+  IsNative[I] = 1;
+  logger().debug("swapped native code into function '{}' after {} calls",
+                 Exe->function(Func).Name, CallCounts[I]);
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
@@ -528,9 +711,15 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
 int VirtualMachine::runFunction(int64_t Func, const AnyView *Args,
                                 int32_t NumArgs, Any *Result) noexcept {
   const FunctionInfo &F = Exe->function(Func);
-  FunctionObj *Entry = poolEntry(Func);
-  if (Entry != Stateful->InterpEntries[static_cast<size_t>(Func)])
-    return Entry->safeCall(Args, NumArgs, Result); // swapped by the JIT
+  Interpreter In(*this);
+  FunctionObj *Interp = Stateful->InterpEntries[static_cast<size_t>(Func)];
+  if (!observingCalls()) {
+    if (poolEntry(Func) == Interp && Tier)
+      In.tierUp(Func, CallCounts[static_cast<size_t>(Func)] + 1);
+    FunctionObj *Entry = poolEntry(Func);
+    if (Entry != Interp)
+      return Entry->safeCall(Args, NumArgs, Result); // swapped by the JIT
+  }
   if (NumArgs != F.NumParams) {
     VMJITErrorSetRaisedFromCStr(
         "TypeError", fmt::format("{}: expected {} argument{} but got {}",
@@ -539,7 +728,6 @@ int VirtualMachine::runFunction(int64_t Func, const AnyView *Args,
                          .c_str());
     return -1;
   }
-  Interpreter In(*this);
   try {
     In.pushFrame(Func, Args, NumArgs, kVoidRegister, /*Boundary=*/true);
   } catch (...) {

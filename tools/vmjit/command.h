@@ -29,6 +29,7 @@ void addAsmCommand(CLI::App &App, Runner &Run);
 void addDisCommand(CLI::App &App, Runner &Run);
 void addStatsCommand(CLI::App &App, Runner &Run);
 void addRunCommand(CLI::App &App, Runner &Run);
+void addIrCommand(CLI::App &App, Runner &Run);
 
 /// Prints `E` as "vmjit: <message>" on stderr and returns the exit status
 /// its kind calls for (2 for input errors, 1 otherwise).

@@ -17,6 +17,11 @@
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/tier_manager.h"
+#endif
+
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -33,39 +38,76 @@ struct RunOptions {
   std::string Mode = "tiered";
   std::vector<std::string> Libs;
   int64_t TierThreshold = 0; // 0: not given
+  int OptLevel = -1;         // -1: the engine's default
+  std::string CacheDir;
+  bool Perf = false;
+  bool Gdb = false;
   int64_t Repeat = 1;
   bool Json = false;
   std::string Output;
   bool Stats = false;
 };
 
-/// Where the JIT would come in. This build runs every mode on the
-/// interpreter; `compiled` is refused.
-const char *kNoJitNote = "the JIT is not available in this build: functions "
-                         "run on the interpreter";
+#ifdef VMJIT_HAVE_JIT
+const char *kJitNote = "JIT: LLVM ORC";
+#else
+const char *kJitNote = "the JIT is not available in this build: functions "
+                       "run on the interpreter";
+#endif
 
 ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
                           double WallMs) {
   ordered_json S;
   S["mode"] = O.Mode;
-  S["jit"] = kNoJitNote;
+  S["jit"] = kJitNote;
   S["repeat"] = O.Repeat;
   S["wall_ms"] = WallMs;
   ordered_json Fns = ordered_json::array();
   const vm::Executable &Exe = VM.executable();
+#ifdef VMJIT_HAVE_JIT
+  jit::TierManager *TM = jit::tierManagerOf(VM);
+  if (TM)
+    S["tier_threshold"] = TM->threshold();
+  int64_t Compiles = 0, CacheHits = 0;
+#endif
   for (size_t I = 0; I < Exe.functions().size(); ++I) {
     const vm::FunctionInfo &F = Exe.functions()[I];
-    uint64_t Calls = VM.callCount(static_cast<int64_t>(I));
+    int64_t K = static_cast<int64_t>(I);
+    uint64_t Calls = VM.callCount(K);
     if (F.Kind != vm::FunctionKind::Bytecode && Calls == 0)
       continue;
     ordered_json E;
     E["name"] = F.Name;
     E["kind"] = std::string(vm::functionKindName(F.Kind));
     E["calls"] = Calls;
-    E["tier"] = F.Kind == vm::FunctionKind::Bytecode ? "interpreter" : "native";
-    E["compile_ms"] = 0.0;
+    if (F.Kind != vm::FunctionKind::Bytecode) {
+      E["tier"] = "native";
+      Fns.push_back(std::move(E));
+      continue;
+    }
+    E["tier"] = VM.isNative(K) || VM.osrCount(K) ? "native" : "interpreter";
+    E["backward_jumps"] = VM.backEdgeCount(K);
+    E["osr_entries"] = VM.osrCount(K);
+    double CompileMs = 0;
+#ifdef VMJIT_HAVE_JIT
+    if (TM) {
+      jit::FunctionJITStats JS = TM->stats(K);
+      CompileMs = JS.CompileMs;
+      E["compiled"] = JS.Compiled;
+      E["cache_hit"] = JS.CacheHit;
+      if (JS.Failed)
+        E["compile_failed"] = true;
+      Compiles += JS.Compiled && !JS.CacheHit;
+      CacheHits += JS.Compiled && JS.CacheHit;
+    }
+#endif
+    E["compile_ms"] = CompileMs;
     Fns.push_back(std::move(E));
   }
+#ifdef VMJIT_HAVE_JIT
+  S["compiles"] = Compiles;
+  S["cache_hits"] = CacheHits;
+#endif
   S["functions"] = std::move(Fns);
   return S;
 }
@@ -73,15 +115,18 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
 void printStatsText(const ordered_json &S) {
   fmt::print(stderr, "mode: {} ({})\n", S["mode"].get<std::string>(),
              S["jit"].get<std::string>());
-  fmt::print(stderr, "calls: {} in {:.3f} ms\n", S["repeat"].get<int64_t>(),
+  fmt::print(stderr, "calls: {} in {:.3f} ms", S["repeat"].get<int64_t>(),
              S["wall_ms"].get<double>());
-  fmt::print(stderr, "{:<28} {:<8} {:>12} {:<12} {:>11}\n", "function", "kind",
-             "calls", "tier", "compile ms");
+  if (S.contains("compiles"))
+    fmt::print(stderr, "; compiles: {}, object cache hits: {}",
+               S["compiles"].get<int64_t>(), S["cache_hits"].get<int64_t>());
+  fmt::print(stderr, "\n{:<28} {:<8} {:>12} {:<12} {:>11} {:>5}\n",
+             "function", "kind", "calls", "tier", "compile ms", "osr");
   for (const auto &F : S["functions"])
-    fmt::print(stderr, "{:<28} {:<8} {:>12} {:<12} {:>11.3f}\n",
+    fmt::print(stderr, "{:<28} {:<8} {:>12} {:<12} {:>11.3f} {:>5}\n",
                F["name"].get<std::string>(), F["kind"].get<std::string>(),
                F["calls"].get<uint64_t>(), F["tier"].get<std::string>(),
-               F["compile_ms"].get<double>());
+               F.value("compile_ms", 0.0), F.value("osr_entries", uint64_t(0)));
 }
 
 ordered_json errorJson(const Error &E) {
@@ -109,10 +154,12 @@ int run(const RunOptions &O) {
                              O.Mode));
     if (O.Repeat < 1)
       throwError("UsageError", "--repeat must be at least 1");
+#ifndef VMJIT_HAVE_JIT
     if (O.Mode == "compiled")
       throwError("UsageError", "--mode compiled needs the JIT, which is not "
                                "available in this build (use --mode bytecode "
                                "or tiered)");
+#endif
     for (size_t I = 0; I < O.Args.size(); ++I)
       Args.push_back(parseRunArgument(O.Args[I], I + 1));
     auto Exe = vm::loadProgram(O.Program);
@@ -120,6 +167,19 @@ int run(const RunOptions &O) {
     for (const std::string &L : O.Libs)
       Opts.Libraries.push_back(KernelLibrary::load(L));
     VM = vm::VirtualMachine::create(Exe, std::move(Opts));
+#ifdef VMJIT_HAVE_JIT
+    jit::JITOptions JO;
+    JO.Mode = O.Mode == "bytecode"   ? vm::ExecMode::Bytecode
+              : O.Mode == "compiled" ? vm::ExecMode::Compiled
+                                     : vm::ExecMode::Tiered;
+    JO.Threshold = O.TierThreshold;
+    if (O.OptLevel >= 0)
+      JO.OptLevel = O.OptLevel;
+    JO.CacheDir = O.CacheDir;
+    JO.PerfSupport = O.Perf;
+    JO.DebuggerSupport = O.Gdb;
+    jit::enableJIT(*VM, JO);
+#endif
     // A missing function or a wrong argument count is a usage error.
     const vm::FunctionInfo &F = Exe->function(VM->functionIndex(O.Func));
     if (F.Kind == vm::FunctionKind::Bytecode &&
@@ -152,7 +212,8 @@ int run(const RunOptions &O) {
       auto T = Result.as<Tensor>();
       if (!T)
         throwError("UsageError",
-                   fmt::format("--output {}: the result is a {}, not a tensor",
+                   fmt::format("--output {}: the result is not a tensor but "
+                               "a value of type {}",
                                O.Output, Result.typeName()));
       vm::writeNpy(*T, O.Output);
     } catch (const Error &E) {
@@ -178,6 +239,21 @@ int run(const RunOptions &O) {
   return kExitOk;
 }
 
+/// Checks a count option: "--repeat: must be a positive integer, not '0'"
+/// (CLI::PositiveNumber would print the range up to DBL_MAX).
+CLI::Validator positiveCount() {
+  return CLI::Validator(
+      [](std::string &S) -> std::string {
+        int64_t V = 0;
+        const char *E = S.data() + S.size();
+        auto [P, Ec] = std::from_chars(S.data(), E, V);
+        if (Ec != std::errc() || P != E || V < 1)
+          return fmt::format("must be a positive integer, not '{}'", S);
+        return {};
+      },
+      "POSITIVE");
+}
+
 } // namespace
 
 void addRunCommand(CLI::App &App, Runner &Run) {
@@ -196,14 +272,21 @@ void addRunCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("--tier-threshold", O->TierThreshold,
                   "calls or backward jumps before a function is compiled "
                   "(also VMJIT_TIER_THRESHOLD)")
-      ->check(CLI::PositiveNumber);
+      ->check(positiveCount());
   Cmd->add_option("--repeat", O->Repeat,
                   "call the function N times, report the last result")
-      ->check(CLI::PositiveNumber);
+      ->check(positiveCount());
   Cmd->add_flag("--json", O->Json, "print exactly one JSON object");
   Cmd->add_option("--output", O->Output, "also save a tensor result as .npy");
   Cmd->add_flag("--stats", O->Stats,
                 "per function: calls, tier, compile time");
+  Cmd->add_option("--opt-level", O->OptLevel,
+                  "LLVM optimization level of JIT code, 0-3")
+      ->check(CLI::Range(0, 3));
+  Cmd->add_option("--cache-dir", O->CacheDir,
+                  "on-disk object cache for JIT code (also VMJIT_CACHE_DIR)");
+  Cmd->add_flag("--perf", O->Perf, "register JIT code with perf");
+  Cmd->add_flag("--gdb", O->Gdb, "register JIT code with GDB");
   // Options may follow the arguments; a negative number is an argument.
   Cmd->allow_extras(false);
   Cmd->positionals_at_end(false);

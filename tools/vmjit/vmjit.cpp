@@ -30,8 +30,12 @@ std::string versionText() {
        "\n";
 #endif
   // The execution modes this build has (tests read this line).
-  S += "  modes: bytecode, tiered (the JIT tier is not built yet: tiered runs "
-       "the interpreter only)";
+#ifdef VMJIT_HAVE_JIT
+  S += "  modes: bytecode, compiled, tiered";
+#else
+  S += "  modes: bytecode, tiered (built without the JIT: tiered runs the "
+       "interpreter only)";
+#endif
   return S;
 }
 
@@ -50,6 +54,7 @@ int main(int Argc, char **Argv) {
   vmjit::tool::addDisCommand(App, Run);
   vmjit::tool::addStatsCommand(App, Run);
   vmjit::tool::addRunCommand(App, Run);
+  vmjit::tool::addIrCommand(App, Run);
   try {
     App.parse(Argc, Argv);
   } catch (const CLI::ParseError &E) {

@@ -28,7 +28,10 @@ class StorageObj : public Object {
 public:
   static int32_t typeIndex();
   void *data() const noexcept { return Data; }
+  /// The bytes the program asked for (tensors must fit in these).
   size_t size() const noexcept { return Size; }
+  /// The bytes actually reserved (a multiple of 64, at least Size).
+  size_t capacity() const noexcept { return Capacity; }
   DLDevice device() const noexcept { return Device; }
 
   /// Memory returns through this when the storage dies.
@@ -36,13 +39,14 @@ public:
     virtual ~Releaser() = default;
     virtual void release(void *Data, size_t Size) noexcept = 0;
   };
-  StorageObj(void *Data, size_t Size, DLDevice Device,
+  StorageObj(void *Data, size_t Size, size_t Capacity, DLDevice Device,
              std::shared_ptr<Releaser> Owner);
   ~StorageObj();
 
 private:
   void *Data;
   size_t Size;
+  size_t Capacity;
   DLDevice Device;
   std::shared_ptr<Releaser> Owner;
 };

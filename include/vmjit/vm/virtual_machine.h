@@ -25,6 +25,7 @@
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/allocator.h"
 #include "vmjit/vm/executable.h"
+#include "vmjit/vm/native_code.h"
 
 #include <array>
 #include <atomic>
@@ -38,7 +39,6 @@
 namespace vmjit::vm {
 
 class VirtualMachine;
-class TierManager;
 
 /// What an instrument callback is told about one Call instruction.
 struct CallEvent {
@@ -182,6 +182,32 @@ public:
   int runFunction(int64_t Func, const AnyView *Args, int32_t NumArgs,
                   Any *Result) noexcept;
 
+  // The JIT tier (see native_code.h).
+  /// Attaches the tier controller that supplies native code and hears
+  /// about hot functions (null: interpreter only).
+  void setTierController(std::shared_ptr<TierController> T);
+  TierController *tierController() const noexcept { return Tier.get(); }
+  /// Swaps the pool entry of bytecode function `Func` for its native code
+  /// (if the controller has it). Returns whether the function now runs
+  /// natively.
+  bool adoptNativeCode(int64_t Func);
+  bool isNative(int64_t Func) const noexcept {
+    return IsNative[static_cast<size_t>(Func)] != 0;
+  }
+  /// Backward jumps taken in `Func` by the interpreter, and how often a
+  /// running frame of it moved into native code (on-stack replacement).
+  uint64_t backEdgeCount(int64_t Func) const noexcept {
+    return BackEdges[static_cast<size_t>(Func)];
+  }
+  uint64_t osrCount(int64_t Func) const noexcept {
+    return OSREntries[static_cast<size_t>(Func)];
+  }
+  /// "in function 'F', instruction N (call 'G')": how errors name a frame.
+  std::string frameLine(int64_t Func, int64_t PC) const;
+  /// True while an instrument or the profiler is on: every bytecode
+  /// function then runs on the interpreter, which reports every call.
+  bool observingCalls() const noexcept { return Instrument || Profiling; }
+
 private:
   VirtualMachine(std::shared_ptr<const Executable> Exe, VMOptions Opts);
   struct Frame;
@@ -200,6 +226,11 @@ private:
   /// Owns every object ever placed in the pool.
   std::vector<Function> PoolOwners;
   std::vector<uint64_t> CallCounts;
+  std::vector<uint64_t> BackEdges;
+  std::vector<uint64_t> OSREntries;
+  std::vector<char> IsNative;
+  std::shared_ptr<TierController> Tier;
+  friend class NativeFunctionObj;
   std::unique_ptr<RegisterStack> Regs;
   std::vector<Frame> Frames;
   InstrumentFn Instrument;

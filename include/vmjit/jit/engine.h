@@ -1,0 +1,92 @@
+//===- vmjit/jit/engine.h - LLVM ORC engine for JIT units --------*- C++ -*-===//
+//
+// The code generator and linker behind the JIT tier: one ORC LLJIT
+// (JITLink on x86-64 ELF) per Engine; each compiled unit is one LLVM module
+// in its own JITDylib-level ResourceTracker, so it can be removed again.
+// Modules reference host functions only through external symbols that the
+// unit binds to absolute addresses at link time, so the object code does
+// not depend on where things live in this process: it can be cached on
+// disk and reused by a later run (the object cache).
+//
+// This header has no LLVM includes: LLVM types appear only as opaque
+// pointers, so tools and the VM can include it cheaply.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_JIT_ENGINE_H
+#define VMJIT_JIT_ENGINE_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+class LLVMContext;
+} // namespace llvm
+
+namespace vmjit::jit {
+
+struct EngineOptions {
+  /// LLVM optimization level for the IR pipeline and codegen: 0..3.
+  int OptLevel = 1;
+  /// Directory of the on-disk object cache; empty disables it.
+  std::string CacheDir;
+  /// Register JIT code with perf (perf map / jitdump) and with GDB.
+  bool PerfSupport = false;
+  bool DebuggerSupport = false;
+};
+
+/// What one compile did, for --stats and benchmarks.
+struct CompileStats {
+  double OptimizeMs = 0; ///< IR pipeline (0 on a cache hit)
+  double CodegenMs = 0;  ///< codegen + link (link only on a cache hit)
+  bool CacheHit = false;
+  size_t ObjectBytes = 0;
+};
+
+/// A compiled unit: the addresses of its requested symbols. Destroying it
+/// removes the code (its ResourceTracker) from the engine.
+class CompiledUnit {
+public:
+  virtual ~CompiledUnit() = default;
+  /// Address of a function defined by the unit's module.
+  virtual uint64_t address(const std::string &Symbol) const = 0;
+  virtual const CompileStats &stats() const = 0;
+};
+
+class Engine {
+public:
+  /// Creates an engine for the host. Returns nullptr and sets `Error` if
+  /// LLVM cannot target the host.
+  static std::unique_ptr<Engine> create(const EngineOptions &Opts,
+                                        std::string &Error);
+  virtual ~Engine() = default;
+
+  /// Optimizes (at the engine's level), compiles and links `M`, whose
+  /// external symbols are bound by `Absolute` (name -> address), and
+  /// returns the unit with the addresses of `Exports`. `CacheKey`
+  /// non-empty: look the object up in / store it into the object cache
+  /// under that key (the caller makes the key cover everything the code
+  /// depends on). Thread-safe. On failure returns nullptr and sets Error.
+  /// `M` must live in `Ctx`; the engine takes both.
+  virtual std::unique_ptr<CompiledUnit>
+  compile(std::unique_ptr<llvm::LLVMContext> Ctx,
+          std::unique_ptr<llvm::Module> M,
+          const std::map<std::string, uint64_t> &Absolute,
+          const std::vector<std::string> &Exports, const std::string &CacheKey,
+          std::string &Error) = 0;
+
+  /// Runs the engine's IR optimization pipeline on `M` in place (for
+  /// `vmjit ir --opt`).
+  virtual void optimize(llvm::Module &M) = 0;
+
+  virtual const EngineOptions &options() const = 0;
+};
+
+} // namespace vmjit::jit
+
+#endif // VMJIT_JIT_ENGINE_H

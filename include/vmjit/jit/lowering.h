@@ -1,0 +1,114 @@
+//===- vmjit/jit/lowering.h - Bytecode to LLVM IR -----------------*- C++ -*-===//
+//
+// Lowers verified bytecode functions to LLVM IR functions with the native
+// signature of vm/native_code.h, working on the interpreter's own register
+// file:
+//
+//   i32 @vmjit_f<K>(ptr %ctx, ptr %regs, ptr %consts, ptr %funcs,
+//                   i64 %entry_pc)
+//
+// Each Call fills one argument stack (an alloca of 16-byte views shared by
+// every call of the function) from registers (borrowed copies, no
+// reference counting), immediates and constants; calls the callee; checks
+// the return code (an unlikely branch to an error exit that records the
+// pc); and moves the owned result into the destination register, releasing
+// the old value only if it holds an object. Callees are bound as:
+//   - Pool: bytecode functions, through the VM's function pool (so later
+//     swaps are seen): load the entry, call its safe-call entry;
+//   - Direct ("cpacked"): packed functions whose entry is known when the
+//     code is made, called directly through external symbols bound to the
+//     entry and its object at link time;
+//   - Inline: vm.builtin.copy, read_if_cond, tuple_getitem and the scalar.*
+//     arithmetic and comparisons become IR with a type guard that falls
+//     back to the direct call (which raises the usual errors).
+// If/Goto become branches; the entry block switches on %entry_pc to the
+// function start or a loop header (on-stack replacement).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_JIT_LOWERING_H
+#define VMJIT_JIT_LOWERING_H
+
+#include "vmjit/vm/executable.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace vmjit::jit {
+
+/// Builtins the lowering can inline.
+enum class InlineBuiltin {
+  None,
+  Copy,
+  ReadIfCond,
+  TupleGetItem,
+  ScalarAdd,
+  ScalarSub,
+  ScalarMul,
+  ScalarDiv,
+  ScalarMod,
+  ScalarMin,
+  ScalarMax,
+  ScalarLt,
+  ScalarLe,
+  ScalarGt,
+  ScalarGe,
+  ScalarEq,
+  ScalarNe,
+  ScalarNeg,
+  ScalarNot,
+};
+
+/// The builtin a standard function name stands for, if it can be inlined.
+InlineBuiltin inlineBuiltinFor(std::string_view Name);
+
+/// How calls of one function-table entry are made.
+struct CalleeBinding {
+  enum Kind { Pool, Direct } How = Pool;
+  /// Direct: the safe-call entry and the `self` it is called with.
+  uint64_t Entry = 0;
+  uint64_t Self = 0;
+  /// Direct: also inline this builtin, falling back to the call.
+  InlineBuiltin Inline = InlineBuiltin::None;
+};
+
+struct LoweringOptions {
+  /// Inline builtins (off: every call is a call).
+  bool InlineBuiltins = true;
+};
+
+/// The result of lowering: the module, the external symbols it needs bound
+/// (name -> address) and the symbol of each lowered function.
+struct LoweredModule {
+  std::unique_ptr<llvm::LLVMContext> Context;
+  std::unique_ptr<llvm::Module> Module;
+  std::map<std::string, uint64_t> Absolute;
+  std::map<int64_t, std::string> Symbols;
+  /// A description of everything the code depends on besides the words
+  /// of the functions (callee names and bindings, embedded constants):
+  /// part of the object-cache key.
+  std::string KeyText;
+};
+
+/// Lowers bytecode functions `Funcs` of `Exe` into one module. `Callees`
+/// has one entry per function-table entry.
+LoweredModule lowerFunctions(const vm::Executable &Exe,
+                             std::span<const int64_t> Funcs,
+                             const std::vector<CalleeBinding> &Callees,
+                             const LoweringOptions &Opts = {});
+
+/// The textual IR of a module.
+std::string moduleText(const llvm::Module &M);
+
+} // namespace vmjit::jit
+
+#endif // VMJIT_JIT_LOWERING_H

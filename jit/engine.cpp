@@ -1,0 +1,751 @@
+//===- engine.cpp - LLVM ORC engine for JIT units -------------------------===//
+//
+// The ORC LLJIT behind vmjit::jit::Engine. Decisions:
+//
+// * One JITDylib per compiled unit ("vmjit.unit.N"). The unit's `Absolute`
+//   bindings are defined in its own JITDylib, so two units can bind the
+//   same external name to different addresses and define the same function
+//   names; destroying the unit removes the whole JITDylib (its default
+//   ResourceTracker with code and data). Each unit JITDylib links against
+//   itself first, then against "vmjit.runtime".
+// * Nothing of the process is implicitly visible: there is no process
+//   symbols JITDylib and no DynamicLibrarySearchGenerator. "vmjit.runtime"
+//   holds absolute symbols for the few functions LLVM's code generator may
+//   call on its own (mem* and bcmp, 128-bit division, powi, half-precision
+//   conversions, libm functions behind math intrinsics), with addresses
+//   taken here, so it works in a statically linked binary without
+//   -rdynamic.
+// * The engine compiles modules itself (new-PM pipeline, then codegen with
+//   a TargetMachine created per compile, so concurrent compiles share no
+//   LLVM state other than the ExecutionSession) and hands the object file
+//   to JITLink through the object layer: the same path for freshly
+//   compiled and cached objects. LLJIT's IR layers are not used.
+// * Object cache: see object_cache.h. The stored key is an engine
+//   fingerprint (cache format, LLVM version, triple, CPU, features,
+//   optimization level) followed by the caller's key; only objects that
+//   linked successfully are stored. A cached object that fails to link is
+//   recompiled from the module.
+// * Perf support: LLVM's PerfSupportPlugin (jitdump, for `perf inject
+//   --jit`) plus a perf map (/tmp/perf-<pid>.map) written by a small
+//   plugin here. JITLoaderPerf keeps process-global state, so only one live
+//   engine may enable it. Debugger support: the GDB JIT interface through
+//   DebugObjectManagerPlugin, like LLJIT's enableDebuggerSupport but bound
+//   to the registration function's address rather than found by dlsym.
+//   Either option is checked by linking a probe object at creation. LLVM
+//   19 cannot deregister code from GDB: a removed unit stays listed in the
+//   GDB JIT interface (stale symbols if its addresses are reused).
+// * Units keep the engine's state alive (shared_ptr), so destroying the
+//   Engine before its units is safe.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/jit/engine.h"
+
+#include "object_cache.h"
+#include "vmjit/jit/host_info.h"
+#include "vmjit/runtime/logging.h"
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/JITLink/JITLink.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/DebugObjectManagerPlugin.h"
+#include "llvm/ExecutionEngine/Orc/Debugging/PerfSupportPlugin.h"
+#include "llvm/ExecutionEngine/Orc/EPCDebugObjectRegistrar.h"
+#include "llvm/ExecutionEngine/Orc/EPCEHFrameRegistrar.h"
+#include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/JITLoaderGDB.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/JITLoaderPerf.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <strings.h>
+#include <unistd.h>
+
+// Functions from the compiler support library (libgcc / compiler-rt) that
+// LLVM's code generator calls for operations without instructions. Declared
+// only to take their addresses; the prototypes do not matter.
+extern "C" {
+void __udivti3();
+void __divti3();
+void __umodti3();
+void __modti3();
+void __powidf2();
+void __powisf2();
+void __extendhfsf2();
+void __truncsfhf2();
+void __truncdfhf2();
+}
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace vmjit::jit {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point Start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - Start)
+      .count();
+}
+
+Error makeError(const Twine &Message) {
+  return make_error<StringError>(Message, inconvertibleErrorCode());
+}
+
+template <typename Fn> uint64_t addressOf(Fn *F) {
+  return reinterpret_cast<uint64_t>(reinterpret_cast<void *>(F));
+}
+
+/// The functions LLVM may emit calls to without the module declaring them
+/// as bound externals: the allow-list of process symbols visible to units.
+std::vector<std::pair<const char *, uint64_t>> runtimeSymbols() {
+  using D1 = double (*)(double);
+  using D2 = double (*)(double, double);
+  using D3 = double (*)(double, double, double);
+  using F1 = float (*)(float);
+  using F2 = float (*)(float, float);
+  using F3 = float (*)(float, float, float);
+  using DI = double (*)(double, int);
+  using FI = float (*)(float, int);
+  return {
+      // Memory intrinsics and what memcmp() == 0 becomes.
+      {"memcpy", addressOf(&::memcpy)},
+      {"memmove", addressOf(&::memmove)},
+      {"memset", addressOf(&::memset)},
+      {"memcmp", addressOf(&::memcmp)},
+      {"bcmp", addressOf(&::bcmp)},
+      // i128 division and remainder, llvm.powi, f16 conversions.
+      {"__udivti3", addressOf(&__udivti3)},
+      {"__divti3", addressOf(&__divti3)},
+      {"__umodti3", addressOf(&__umodti3)},
+      {"__modti3", addressOf(&__modti3)},
+      {"__powidf2", addressOf(&__powidf2)},
+      {"__powisf2", addressOf(&__powisf2)},
+      {"__extendhfsf2", addressOf(&__extendhfsf2)},
+      {"__truncsfhf2", addressOf(&__truncsfhf2)},
+      {"__truncdfhf2", addressOf(&__truncdfhf2)},
+      // frem and the math intrinsics that lower to libm calls.
+      {"fmod", addressOf(static_cast<D2>(&::fmod))},
+      {"fmodf", addressOf(static_cast<F2>(&::fmodf))},
+      {"exp", addressOf(static_cast<D1>(&::exp))},
+      {"expf", addressOf(static_cast<F1>(&::expf))},
+      {"exp2", addressOf(static_cast<D1>(&::exp2))},
+      {"exp2f", addressOf(static_cast<F1>(&::exp2f))},
+      {"log", addressOf(static_cast<D1>(&::log))},
+      {"logf", addressOf(static_cast<F1>(&::logf))},
+      {"log2", addressOf(static_cast<D1>(&::log2))},
+      {"log2f", addressOf(static_cast<F1>(&::log2f))},
+      {"log10", addressOf(static_cast<D1>(&::log10))},
+      {"log10f", addressOf(static_cast<F1>(&::log10f))},
+      {"pow", addressOf(static_cast<D2>(&::pow))},
+      {"powf", addressOf(static_cast<F2>(&::powf))},
+      {"sin", addressOf(static_cast<D1>(&::sin))},
+      {"sinf", addressOf(static_cast<F1>(&::sinf))},
+      {"cos", addressOf(static_cast<D1>(&::cos))},
+      {"cosf", addressOf(static_cast<F1>(&::cosf))},
+      {"tan", addressOf(static_cast<D1>(&::tan))},
+      {"tanf", addressOf(static_cast<F1>(&::tanf))},
+      {"fma", addressOf(static_cast<D3>(&::fma))},
+      {"fmaf", addressOf(static_cast<F3>(&::fmaf))},
+      {"floor", addressOf(static_cast<D1>(&::floor))},
+      {"floorf", addressOf(static_cast<F1>(&::floorf))},
+      {"ceil", addressOf(static_cast<D1>(&::ceil))},
+      {"ceilf", addressOf(static_cast<F1>(&::ceilf))},
+      {"trunc", addressOf(static_cast<D1>(&::trunc))},
+      {"truncf", addressOf(static_cast<F1>(&::truncf))},
+      {"round", addressOf(static_cast<D1>(&::round))},
+      {"roundf", addressOf(static_cast<F1>(&::roundf))},
+      {"roundeven", addressOf(static_cast<D1>(&::roundeven))},
+      {"roundevenf", addressOf(static_cast<F1>(&::roundevenf))},
+      {"rint", addressOf(static_cast<D1>(&::rint))},
+      {"rintf", addressOf(static_cast<F1>(&::rintf))},
+      {"nearbyint", addressOf(static_cast<D1>(&::nearbyint))},
+      {"nearbyintf", addressOf(static_cast<F1>(&::nearbyintf))},
+      {"fmin", addressOf(static_cast<D2>(&::fmin))},
+      {"fminf", addressOf(static_cast<F2>(&::fminf))},
+      {"fmax", addressOf(static_cast<D2>(&::fmax))},
+      {"fmaxf", addressOf(static_cast<F2>(&::fmaxf))},
+      {"ldexp", addressOf(static_cast<DI>(&::ldexp))},
+      {"ldexpf", addressOf(static_cast<FI>(&::ldexpf))},
+  };
+}
+
+CodeGenOptLevel codeGenOptLevel(int Level) {
+  switch (Level) {
+  case 0:
+    return CodeGenOptLevel::None;
+  case 1:
+    return CodeGenOptLevel::Less;
+  case 2:
+    return CodeGenOptLevel::Default;
+  default:
+    return CodeGenOptLevel::Aggressive;
+  }
+}
+
+OptimizationLevel irOptLevel(int Level) {
+  switch (Level) {
+  case 1:
+    return OptimizationLevel::O1;
+  case 2:
+    return OptimizationLevel::O2;
+  default:
+    return OptimizationLevel::O3;
+  }
+}
+
+/// Where ORC session errors of the current thread's compile() go. The
+/// ExecutionSession dispatches in place (on the thread that looks symbols
+/// up), so the JITLink errors of a unit's link (e.g. "Symbols not found")
+/// are reported on the compiling thread; they are appended to its error
+/// message instead of going to the log.
+thread_local std::string *SessionErrorSink = nullptr;
+
+void reportSessionError(Error Err) {
+  std::string Message = toString(std::move(Err));
+  if (SessionErrorSink) {
+    if (!SessionErrorSink->empty())
+      *SessionErrorSink += "; ";
+    *SessionErrorSink += Message;
+    return;
+  }
+  logger().warn("JIT session error: {}", Message);
+}
+
+/// Writes /tmp/perf-<pid>.map entries ("start size name") for the
+/// functions of every linked object, the format `perf report` reads for
+/// JIT code without `perf inject`.
+class PerfMapPlugin final : public ObjectLinkingLayer::Plugin {
+public:
+  static Expected<std::unique_ptr<PerfMapPlugin>> create() {
+    std::string Path = "/tmp/perf-" + std::to_string(::getpid()) + ".map";
+    std::FILE *F = std::fopen(Path.c_str(), "a");
+    if (!F)
+      return makeError("cannot open " + Path + ": " + std::strerror(errno));
+    return std::unique_ptr<PerfMapPlugin>(new PerfMapPlugin(F));
+  }
+  ~PerfMapPlugin() override { std::fclose(File); }
+
+  void modifyPassConfig(MaterializationResponsibility &MR,
+                        jitlink::LinkGraph &G,
+                        jitlink::PassConfiguration &Config) override {
+    Config.PostFixupPasses.push_back([this](jitlink::LinkGraph &G) {
+      std::lock_guard<std::mutex> Lock(Mutex);
+      for (jitlink::Symbol *Sym : G.defined_symbols())
+        if (Sym->hasName() && Sym->isCallable())
+          std::fprintf(File, "%llx %llx %s\n",
+                       static_cast<unsigned long long>(
+                           Sym->getAddress().getValue()),
+                       static_cast<unsigned long long>(Sym->getSize()),
+                       Sym->getName().str().c_str());
+      std::fflush(File);
+      return Error::success();
+    });
+  }
+  Error notifyFailed(MaterializationResponsibility &MR) override {
+    return Error::success();
+  }
+  Error notifyRemovingResources(JITDylib &JD, ResourceKey K) override {
+    return Error::success();
+  }
+  void notifyTransferringResources(JITDylib &JD, ResourceKey DstKey,
+                                   ResourceKey SrcKey) override {}
+
+private:
+  explicit PerfMapPlugin(std::FILE *F) : File(F) {}
+  std::FILE *File;
+  std::mutex Mutex;
+};
+
+/// JITLoaderPerf has one process-wide dump file: one engine at a time.
+std::atomic<bool> PerfSupportInUse{false};
+
+/// The directory JITLoaderPerf will write the jitdump into; creating it
+/// up front turns the usual failure (no writable home) into an error
+/// here, because PerfSupportPlugin ignores a failed start and every later
+/// link would fail.
+Error checkJitDumpDirectory() {
+  SmallString<128> Path;
+  if (const char *Dir = std::getenv("JITDUMPDIR"))
+    Path = Dir;
+  else if (!sys::path::home_directory(Path))
+    Path = ".";
+  sys::path::append(Path, ".debug", "jit");
+  if (std::error_code EC = sys::fs::create_directories(Path))
+    return makeError("perf support: cannot create " + Path + ": " +
+                     EC.message());
+  if (std::error_code EC = sys::fs::access(Path, sys::fs::AccessMode::Write))
+    return makeError("perf support: cannot write to " + Path + ": " +
+                     EC.message());
+  return Error::success();
+}
+
+/// Everything units share with the engine; kept alive by both.
+struct EngineState {
+  EngineOptions Opts;
+  std::unique_ptr<LLJIT> J;
+  JITDylib *Runtime = nullptr;
+  /// Copied for every compile to create that compile's TargetMachine.
+  std::optional<JITTargetMachineBuilder> JTMB;
+  std::unique_ptr<ObjectCache> Cache;
+  /// Prefix of every stored cache key: what the object code depends on
+  /// besides the caller's key.
+  std::string Fingerprint;
+  std::atomic<uint64_t> NextUnit{0};
+  bool OwnsPerfSupport = false;
+
+  ~EngineState() {
+    J.reset(); // Ends the session: plugins (perf End) run first.
+    if (OwnsPerfSupport)
+      PerfSupportInUse.store(false);
+  }
+
+  Expected<std::unique_ptr<TargetMachine>> createTargetMachine() const {
+    JITTargetMachineBuilder Builder = *JTMB;
+    return Builder.createTargetMachine();
+  }
+
+  /// Gives `M` the engine's target triple and data layout.
+  void prepareModule(Module &M, const TargetMachine &TM) const {
+    M.setTargetTriple(TM.getTargetTriple().str());
+    M.setDataLayout(TM.createDataLayout());
+  }
+
+  /// The IR pipeline: buildPerModuleDefaultPipeline(O<level>); none at O0.
+  void runIRPipeline(Module &M, TargetMachine &TM) const {
+    if (Opts.OptLevel == 0)
+      return;
+    LoopAnalysisManager LAM;
+    FunctionAnalysisManager FAM;
+    CGSCCAnalysisManager CGAM;
+    ModuleAnalysisManager MAM;
+    // As clang and opt do: the vectorizers from O2 on.
+    PipelineTuningOptions Tuning;
+    Tuning.LoopVectorization = Opts.OptLevel >= 2;
+    Tuning.SLPVectorization = Opts.OptLevel >= 2;
+    PassBuilder PB(&TM, Tuning);
+    PB.registerModuleAnalyses(MAM);
+    PB.registerCGSCCAnalyses(CGAM);
+    PB.registerFunctionAnalyses(FAM);
+    PB.registerLoopAnalyses(LAM);
+    PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+    ModulePassManager MPM =
+        PB.buildPerModuleDefaultPipeline(irOptLevel(Opts.OptLevel));
+    MPM.run(M, MAM);
+  }
+
+  /// Codegen of `M` into an ELF relocatable object.
+  Expected<SmallVector<char, 0>> emitObject(Module &M,
+                                            TargetMachine &TM) const {
+    SmallVector<char, 0> Object;
+    raw_svector_ostream OS(Object);
+    legacy::PassManager PM;
+    if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::ObjectFile))
+      return makeError("the target cannot emit object files");
+    PM.run(M);
+    return Object;
+  }
+
+  /// Adds `Object` to a new unit JITDylib with `Absolute` bound in it,
+  /// links it (by looking the exports up) and returns the JITDylib and the
+  /// export addresses. On failure the JITDylib is removed again.
+  Expected<JITDylib *> link(std::unique_ptr<MemoryBuffer> Object,
+                            const SymbolMap &Absolute,
+                            const std::vector<std::string> &Exports,
+                            std::map<std::string, uint64_t> &Addresses) {
+    ExecutionSession &ES = J->getExecutionSession();
+    JITDylib &JD = ES.createBareJITDylib(
+        "vmjit.unit." + std::to_string(NextUnit.fetch_add(1)));
+    JD.setLinkOrder({{Runtime, JITDylibLookupFlags::MatchExportedSymbolsOnly}});
+
+    std::string SessionErrors;
+    std::string *SavedSink = SessionErrorSink;
+    SessionErrorSink = &SessionErrors;
+    Error Err = [&]() -> Error {
+      if (!Absolute.empty())
+        if (Error E = JD.define(absoluteSymbols(Absolute)))
+          return E;
+      if (Error E = J->getObjLinkingLayer().add(JD, std::move(Object)))
+        return E;
+      // Linking happens here, on the first lookup of the object's symbols
+      // (so with no exports, nothing is linked).
+      std::map<std::string, SymbolStringPtr> Wanted;
+      for (const std::string &Name : Exports)
+        Wanted.try_emplace(Name, J->mangleAndIntern(Name));
+      SymbolLookupSet Names;
+      for (const auto &[Name, Mangled] : Wanted)
+        Names.add(Mangled);
+      Expected<SymbolMap> Found = ES.lookup(
+          {{&JD, JITDylibLookupFlags::MatchAllSymbols}}, std::move(Names));
+      if (!Found)
+        return Found.takeError();
+      for (const auto &[Name, Mangled] : Wanted)
+        Addresses[Name] = Found->lookup(Mangled).getAddress().getValue();
+      return Error::success();
+    }();
+    SessionErrorSink = SavedSink;
+
+    if (!Err)
+      return &JD;
+    std::string Message = toString(std::move(Err));
+    if (!SessionErrors.empty())
+      Message += " (" + SessionErrors + ")";
+    if (Error E = ES.removeJITDylib(JD))
+      logger().warn("JIT: cannot remove a failed unit: {}",
+                    toString(std::move(E)));
+    return makeError(Message);
+  }
+};
+
+class Unit final : public CompiledUnit {
+public:
+  Unit(std::shared_ptr<EngineState> State, JITDylib &JD,
+       std::map<std::string, uint64_t> Addresses, CompileStats Stats)
+      : State(std::move(State)), JD(&JD), Addresses(std::move(Addresses)),
+        Stats(Stats) {}
+
+  ~Unit() override {
+    if (Error E = State->J->getExecutionSession().removeJITDylib(*JD))
+      logger().warn("JIT: cannot remove a unit: {}", toString(std::move(E)));
+  }
+
+  uint64_t address(const std::string &Symbol) const override {
+    auto It = Addresses.find(Symbol);
+    return It == Addresses.end() ? 0 : It->second;
+  }
+
+  const CompileStats &stats() const override { return Stats; }
+
+private:
+  std::shared_ptr<EngineState> State;
+  JITDylib *JD;
+  std::map<std::string, uint64_t> Addresses;
+  CompileStats Stats;
+};
+
+class EngineImpl final : public Engine {
+public:
+  static Expected<std::unique_ptr<Engine>> create(const EngineOptions &Opts);
+
+  std::unique_ptr<CompiledUnit>
+  compile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
+          const std::map<std::string, uint64_t> &Absolute,
+          const std::vector<std::string> &Exports, const std::string &CacheKey,
+          std::string &Error) override;
+
+  void optimize(Module &M) override;
+
+  const EngineOptions &options() const override { return State->Opts; }
+
+private:
+  explicit EngineImpl(std::shared_ptr<EngineState> State)
+      : State(std::move(State)) {}
+
+  Expected<std::unique_ptr<CompiledUnit>>
+  compileUnit(Module &M, const std::map<std::string, uint64_t> &Absolute,
+              const std::vector<std::string> &Exports,
+              const std::string &CacheKey);
+
+  /// Links a tiny object through every plugin, so that a broken perf or
+  /// debugger set-up fails Engine::create rather than every compile.
+  Error probe();
+
+  std::shared_ptr<EngineState> State;
+};
+
+Expected<std::unique_ptr<Engine>>
+EngineImpl::create(const EngineOptions &Opts) {
+  if (Opts.OptLevel < 0 || Opts.OptLevel > 3)
+    return makeError("JIT optimization level must be 0..3, not " +
+                     Twine(Opts.OptLevel));
+
+  static std::once_flag InitTarget;
+  std::call_once(InitTarget, [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+    InitializeNativeTargetAsmParser();
+  });
+
+  auto State = std::make_shared<EngineState>();
+  State->Opts = Opts;
+
+  auto JTMB = JITTargetMachineBuilder::detectHost();
+  if (!JTMB)
+    return JTMB.takeError();
+  // What LLJIT itself configures for JITLink: small code model, PIC (calls
+  // to externals go through JITLink-made stubs, data through its GOT).
+  JTMB->setCodeGenOptLevel(codeGenOptLevel(Opts.OptLevel));
+  JTMB->setRelocationModel(Reloc::PIC_);
+  JTMB->setCodeModel(CodeModel::Small);
+  if (!JTMB->getTargetTriple().isOSBinFormatELF() &&
+      (Opts.PerfSupport || Opts.DebuggerSupport))
+    return makeError("perf and debugger support need an ELF host");
+  State->JTMB = *JTMB;
+
+  // Perf support holds process-global state; claim it before building.
+  if (Opts.PerfSupport) {
+    if (PerfSupportInUse.exchange(true))
+      return makeError("perf support is already enabled by another JIT "
+                       "engine in this process");
+    State->OwnsPerfSupport = true;
+    if (Error E = checkJitDumpDirectory())
+      return E;
+  }
+
+  auto J =
+      LLJITBuilder()
+          .setJITTargetMachineBuilder(*JTMB)
+          // No "<Process Symbols>" JITDylib: units see only what is bound.
+          .setLinkProcessSymbolsByDefault(false)
+          // No ORC runtime and no generic IR platform (it would rewrite
+          // modules for static initializers, which units do not have).
+          .setPlatformSetUp(setUpInactivePlatform)
+          .setObjectLinkingLayerCreator(
+              [](ExecutionSession &ES,
+                 const Triple &) -> Expected<std::unique_ptr<ObjectLayer>> {
+                auto Layer = std::make_unique<ObjectLinkingLayer>(ES);
+                auto EHFrames = EPCEHFrameRegistrar::Create(ES);
+                if (!EHFrames)
+                  return EHFrames.takeError();
+                Layer->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(
+                    ES, std::move(*EHFrames)));
+                return Layer;
+              })
+          .create();
+  if (!J)
+    return J.takeError();
+  State->J = std::move(*J);
+  ExecutionSession &ES = State->J->getExecutionSession();
+  ES.setErrorReporter(reportSessionError);
+  auto &Linker = cast<ObjectLinkingLayer>(State->J->getObjLinkingLayer());
+
+  // The allow-list of process symbols.
+  SymbolMap RuntimeSyms;
+  for (const auto &[Name, Addr] : runtimeSymbols())
+    RuntimeSyms[State->J->mangleAndIntern(Name)] = {
+        ExecutorAddr(Addr), JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+  State->Runtime = &ES.createBareJITDylib("vmjit.runtime");
+  if (Error E = State->Runtime->define(absoluteSymbols(std::move(RuntimeSyms))))
+    return E;
+
+  if (Opts.PerfSupport) {
+    // PerfSupportPlugin finds JITLoaderPerf's entry points by lookup in a
+    // JITDylib; this one is private to the engine.
+    JITDylib &Support = ES.createBareJITDylib("vmjit.perf");
+    SymbolMap PerfSyms;
+    auto Flags = JITSymbolFlags::Exported | JITSymbolFlags::Callable;
+    PerfSyms[ES.intern("llvm_orc_registerJITLoaderPerfStart")] = {
+        ExecutorAddr::fromPtr(&llvm_orc_registerJITLoaderPerfStart), Flags};
+    PerfSyms[ES.intern("llvm_orc_registerJITLoaderPerfEnd")] = {
+        ExecutorAddr::fromPtr(&llvm_orc_registerJITLoaderPerfEnd), Flags};
+    PerfSyms[ES.intern("llvm_orc_registerJITLoaderPerfImpl")] = {
+        ExecutorAddr::fromPtr(&llvm_orc_registerJITLoaderPerfImpl), Flags};
+    if (Error E = Support.define(absoluteSymbols(std::move(PerfSyms))))
+      return E;
+    auto Perf = PerfSupportPlugin::Create(ES.getExecutorProcessControl(),
+                                          Support, /*EmitDebugInfo=*/true,
+                                          /*EmitUnwindInfo=*/true);
+    if (!Perf)
+      return Perf.takeError();
+    Linker.addPlugin(std::move(*Perf));
+    auto Map = PerfMapPlugin::create();
+    if (!Map)
+      return Map.takeError();
+    Linker.addPlugin(std::move(*Map));
+  }
+
+  if (Opts.DebuggerSupport) {
+    // What enableDebuggerSupport does for ELF, minus the dlsym of the
+    // registration function (not exported from a static binary).
+    auto Registrar = std::make_unique<EPCDebugObjectRegistrar>(
+        ES, ExecutorAddr::fromPtr(&llvm_orc_registerJITLoaderGDBWrapper));
+    Linker.addPlugin(std::make_unique<DebugObjectManagerPlugin>(
+        ES, std::move(Registrar), /*RequireDebugSections=*/false,
+        /*AutoRegisterCode=*/true));
+  }
+
+  const HostInfo &Host = hostInfo();
+  State->Fingerprint = "vmjit object cache 1\nllvm " LLVM_VERSION_STRING
+                       "\ntriple " +
+                       JTMB->getTargetTriple().str() + "\ncpu " + Host.CPU +
+                       "\nfeatures " + Host.Features + "\nopt " +
+                       std::to_string(Opts.OptLevel) + "\nkey\n";
+  if (!Opts.CacheDir.empty())
+    State->Cache = std::make_unique<ObjectCache>(Opts.CacheDir);
+
+  std::unique_ptr<EngineImpl> Engine(new EngineImpl(std::move(State)));
+  if (Opts.PerfSupport || Opts.DebuggerSupport)
+    if (Error E = Engine->probe())
+      return E;
+  return std::unique_ptr<vmjit::jit::Engine>(std::move(Engine));
+}
+
+Error EngineImpl::probe() {
+  LLVMContext Ctx;
+  Module M("vmjit.probe", Ctx);
+  Function *F = Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
+                                 Function::ExternalLinkage, "vmjit.probe", M);
+  ReturnInst::Create(Ctx, BasicBlock::Create(Ctx, "entry", F));
+  auto TM = State->createTargetMachine();
+  if (!TM)
+    return TM.takeError();
+  State->prepareModule(M, **TM);
+  auto Object = State->emitObject(M, **TM);
+  if (!Object)
+    return Object.takeError();
+  // The probe's JITDylib stays until the session ends: its code is never
+  // unmapped, so no perf map entry or GDB registration (which LLVM 19
+  // cannot take back) ever describes memory that later holds other code.
+  std::map<std::string, uint64_t> Addresses;
+  auto JD = State->link(MemoryBuffer::getMemBufferCopy(
+                            StringRef(Object->data(), Object->size()),
+                            "vmjit.probe"),
+                        {}, {"vmjit.probe"}, Addresses);
+  if (!JD)
+    return makeError("JIT engine self-test failed: " +
+                     toString(JD.takeError()));
+  return Error::success();
+}
+
+Expected<std::unique_ptr<CompiledUnit>>
+EngineImpl::compileUnit(Module &M,
+                        const std::map<std::string, uint64_t> &Absolute,
+                        const std::vector<std::string> &Exports,
+                        const std::string &CacheKey) {
+  // The bindings: functions the module declares are Callable, everything
+  // else (data, names the module does not mention) plain Exported.
+  SymbolMap Bindings;
+  for (const auto &[Name, Addr] : Absolute) {
+    JITSymbolFlags Flags = JITSymbolFlags::Exported;
+    if (!isa_and_nonnull<GlobalVariable>(M.getNamedValue(Name)))
+      Flags |= JITSymbolFlags::Callable;
+    Bindings[State->J->mangleAndIntern(Name)] = {ExecutorAddr(Addr), Flags};
+  }
+  std::string UnitName = M.getModuleIdentifier();
+
+  const bool UseCache = State->Cache && !CacheKey.empty();
+  std::string FullKey;
+  if (UseCache) {
+    FullKey = State->Fingerprint + CacheKey;
+    if (std::optional<std::string> Cached = State->Cache->load(FullKey)) {
+      CompileStats Stats;
+      Stats.CacheHit = true;
+      Stats.ObjectBytes = Cached->size();
+      auto Start = Clock::now();
+      std::map<std::string, uint64_t> Addresses;
+      auto JD = State->link(MemoryBuffer::getMemBufferCopy(
+                                *Cached, State->Cache->pathFor(FullKey)),
+                            Bindings, Exports, Addresses);
+      Stats.CodegenMs = msSince(Start);
+      if (JD)
+        return std::make_unique<Unit>(State, **JD, std::move(Addresses),
+                                      Stats);
+      logger().warn("JIT: cached object for {} does not link ({}); "
+                    "recompiling",
+                    UnitName, toString(JD.takeError()));
+    }
+  }
+
+  std::string VerifierMessages;
+  raw_string_ostream VerifierOS(VerifierMessages);
+  if (verifyModule(M, &VerifierOS))
+    return makeError("invalid module " + UnitName + ": " +
+                     StringRef(VerifierMessages).rtrim());
+
+  auto TM = State->createTargetMachine();
+  if (!TM)
+    return TM.takeError();
+  State->prepareModule(M, **TM);
+
+  CompileStats Stats;
+  auto Start = Clock::now();
+  State->runIRPipeline(M, **TM);
+  Stats.OptimizeMs = msSince(Start);
+
+  Start = Clock::now();
+  auto Object = State->emitObject(M, **TM);
+  if (!Object)
+    return Object.takeError();
+  Stats.ObjectBytes = Object->size();
+  std::map<std::string, uint64_t> Addresses;
+  auto JD = State->link(
+      MemoryBuffer::getMemBufferCopy(StringRef(Object->data(), Object->size()),
+                                     UnitName),
+      Bindings, Exports, Addresses);
+  Stats.CodegenMs = msSince(Start);
+  if (!JD)
+    return JD.takeError();
+  if (UseCache)
+    State->Cache->store(FullKey,
+                        std::string_view(Object->data(), Object->size()));
+  return std::make_unique<Unit>(State, **JD, std::move(Addresses), Stats);
+}
+
+std::unique_ptr<CompiledUnit>
+EngineImpl::compile(std::unique_ptr<LLVMContext> Ctx,
+                    std::unique_ptr<Module> M,
+                    const std::map<std::string, uint64_t> &Absolute,
+                    const std::vector<std::string> &Exports,
+                    const std::string &CacheKey, std::string &Error) {
+  if (!Ctx || !M) {
+    Error = "JIT compile: no module";
+    return nullptr;
+  }
+  if (&M->getContext() != Ctx.get()) {
+    Error = "JIT compile: the module does not live in the given context";
+    return nullptr;
+  }
+  auto Unit = compileUnit(*M, Absolute, Exports, CacheKey);
+  M.reset(); // Before its context.
+  Ctx.reset();
+  if (!Unit) {
+    Error = toString(Unit.takeError());
+    logger().debug("JIT compile failed: {}", Error);
+    return nullptr;
+  }
+  return std::move(*Unit);
+}
+
+void EngineImpl::optimize(Module &M) {
+  auto TM = State->createTargetMachine();
+  if (!TM) {
+    logger().warn("JIT: cannot optimize: {}", toString(TM.takeError()));
+    return;
+  }
+  State->prepareModule(M, **TM);
+  State->runIRPipeline(M, **TM);
+}
+
+} // namespace
+
+std::unique_ptr<Engine> Engine::create(const EngineOptions &Opts,
+                                       std::string &Error) {
+  auto E = EngineImpl::create(Opts);
+  if (!E) {
+    Error = toString(E.takeError());
+    return nullptr;
+  }
+  return std::move(*E);
+}
+
+} // namespace vmjit::jit

@@ -1,0 +1,697 @@
+//===- lowering.cpp - Bytecode to LLVM IR ----------------------------------===//
+//
+// See include/vmjit/jit/lowering.h for the shape of the generated code.
+// Values are handled as their two 8-byte words (type word, payload word),
+// the same way the interpreter copies them: no 16-byte vector copies, which
+// would stall on store forwarding right after a callee wrote a result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/jit/lowering.h"
+#include "vmjit/runtime/c_api.h"
+#include "vmjit/vm/bytecode.h"
+
+#include "llvm/IR/BasicBlock.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <set>
+
+using namespace llvm;
+
+namespace vmjit::jit {
+
+InlineBuiltin inlineBuiltinFor(std::string_view Name) {
+  static const std::pair<std::string_view, InlineBuiltin> Table[] = {
+      {"vm.builtin.copy", InlineBuiltin::Copy},
+      {"vm.builtin.read_if_cond", InlineBuiltin::ReadIfCond},
+      {"vm.builtin.tuple_getitem", InlineBuiltin::TupleGetItem},
+      {"scalar.add", InlineBuiltin::ScalarAdd},
+      {"scalar.sub", InlineBuiltin::ScalarSub},
+      {"scalar.mul", InlineBuiltin::ScalarMul},
+      {"scalar.div", InlineBuiltin::ScalarDiv},
+      {"scalar.mod", InlineBuiltin::ScalarMod},
+      {"scalar.min", InlineBuiltin::ScalarMin},
+      {"scalar.max", InlineBuiltin::ScalarMax},
+      {"scalar.lt", InlineBuiltin::ScalarLt},
+      {"scalar.le", InlineBuiltin::ScalarLe},
+      {"scalar.gt", InlineBuiltin::ScalarGt},
+      {"scalar.ge", InlineBuiltin::ScalarGe},
+      {"scalar.eq", InlineBuiltin::ScalarEq},
+      {"scalar.ne", InlineBuiltin::ScalarNe},
+      {"scalar.neg", InlineBuiltin::ScalarNeg},
+      {"scalar.not", InlineBuiltin::ScalarNot},
+  };
+  for (const auto &[N, B] : Table)
+    if (N == Name)
+      return B;
+  return InlineBuiltin::None;
+}
+
+namespace {
+
+using vm::Arg;
+using vm::ArgKind;
+using vm::InstrView;
+using vm::Opcode;
+
+/// The two words of a value, as SSA values.
+struct Val {
+  Value *W0; // type index in the low 32 bits (and the small-string length)
+  Value *W1; // payload
+};
+
+constexpr int64_t kOffsetResult = 8;  // NativeContext::Result
+constexpr int64_t kOffsetErrorPC = 16; // NativeContext::ErrorPC
+constexpr int64_t kOffsetFuncCell = 24; // FunctionObj: safe_call
+constexpr int64_t kOffsetArrayData = 24; // ArrayObj: Any* data
+constexpr int64_t kOffsetArraySize = 32; // ArrayObj: int64 size
+
+class FunctionLowering {
+public:
+  FunctionLowering(Module &M, const vm::Executable &Exe, int64_t FuncIndex,
+                   const std::vector<CalleeBinding> &Callees,
+                   const LoweringOptions &Opts, std::string &KeyText)
+      : M(M), C(M.getContext()), B(C), Exe(Exe), FuncIndex(FuncIndex),
+        F(Exe.function(FuncIndex)), Callees(Callees), Opts(Opts),
+        KeyText(KeyText) {
+    I64 = Type::getInt64Ty(C);
+    I32 = Type::getInt32Ty(C);
+    Ptr = PointerType::getUnqual(C);
+    SafeCallTy = FunctionType::get(I32, {Ptr, Ptr, I32, Ptr}, false);
+    MDBuilder MDB(C);
+    Unlikely = MDB.createBranchWeights(1, 1 << 20);
+    Likely = MDB.createBranchWeights(1 << 20, 1);
+  }
+
+  Function *lower(const std::string &Symbol);
+
+private:
+  // Addresses.
+  Value *bytePtr(Value *Base, int64_t Offset) {
+    if (Offset == 0)
+      return Base;
+    return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, Offset);
+  }
+  Value *bytePtr(Value *Base, Value *Offset) {
+    return B.CreateInBoundsGEP(B.getInt8Ty(), Base, Offset);
+  }
+  Value *regPtr(int64_t R) { return bytePtr(Regs, 16 * R); }
+
+  Val load(Value *P) {
+    return {B.CreateAlignedLoad(I64, P, Align(8)),
+            B.CreateAlignedLoad(I64, bytePtr(P, 8), Align(8))};
+  }
+  void store(Value *P, Val V) {
+    B.CreateAlignedStore(V.W0, P, Align(8));
+    B.CreateAlignedStore(V.W1, bytePtr(P, 8), Align(8));
+  }
+  Value *typeOf(Val V) { return B.CreateTrunc(V.W0, I32); }
+  Val constVal(int32_t Type, uint64_t Payload) {
+    return {B.getInt64(static_cast<uint32_t>(Type)), B.getInt64(Payload)};
+  }
+
+  // Reference counting of values held in the two words.
+  Value *isObject(Val V) {
+    return B.CreateICmpSGE(typeOf(V), B.getInt32(kVMJITStaticObjectBegin));
+  }
+  void incRefIfObject(Val V);
+  void releaseIfObject(Val V);
+  /// Moves an owned value into register `Dst`, releasing the old value.
+  void moveInto(int64_t Dst, Val New);
+
+  // Arguments.
+  Val evalArg(Arg A);
+  bool embeddable(int64_t ConstIdx) const;
+
+  // Instructions.
+  void lowerCall(int64_t PC, InstrView I);
+  /// The call itself: args to the stack, call, check, move the result.
+  void emitCallPath(int64_t PC, InstrView I);
+  bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
+  void lowerRet(InstrView I);
+  void lowerIf(int64_t PC, InstrView I);
+
+  void branchToError(Value *Failed, int64_t PC, BasicBlock *Cont);
+  BasicBlock *next(int64_t PC) { return Blocks[static_cast<size_t>(PC + 1)]; }
+
+  Module &M;
+  LLVMContext &C;
+  IRBuilder<> B;
+  const vm::Executable &Exe;
+  int64_t FuncIndex;
+  const vm::FunctionInfo &F;
+  const std::vector<CalleeBinding> &Callees;
+  const LoweringOptions &Opts;
+  std::string &KeyText;
+
+  Type *I64, *I32;
+  PointerType *Ptr;
+  FunctionType *SafeCallTy;
+  MDNode *Unlikely, *Likely;
+
+  Function *Fn = nullptr;
+  Value *Ctx, *Regs, *Consts, *Funcs, *EntryPC;
+  Value *ArgStack = nullptr, *ResSlot = nullptr;
+  std::vector<BasicBlock *> Blocks;
+  BasicBlock *ErrBB = nullptr;
+  PHINode *ErrPC = nullptr;
+};
+
+void FunctionLowering::incRefIfObject(Val V) {
+  BasicBlock *Inc = BasicBlock::Create(C, "incref", Fn);
+  BasicBlock *Done = BasicBlock::Create(C, "incref.done", Fn);
+  B.CreateCondBr(isObject(V), Inc, Done);
+  B.SetInsertPoint(Inc);
+  B.CreateAtomicRMW(AtomicRMWInst::Add, B.CreateIntToPtr(V.W1, Ptr),
+                    B.getInt64(1), MaybeAlign(8), AtomicOrdering::Monotonic);
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
+}
+
+void FunctionLowering::releaseIfObject(Val V) {
+  BasicBlock *Dec = BasicBlock::Create(C, "release", Fn);
+  BasicBlock *Last = BasicBlock::Create(C, "release.last", Fn);
+  BasicBlock *Done = BasicBlock::Create(C, "release.done", Fn);
+  B.CreateCondBr(isObject(V), Dec, Done);
+  B.SetInsertPoint(Dec);
+  Value *Obj = B.CreateIntToPtr(V.W1, Ptr);
+  Value *Old = B.CreateAtomicRMW(AtomicRMWInst::Sub, Obj, B.getInt64(1),
+                                 MaybeAlign(8), AtomicOrdering::Release);
+  Value *WasLast = B.CreateICmpEQ(B.CreateTrunc(Old, I32), B.getInt32(1));
+  B.CreateCondBr(WasLast, Last, Done, Unlikely);
+  B.SetInsertPoint(Last);
+  FunctionCallee Destroy = M.getOrInsertFunction(
+      "vmjit_jit_destroy", FunctionType::get(B.getVoidTy(), {Ptr, I64}, false));
+  B.CreateCall(Destroy, {Obj, Old});
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
+}
+
+void FunctionLowering::moveInto(int64_t Dst, Val New) {
+  Value *P = regPtr(Dst);
+  Val Old = load(P);
+  store(P, New);
+  releaseIfObject(Old);
+}
+
+bool FunctionLowering::embeddable(int64_t ConstIdx) const {
+  int32_t T = Exe.constants()[static_cast<size_t>(ConstIdx)].typeIndex();
+  return T == kVMJITInt || T == kVMJITBool || T == kVMJITFloat ||
+         T == kVMJITNone;
+}
+
+Val FunctionLowering::evalArg(Arg A) {
+  int64_t V = A.value();
+  switch (A.kind()) {
+  case ArgKind::Register:
+    if (V == vm::kVMRegister)
+      return {B.getInt64(kVMJITOpaquePtr),
+              B.CreatePtrToInt(B.CreateAlignedLoad(Ptr, Ctx, Align(8)), I64)};
+    return load(regPtr(V));
+  case ArgKind::Immediate:
+    return constVal(kVMJITInt, static_cast<uint64_t>(V));
+  case ArgKind::ConstIdx: {
+    if (embeddable(V)) {
+      // Scalars are part of the code (and of its cache key).
+      const VMJITAny &R = Exe.constants()[static_cast<size_t>(V)].raw();
+      uint64_t W0, W1;
+      std::memcpy(&W0, &R, 8);
+      std::memcpy(&W1, reinterpret_cast<const char *>(&R) + 8, 8);
+      KeyText += fmt::format("k{}={:x}.{:x};", V, W0, W1);
+      return {B.getInt64(W0), B.getInt64(W1)};
+    }
+    return load(bytePtr(Consts, 16 * V));
+  }
+  case ArgKind::FuncIdx: {
+    Value *Entry = B.CreateAlignedLoad(Ptr, bytePtr(Funcs, 8 * V), Align(8));
+    return {B.getInt64(kVMJITFunction), B.CreatePtrToInt(Entry, I64)};
+  }
+  }
+  return constVal(kVMJITNone, 0);
+}
+
+void FunctionLowering::branchToError(Value *Failed, int64_t PC,
+                                     BasicBlock *Cont) {
+  BasicBlock *Here = B.GetInsertBlock();
+  B.CreateCondBr(Failed, ErrBB, Cont, Unlikely);
+  ErrPC->addIncoming(B.getInt64(PC), Here);
+}
+
+void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
+  const int64_t Callee = I.callFunc();
+  const int64_t N = I.callNumArgs();
+  for (int64_t K = 0; K < N; ++K)
+    store(bytePtr(ArgStack, 16 * K), evalArg(I.callArg(K)));
+  store(ResSlot, constVal(kVMJITNone, 0));
+  const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
+  Value *Rc;
+  if (Bind.How == CalleeBinding::Direct) {
+    std::string Name = fmt::format("__vmjit_callee_{}", Callee);
+    std::string SelfName = fmt::format("__vmjit_self_{}", Callee);
+    FunctionCallee Target = M.getOrInsertFunction(Name, SafeCallTy);
+    GlobalVariable *Self = M.getGlobalVariable(SelfName);
+    if (!Self)
+      Self = new GlobalVariable(M, B.getInt8Ty(), /*isConstant=*/true,
+                                GlobalValue::ExternalLinkage, nullptr,
+                                SelfName);
+    Rc = B.CreateCall(Target, {Self, ArgStack, B.getInt32(N), ResSlot});
+  } else {
+    Value *Obj = B.CreateAlignedLoad(Ptr, bytePtr(Funcs, 8 * Callee), Align(8));
+    Value *Entry =
+        B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
+    Rc = B.CreateCall(SafeCallTy, Entry,
+                      {Obj, ArgStack, B.getInt32(N), ResSlot});
+  }
+  BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
+  branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
+  B.SetInsertPoint(Ok);
+  Val Result = load(ResSlot);
+  if (I.callDst() == vm::kVoidRegister)
+    releaseIfObject(Result);
+  else
+    moveInto(I.callDst(), Result);
+}
+
+void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
+  const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
+  if (Opts.InlineBuiltins && Bind.How == CalleeBinding::Direct &&
+      Bind.Inline != InlineBuiltin::None && emitInline(PC, I, Bind.Inline)) {
+    B.CreateBr(next(PC));
+    return;
+  }
+  emitCallPath(PC, I);
+  B.CreateBr(next(PC));
+}
+
+bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
+  const int64_t N = I.callNumArgs();
+  const vm::RegName Dst = I.callDst();
+  // A call with an unexpected argument count stays a call (which raises
+  // the arity error); nothing may be emitted before this check.
+  const int64_t Arity = What == InlineBuiltin::Copy ||
+                                What == InlineBuiltin::ReadIfCond ||
+                                What == InlineBuiltin::ScalarNeg ||
+                                What == InlineBuiltin::ScalarNot
+                            ? 1
+                            : 2;
+  if (N != Arity)
+    return false;
+  auto Want = [&](int64_t Args) { return N == Args; };
+  KeyText += fmt::format("inline{}@{};", static_cast<int>(What), PC);
+
+  if (What == InlineBuiltin::Copy) {
+    if (!Want(1))
+      return false;
+    if (Dst == vm::kVoidRegister)
+      return true;
+    Val X = evalArg(I.callArg(0));
+    incRefIfObject(X);
+    moveInto(Dst, X);
+    return true;
+  }
+
+  // Everything else: a guarded fast path, and the call as the fallback.
+  BasicBlock *Fast = BasicBlock::Create(C, fmt::format("i{}.fast", PC), Fn);
+  BasicBlock *Slow = BasicBlock::Create(C, fmt::format("i{}.slow", PC), Fn);
+  BasicBlock *Join = BasicBlock::Create(C, fmt::format("i{}.join", PC), Fn);
+
+  auto IntLike = [&](Value *T) {
+    return B.CreateOr(B.CreateICmpEQ(T, B.getInt32(kVMJITInt)),
+                      B.CreateICmpEQ(T, B.getInt32(kVMJITBool)));
+  };
+  // An int's value; a bool reads as 0 or 1.
+  auto IntOf = [&](Val V) {
+    Value *IsBool = B.CreateICmpEQ(typeOf(V), B.getInt32(kVMJITBool));
+    return B.CreateSelect(IsBool,
+                          B.CreateZExt(B.CreateICmpNE(V.W1, B.getInt64(0)), I64),
+                          V.W1);
+  };
+  auto BoolVal = [&](Value *Bit) {
+    return Val{B.getInt64(kVMJITBool), B.CreateZExt(Bit, I64)};
+  };
+  // The fast path's result goes to Dst (if any), then to Join.
+  auto Finish = [&](Val R) {
+    if (Dst != vm::kVoidRegister)
+      moveInto(Dst, R);
+    B.CreateBr(Join);
+  };
+
+  switch (What) {
+  case InlineBuiltin::ReadIfCond: {
+    if (!Want(1))
+      return false;
+    Val X = evalArg(I.callArg(0));
+    B.CreateCondBr(IntLike(typeOf(X)), Fast, Slow, Likely);
+    B.SetInsertPoint(Fast);
+    Finish(BoolVal(B.CreateICmpNE(X.W1, B.getInt64(0))));
+    break;
+  }
+  case InlineBuiltin::TupleGetItem: {
+    if (!Want(2))
+      return false;
+    Val T = evalArg(I.callArg(0)), Ix = evalArg(I.callArg(1));
+    BasicBlock *Bounds = BasicBlock::Create(C, fmt::format("i{}.bounds", PC), Fn);
+    Value *Types =
+        B.CreateAnd(B.CreateICmpEQ(typeOf(T), B.getInt32(kVMJITArray)),
+                    B.CreateICmpEQ(typeOf(Ix), B.getInt32(kVMJITInt)));
+    B.CreateCondBr(Types, Bounds, Slow, Likely);
+    B.SetInsertPoint(Bounds);
+    Value *Obj = B.CreateIntToPtr(T.W1, Ptr);
+    Value *Size =
+        B.CreateAlignedLoad(I64, bytePtr(Obj, kOffsetArraySize), Align(8));
+    // Unsigned compare: a negative index is out of range too.
+    B.CreateCondBr(B.CreateICmpULT(Ix.W1, Size), Fast, Slow, Likely);
+    B.SetInsertPoint(Fast);
+    Value *Data =
+        B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetArrayData), Align(8));
+    Val E = load(bytePtr(Data, B.CreateMul(Ix.W1, B.getInt64(16))));
+    incRefIfObject(E);
+    Finish(E);
+    break;
+  }
+  case InlineBuiltin::ScalarNeg:
+  case InlineBuiltin::ScalarNot: {
+    if (!Want(1))
+      return false;
+    Val X = evalArg(I.callArg(0));
+    Value *T = typeOf(X);
+    if (What == InlineBuiltin::ScalarNot) {
+      B.CreateCondBr(IntLike(T), Fast, Slow, Likely);
+      B.SetInsertPoint(Fast);
+      Finish(BoolVal(B.CreateICmpEQ(IntOf(X), B.getInt64(0))));
+      break;
+    }
+    BasicBlock *FloatBB = BasicBlock::Create(C, fmt::format("i{}.f", PC), Fn);
+    BasicBlock *NotInt = BasicBlock::Create(C, fmt::format("i{}.ni", PC), Fn);
+    B.CreateCondBr(IntLike(T), Fast, NotInt, Likely);
+    B.SetInsertPoint(NotInt);
+    B.CreateCondBr(B.CreateICmpEQ(T, B.getInt32(kVMJITFloat)), FloatBB, Slow);
+    B.SetInsertPoint(Fast);
+    Finish({B.getInt64(kVMJITInt), B.CreateSub(B.getInt64(0), IntOf(X))});
+    B.SetInsertPoint(FloatBB);
+    Value *D = B.CreateBitCast(X.W1, B.getDoubleTy());
+    Finish({B.getInt64(kVMJITFloat),
+            B.CreateBitCast(B.CreateFNeg(D), I64)});
+    break;
+  }
+  default: {
+    // Binary scalar operations.
+    if (!Want(2))
+      return false;
+    Val A = evalArg(I.callArg(0)), Bv = evalArg(I.callArg(1));
+    Value *TA = typeOf(A), *TB = typeOf(Bv);
+    BasicBlock *FloatBB = BasicBlock::Create(C, fmt::format("i{}.f", PC), Fn);
+    BasicBlock *NotInt = BasicBlock::Create(C, fmt::format("i{}.ni", PC), Fn);
+    B.CreateCondBr(B.CreateAnd(IntLike(TA), IntLike(TB)), Fast, NotInt,
+                   Likely);
+    B.SetInsertPoint(NotInt);
+    auto Numeric = [&](Value *T) {
+      return B.CreateOr(IntLike(T), B.CreateICmpEQ(T, B.getInt32(kVMJITFloat)));
+    };
+    B.CreateCondBr(B.CreateAnd(Numeric(TA), Numeric(TB)), FloatBB, Slow);
+
+    // int64 (bool counts as int).
+    B.SetInsertPoint(Fast);
+    Value *X = IntOf(A), *Y = IntOf(Bv);
+    switch (What) {
+    case InlineBuiltin::ScalarAdd:
+      Finish({B.getInt64(kVMJITInt), B.CreateAdd(X, Y)});
+      break;
+    case InlineBuiltin::ScalarSub:
+      Finish({B.getInt64(kVMJITInt), B.CreateSub(X, Y)});
+      break;
+    case InlineBuiltin::ScalarMul:
+      Finish({B.getInt64(kVMJITInt), B.CreateMul(X, Y)});
+      break;
+    case InlineBuiltin::ScalarDiv:
+    case InlineBuiltin::ScalarMod: {
+      // Division by zero and INT64_MIN / -1 take the call, which raises.
+      Value *Bad = B.CreateOr(
+          B.CreateICmpEQ(Y, B.getInt64(0)),
+          B.CreateAnd(B.CreateICmpEQ(Y, B.getInt64(-1)),
+                      B.CreateICmpEQ(X, B.getInt64(INT64_MIN))));
+      BasicBlock *Do = BasicBlock::Create(C, fmt::format("i{}.div", PC), Fn);
+      B.CreateCondBr(Bad, Slow, Do, Unlikely);
+      B.SetInsertPoint(Do);
+      Finish({B.getInt64(kVMJITInt), What == InlineBuiltin::ScalarDiv
+                                          ? B.CreateSDiv(X, Y)
+                                          : B.CreateSRem(X, Y)});
+      break;
+    }
+    case InlineBuiltin::ScalarMin:
+      Finish({B.getInt64(kVMJITInt),
+              B.CreateSelect(B.CreateICmpSLT(Y, X), Y, X)});
+      break;
+    case InlineBuiltin::ScalarMax:
+      Finish({B.getInt64(kVMJITInt),
+              B.CreateSelect(B.CreateICmpSGT(Y, X), Y, X)});
+      break;
+    case InlineBuiltin::ScalarLt:
+      Finish(BoolVal(B.CreateICmpSLT(X, Y)));
+      break;
+    case InlineBuiltin::ScalarLe:
+      Finish(BoolVal(B.CreateICmpSLE(X, Y)));
+      break;
+    case InlineBuiltin::ScalarGt:
+      Finish(BoolVal(B.CreateICmpSGT(X, Y)));
+      break;
+    case InlineBuiltin::ScalarGe:
+      Finish(BoolVal(B.CreateICmpSGE(X, Y)));
+      break;
+    case InlineBuiltin::ScalarEq:
+      Finish(BoolVal(B.CreateICmpEQ(X, Y)));
+      break;
+    case InlineBuiltin::ScalarNe:
+      Finish(BoolVal(B.CreateICmpNE(X, Y)));
+      break;
+    default:
+      return false;
+    }
+
+    // float64 when either is a float.
+    B.SetInsertPoint(FloatBB);
+    auto ToDouble = [&](Val V) {
+      Value *IsFloat = B.CreateICmpEQ(typeOf(V), B.getInt32(kVMJITFloat));
+      return B.CreateSelect(IsFloat, B.CreateBitCast(V.W1, B.getDoubleTy()),
+                            B.CreateSIToFP(IntOf(V), B.getDoubleTy()));
+    };
+    Value *FX = ToDouble(A), *FY = ToDouble(Bv);
+    auto FloatRes = [&](Value *D) {
+      Finish({B.getInt64(kVMJITFloat), B.CreateBitCast(D, I64)});
+    };
+    switch (What) {
+    case InlineBuiltin::ScalarAdd:
+      FloatRes(B.CreateFAdd(FX, FY));
+      break;
+    case InlineBuiltin::ScalarSub:
+      FloatRes(B.CreateFSub(FX, FY));
+      break;
+    case InlineBuiltin::ScalarMul:
+      FloatRes(B.CreateFMul(FX, FY));
+      break;
+    case InlineBuiltin::ScalarDiv:
+      FloatRes(B.CreateFDiv(FX, FY));
+      break;
+    case InlineBuiltin::ScalarMod:
+      FloatRes(B.CreateFRem(FX, FY)); // fmod
+      break;
+    case InlineBuiltin::ScalarMin:
+      FloatRes(B.CreateSelect(B.CreateFCmpOLT(FY, FX), FY, FX));
+      break;
+    case InlineBuiltin::ScalarMax:
+      FloatRes(B.CreateSelect(B.CreateFCmpOGT(FY, FX), FY, FX));
+      break;
+    case InlineBuiltin::ScalarLt:
+      Finish(BoolVal(B.CreateFCmpOLT(FX, FY)));
+      break;
+    case InlineBuiltin::ScalarLe:
+      Finish(BoolVal(B.CreateFCmpOLE(FX, FY)));
+      break;
+    case InlineBuiltin::ScalarGt:
+      Finish(BoolVal(B.CreateFCmpOGT(FX, FY)));
+      break;
+    case InlineBuiltin::ScalarGe:
+      Finish(BoolVal(B.CreateFCmpOGE(FX, FY)));
+      break;
+    case InlineBuiltin::ScalarEq:
+      Finish(BoolVal(B.CreateFCmpOEQ(FX, FY)));
+      break;
+    case InlineBuiltin::ScalarNe:
+      Finish(BoolVal(B.CreateFCmpUNE(FX, FY)));
+      break;
+    default:
+      return false;
+    }
+    break;
+  }
+  }
+
+  // The fallback: the real call (it raises the proper error for bad
+  // operand types, division by zero, an index out of range).
+  B.SetInsertPoint(Slow);
+  emitCallPath(PC, I);
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  return true;
+}
+
+void FunctionLowering::lowerRet(InstrView I) {
+  Value *P = regPtr(I.retReg());
+  Val V = load(P);
+  B.CreateAlignedStore(B.getInt64(kVMJITNone), P, Align(8));
+  Value *Out = B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetResult), Align(8));
+  store(Out, V);
+  B.CreateRet(B.getInt32(0));
+}
+
+void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
+  Value *P = regPtr(I.ifCond());
+  Val V = load(P);
+  Value *T = typeOf(V);
+  Value *Ok = B.CreateOr(B.CreateICmpEQ(T, B.getInt32(kVMJITInt)),
+                         B.CreateICmpEQ(T, B.getInt32(kVMJITBool)));
+  BasicBlock *Test = BasicBlock::Create(C, fmt::format("i{}.test", PC), Fn);
+  BasicBlock *Bad = BasicBlock::Create(C, fmt::format("i{}.bad", PC), Fn);
+  B.CreateCondBr(Ok, Test, Bad, Likely);
+  B.SetInsertPoint(Bad);
+  FunctionCallee IfError = M.getOrInsertFunction(
+      "vmjit_jit_if_error", FunctionType::get(I32, {Ptr}, false));
+  B.CreateCall(IfError, {P});
+  B.CreateBr(ErrBB);
+  ErrPC->addIncoming(B.getInt64(PC), Bad);
+  B.SetInsertPoint(Test);
+  B.CreateCondBr(B.CreateICmpNE(V.W1, B.getInt64(0)), next(PC),
+                 Blocks[static_cast<size_t>(PC + I.ifFalseOffset())]);
+}
+
+Function *FunctionLowering::lower(const std::string &Symbol) {
+  FunctionType *FT = FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false);
+  Fn = Function::Create(FT, GlobalValue::ExternalLinkage, Symbol, M);
+  Fn->addFnAttr(Attribute::NoUnwind);
+  Fn->addFnAttr("frame-pointer", "all"); // perf and gdb see JIT frames
+  auto AI = Fn->arg_begin();
+  Ctx = &*AI++;
+  Regs = &*AI++;
+  Consts = &*AI++;
+  Funcs = &*AI++;
+  EntryPC = &*AI;
+  Ctx->setName("ctx");
+  Regs->setName("regs");
+  Consts->setName("consts");
+  Funcs->setName("funcs");
+  EntryPC->setName("entry_pc");
+  for (unsigned K = 0; K < 4; ++K)
+    Fn->addParamAttr(K, Attribute::NoAlias);
+
+  const int64_t N = F.numInstrs();
+  BasicBlock *Entry = BasicBlock::Create(C, "entry", Fn);
+  Blocks.resize(static_cast<size_t>(N) + 1, nullptr);
+  for (int64_t PC = 0; PC < N; ++PC)
+    Blocks[static_cast<size_t>(PC)] =
+        BasicBlock::Create(C, fmt::format("i{}", PC), Fn);
+  ErrBB = BasicBlock::Create(C, "error", Fn);
+
+  // The argument stack: one alloca shared by every call.
+  int64_t MaxArgs = 1;
+  std::set<int64_t> LoopHeads;
+  for (int64_t PC = 0; PC < N; ++PC) {
+    InstrView I = Exe.instr(F.StartInstr + PC);
+    if (I.opcode() == Opcode::Call)
+      MaxArgs = std::max(MaxArgs, I.callNumArgs());
+    else if (I.opcode() == Opcode::Goto && I.gotoOffset() <= 0)
+      LoopHeads.insert(PC + I.gotoOffset());
+    else if (I.opcode() == Opcode::If && I.ifFalseOffset() <= 0)
+      LoopHeads.insert(PC + I.ifFalseOffset());
+  }
+  B.SetInsertPoint(Entry);
+  ArgStack = B.CreateAlloca(ArrayType::get(B.getInt8Ty(), 16 * MaxArgs),
+                            nullptr, "args");
+  cast<AllocaInst>(ArgStack)->setAlignment(Align(16));
+  ResSlot = B.CreateAlloca(ArrayType::get(B.getInt8Ty(), 16), nullptr, "res");
+  cast<AllocaInst>(ResSlot)->setAlignment(Align(16));
+  // On-stack replacement enters at a loop header; a call enters at 0.
+  SwitchInst *Sw = B.CreateSwitch(EntryPC, Blocks[0],
+                                  static_cast<unsigned>(LoopHeads.size()));
+  for (int64_t H : LoopHeads)
+    if (H != 0)
+      Sw->addCase(B.getInt64(H), Blocks[static_cast<size_t>(H)]);
+
+  B.SetInsertPoint(ErrBB);
+  ErrPC = B.CreatePHI(I64, 4, "error_pc");
+  B.CreateAlignedStore(ErrPC, bytePtr(Ctx, kOffsetErrorPC), Align(8));
+  B.CreateRet(B.getInt32(-1));
+
+  for (int64_t PC = 0; PC < N; ++PC) {
+    InstrView I = Exe.instr(F.StartInstr + PC);
+    B.SetInsertPoint(Blocks[static_cast<size_t>(PC)]);
+    switch (I.opcode()) {
+    case Opcode::Call:
+      lowerCall(PC, I);
+      break;
+    case Opcode::Ret:
+      lowerRet(I);
+      break;
+    case Opcode::Goto:
+      B.CreateBr(Blocks[static_cast<size_t>(PC + I.gotoOffset())]);
+      break;
+    case Opcode::If:
+      lowerIf(PC, I);
+      break;
+    }
+  }
+  // The verifier guarantees the last instruction is ret or goto, so the
+  // block after it is never reached.
+  Blocks[static_cast<size_t>(N)] = nullptr;
+  if (ErrPC->getNumIncomingValues() == 0) {
+    ErrPC->eraseFromParent();
+    ErrBB->eraseFromParent();
+  }
+  return Fn;
+}
+
+} // namespace
+
+LoweredModule lowerFunctions(const vm::Executable &Exe,
+                             std::span<const int64_t> Funcs,
+                             const std::vector<CalleeBinding> &Callees,
+                             const LoweringOptions &Opts) {
+  LoweredModule Out;
+  Out.Context = std::make_unique<LLVMContext>();
+  Out.Module = std::make_unique<Module>("vmjit", *Out.Context);
+  for (int64_t K : Funcs) {
+    std::string Symbol = fmt::format("vmjit_f{}", K);
+    Out.KeyText += fmt::format("F{};", K);
+    FunctionLowering(*Out.Module, Exe, K, Callees, Opts, Out.KeyText)
+        .lower(Symbol);
+    Out.Symbols[K] = Symbol;
+  }
+  // Bind the externals the module uses.
+  for (size_t K = 0; K < Callees.size(); ++K) {
+    std::string Name = fmt::format("__vmjit_callee_{}", K);
+    if (!Out.Module->getFunction(Name))
+      continue;
+    Out.Absolute[Name] = Callees[K].Entry;
+    Out.Absolute[fmt::format("__vmjit_self_{}", K)] = Callees[K].Self;
+    Out.KeyText += fmt::format("c{}={}:{};", K, Exe.function(K).Name,
+                               static_cast<int>(Callees[K].Inline));
+  }
+  return Out;
+}
+
+std::string moduleText(const Module &M) {
+  std::string S;
+  raw_string_ostream OS(S);
+  M.print(OS, nullptr);
+  return S;
+}
+
+} // namespace vmjit::jit

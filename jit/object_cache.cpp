@@ -1,0 +1,206 @@
+//===- object_cache.cpp - On-disk cache of JIT object files ----------------===//
+//
+// See object_cache.h for the file layout. Plain POSIX I/O and xxHash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "object_cache.h"
+
+#include "vmjit/runtime/logging.h"
+
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace vmjit::jit {
+
+namespace {
+
+constexpr char Magic[8] = {'V', 'M', 'J', 'I', 'T', 'O', 'C', '1'};
+constexpr size_t TrailerSize = 32;
+/// Anything bigger is not one of ours (a JIT unit is kilobytes).
+constexpr uint64_t MaxFileSize = uint64_t(1) << 30;
+
+void putU64(char *P, uint64_t V) {
+  for (int I = 0; I < 8; ++I)
+    P[I] = static_cast<char>((V >> (8 * I)) & 0xff);
+}
+
+uint64_t getU64(const char *P) {
+  uint64_t V = 0;
+  for (int I = 0; I < 8; ++I)
+    V |= uint64_t(static_cast<unsigned char>(P[I])) << (8 * I);
+  return V;
+}
+
+std::string errnoText(int Err) { return std::strerror(Err); }
+
+/// Writes all of `Data` to `FD`; returns 0 or an errno value.
+int writeAll(int FD, const char *Data, size_t Size) {
+  while (Size > 0) {
+    ssize_t N = ::write(FD, Data, Size);
+    if (N < 0) {
+      if (errno == EINTR)
+        continue;
+      return errno;
+    }
+    Data += N;
+    Size -= static_cast<size_t>(N);
+  }
+  return 0;
+}
+
+/// Reads the whole file at `Path`; returns 0 or an errno value (EFBIG for
+/// an implausibly large file).
+int readAll(const std::string &Path, std::string &Out) {
+  int FD = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (FD < 0)
+    return errno;
+  struct stat St;
+  if (::fstat(FD, &St) != 0) {
+    int Err = errno;
+    ::close(FD);
+    return Err;
+  }
+  if (St.st_size < 0 || static_cast<uint64_t>(St.st_size) > MaxFileSize) {
+    ::close(FD);
+    return EFBIG;
+  }
+  Out.resize(static_cast<size_t>(St.st_size));
+  size_t Done = 0;
+  while (Done < Out.size()) {
+    ssize_t N = ::read(FD, Out.data() + Done, Out.size() - Done);
+    if (N < 0) {
+      if (errno == EINTR)
+        continue;
+      int Err = errno;
+      ::close(FD);
+      return Err;
+    }
+    if (N == 0)
+      break; // Shrunk under us: the checks below reject it.
+    Done += static_cast<size_t>(N);
+  }
+  Out.resize(Done);
+  ::close(FD);
+  return 0;
+}
+
+} // namespace
+
+ObjectCache::ObjectCache(std::string Dir) : Dir(std::move(Dir)) {}
+
+std::string ObjectCache::pathFor(std::string_view Key) const {
+  XXH128_hash_t H = XXH3_128bits(Key.data(), Key.size());
+  char Hex[33];
+  std::snprintf(Hex, sizeof(Hex), "%016llx%016llx",
+                static_cast<unsigned long long>(H.high64),
+                static_cast<unsigned long long>(H.low64));
+  return Dir + "/" + Hex + ".o";
+}
+
+void ObjectCache::warn(const std::string &Message) const {
+  if (!Warned.exchange(true))
+    logger().warn("JIT object cache: {} (continuing without it)", Message);
+  else
+    logger().debug("JIT object cache: {}", Message);
+}
+
+std::optional<std::string> ObjectCache::load(std::string_view Key) const {
+  std::string Path = pathFor(Key);
+  std::string Data;
+  if (int Err = readAll(Path, Data)) {
+    if (Err != ENOENT)
+      warn("cannot read " + Path + ": " + errnoText(Err));
+    return std::nullopt;
+  }
+  if (Data.size() < TrailerSize ||
+      std::memcmp(Data.data() + Data.size() - 8, Magic, 8) != 0) {
+    logger().warn("JIT object cache: ignoring damaged file {}", Path);
+    return std::nullopt;
+  }
+  const char *T = Data.data() + Data.size() - TrailerSize;
+  uint64_t ObjSize = getU64(T), KeySize = getU64(T + 8);
+  uint64_t Sum = getU64(T + 16);
+  uint64_t Payload = Data.size() - TrailerSize;
+  if (ObjSize > Payload || KeySize != Payload - ObjSize ||
+      XXH3_64bits(Data.data(), Payload) != Sum) {
+    logger().warn("JIT object cache: ignoring damaged file {}", Path);
+    return std::nullopt;
+  }
+  if (std::string_view(Data.data() + ObjSize, KeySize) != Key) {
+    logger().debug("JIT object cache: hash collision on {}", Path);
+    return std::nullopt;
+  }
+  Data.resize(ObjSize);
+  return Data;
+}
+
+void ObjectCache::store(std::string_view Key, std::string_view Object) const {
+  std::error_code EC;
+  std::filesystem::create_directories(Dir, EC);
+  if (EC) {
+    warn("cannot create directory " + Dir + ": " + EC.message());
+    return;
+  }
+  std::string Path = pathFor(Key);
+
+  // A name no other writer uses: pid plus a per-process counter, created
+  // exclusively (a stale file of a dead process with the same pid just
+  // moves us on to the next number).
+  static std::atomic<unsigned> Counter{0};
+  std::string Tmp;
+  int FD = -1;
+  for (int Attempt = 0; Attempt < 16 && FD < 0; ++Attempt) {
+    Tmp = Path + ".tmp." + std::to_string(::getpid()) + "." +
+          std::to_string(Counter.fetch_add(1));
+    FD = ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (FD < 0 && errno != EEXIST)
+      break;
+  }
+  if (FD < 0) {
+    warn("cannot create " + Tmp + ": " + errnoText(errno));
+    return;
+  }
+
+  std::string Trailer(TrailerSize, '\0');
+  putU64(Trailer.data(), Object.size());
+  putU64(Trailer.data() + 8, Key.size());
+  XXH3_state_t *State = XXH3_createState();
+  uint64_t Sum = 0;
+  if (State) {
+    XXH3_64bits_reset(State);
+    XXH3_64bits_update(State, Object.data(), Object.size());
+    XXH3_64bits_update(State, Key.data(), Key.size());
+    Sum = XXH3_64bits_digest(State);
+    XXH3_freeState(State);
+  }
+  putU64(Trailer.data() + 16, Sum);
+  std::memcpy(Trailer.data() + 24, Magic, 8);
+
+  int Err = 0;
+  if (!State)
+    Err = ENOMEM;
+  if (!Err)
+    Err = writeAll(FD, Object.data(), Object.size());
+  if (!Err)
+    Err = writeAll(FD, Key.data(), Key.size());
+  if (!Err)
+    Err = writeAll(FD, Trailer.data(), Trailer.size());
+  if (::close(FD) != 0 && !Err)
+    Err = errno;
+  if (!Err && ::rename(Tmp.c_str(), Path.c_str()) != 0)
+    Err = errno;
+  if (Err) {
+    ::unlink(Tmp.c_str());
+    warn("cannot write " + Path + ": " + errnoText(Err));
+  }
+}
+
+} // namespace vmjit::jit

@@ -1,0 +1,62 @@
+//===- object_cache.h - On-disk cache of JIT object files -------*- C++ -*-===//
+//
+// Private to vmjit_jit. Stores one relocatable object file per cache key in
+// a directory: the file is Dir/<32 hex digits of XXH3-128(key)>.o. The file
+// is the object exactly as the code generator produced it (so it is still a
+// valid ELF file for objdump and friends), followed by the full key text
+// and a 32-byte trailer:
+//
+//   [object bytes][key bytes][u64 object size][u64 key size]
+//   [u64 XXH3-64 of object and key bytes]["VMJITOC1"]
+//
+// all integers little-endian. A load checks the magic, the sizes, the
+// checksum and compares the stored key with the requested one, so a hash
+// collision, a truncated or a corrupt file is a miss, never an error.
+// Stores write a temporary file in the same directory and rename it over
+// the final name, so readers (other threads, other processes) only ever
+// see complete files. Every I/O failure degrades to "no cache" with a
+// warning in the vmjit log. Thread-safe.
+//
+// No LLVM headers here: this file compiles fast.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_JIT_OBJECT_CACHE_H
+#define VMJIT_JIT_OBJECT_CACHE_H
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace vmjit::jit {
+
+class ObjectCache {
+public:
+  explicit ObjectCache(std::string Dir);
+
+  /// The object stored under `Key`, or nullopt on a miss (no file, a
+  /// damaged file, another key with the same hash, an I/O error).
+  std::optional<std::string> load(std::string_view Key) const;
+
+  /// Stores `Object` under `Key`, replacing any previous file. Failures are
+  /// logged and otherwise ignored.
+  void store(std::string_view Key, std::string_view Object) const;
+
+  /// The cache file used for `Key`.
+  std::string pathFor(std::string_view Key) const;
+
+  const std::string &directory() const { return Dir; }
+
+private:
+  void warn(const std::string &Message) const;
+
+  std::string Dir;
+  /// Only the first failure is logged as a warning, later ones at debug
+  /// level, so that an unwritable directory does not flood the log.
+  mutable std::atomic<bool> Warned{false};
+};
+
+} // namespace vmjit::jit
+
+#endif // VMJIT_JIT_OBJECT_CACHE_H

@@ -1,0 +1,55 @@
+//===- runtime_helpers.cpp - C functions that JIT code calls ---------------===//
+//
+// JIT code releases references inline (an atomic decrement) and calls
+// vmjit_jit_destroy only when the count reaches zero; it reports a bad `if`
+// condition through vmjit_jit_if_error, with the interpreter's message.
+// Their addresses are bound into every JIT unit (jit/tier_manager.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime_helpers.h"
+#include "vmjit/runtime/error.h"
+
+#include <fmt/format.h>
+
+extern "C" {
+
+void vmjit_jit_destroy(VMJITObject *O, uint64_t Old) {
+  // Pairs with the release decrements of other owners.
+  (void)__atomic_load_n(&O->combined_ref_count, __ATOMIC_ACQUIRE);
+  if ((Old >> 32) == 1) {
+    O->deleter(O, kVMJITObjectDeleterFlagBoth);
+    return;
+  }
+  O->deleter(O, kVMJITObjectDeleterFlagStrong);
+  uint64_t Weak = __atomic_fetch_sub(&O->combined_ref_count, uint64_t(1) << 32,
+                                     __ATOMIC_ACQ_REL);
+  if ((Weak >> 32) == 1)
+    O->deleter(O, kVMJITObjectDeleterFlagWeak);
+}
+
+int vmjit_jit_if_error(const VMJITAny *Cond) {
+  try {
+    vmjit::setRaisedError(vmjit::Error(
+        "TypeError", fmt::format("if: the condition must be an int or a bool, "
+                                 "not {}",
+                                 vmjit::valueTypeName(*Cond))));
+  } catch (...) {
+    VMJITErrorSetRaisedFromCStr("TypeError",
+                                "if: the condition must be an int or a bool");
+  }
+  return -1;
+}
+
+} // extern "C"
+
+namespace vmjit::jit {
+
+std::map<std::string, uint64_t> runtimeHelperSymbols() {
+  return {
+      {"vmjit_jit_destroy", reinterpret_cast<uint64_t>(&vmjit_jit_destroy)},
+      {"vmjit_jit_if_error", reinterpret_cast<uint64_t>(&vmjit_jit_if_error)},
+  };
+}
+
+} // namespace vmjit::jit

@@ -1,0 +1,24 @@
+//===- runtime_helpers.h - C functions that JIT code calls -----------------===//
+
+#ifndef VMJIT_JIT_RUNTIME_HELPERS_H
+#define VMJIT_JIT_RUNTIME_HELPERS_H
+
+#include "vmjit/runtime/c_api.h"
+
+#include <map>
+#include <string>
+
+extern "C" {
+/// The last strong reference of `O` was dropped by JIT code; `Old` is the
+/// combined count before the decrement.
+void vmjit_jit_destroy(VMJITObject *O, uint64_t Old);
+/// Raises the TypeError of an `if` on a value that is not an int or bool.
+int vmjit_jit_if_error(const VMJITAny *Cond);
+}
+
+namespace vmjit::jit {
+/// Name -> address of every helper, for binding into JIT units.
+std::map<std::string, uint64_t> runtimeHelperSymbols();
+} // namespace vmjit::jit
+
+#endif // VMJIT_JIT_RUNTIME_HELPERS_H

@@ -1,0 +1,347 @@
+//===- tier_manager.cpp - Tier-up, compiled mode, the shared JIT -----------===//
+
+#include "vmjit/jit/tier_manager.h"
+#include "runtime_helpers.h"
+#include "vmjit/jit/host_info.h"
+#include "vmjit/jit/lowering.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/logging.h"
+#include "vmjit/runtime/registry.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <fmt/format.h>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <xxhash.h>
+
+namespace vmjit::jit {
+
+//===----------------------------------------------------------------------===//
+// Shared engines and managers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string engineKey(const EngineOptions &O) {
+  return fmt::format("O{}|{}|{}|{}", O.OptLevel, O.CacheDir, O.PerfSupport,
+                     O.DebuggerSupport);
+}
+
+/// One engine (one LLJIT) per distinct set of engine options, for the
+/// whole process.
+std::shared_ptr<Engine> sharedEngine(const EngineOptions &O) {
+  static std::mutex Mutex;
+  static std::map<std::string, std::weak_ptr<Engine>> Engines;
+  std::lock_guard Lock(Mutex);
+  std::string Key = engineKey(O);
+  if (auto E = Engines[Key].lock())
+    return E;
+  std::string Err;
+  std::shared_ptr<Engine> E = Engine::create(O, Err);
+  if (!E)
+    throwError("JITError", "cannot start the JIT: " + Err);
+  Engines[Key] = E;
+  return E;
+}
+
+/// How a VM's function table is bound into JIT code; VMs with the same
+/// bindings (and options) share code.
+struct Bindings {
+  std::vector<CalleeBinding> Callees;
+  std::vector<Function> KeepAlive;
+  std::string Key;
+};
+
+Bindings bindingsOf(const vm::VirtualMachine &VM, const JITOptions &Opts) {
+  Bindings Out;
+  const vm::Executable &Exe = VM.executable();
+  for (size_t K = 0; K < Exe.functions().size(); ++K) {
+    const vm::FunctionInfo &F = Exe.functions()[K];
+    CalleeBinding CB;
+    if (F.Kind != vm::FunctionKind::Bytecode) {
+      FunctionObj *P = VM.poolEntry(static_cast<int64_t>(K));
+      CB.How = CalleeBinding::Direct;
+      CB.Entry = reinterpret_cast<uint64_t>(P->entry());
+      // Free entries ignore `self`: VMs with their own Function objects for
+      // the same library symbol still share code.
+      CB.Self = P->isFreeEntry() ? 0 : reinterpret_cast<uint64_t>(P);
+      if (Opts.InlineBuiltins) {
+        InlineBuiltin IB = inlineBuiltinFor(F.Name);
+        auto Std = Registry::global().find(F.Name);
+        // Only the standard function may be replaced by its inline form.
+        if (IB != InlineBuiltin::None && Std && Std->get() == P)
+          CB.Inline = IB;
+      }
+      Out.KeepAlive.push_back(Function(ObjectPtr<Object>::share(P)));
+    }
+    Out.Key += fmt::format("{}:{:x}:{:x}:{};", static_cast<int>(CB.How),
+                           CB.Entry, CB.Self, static_cast<int>(CB.Inline));
+    Out.Callees.push_back(CB);
+  }
+  return Out;
+}
+
+std::string hex128(const void *Data, size_t Size) {
+  XXH128_hash_t H = XXH3_128bits(Data, Size);
+  return fmt::format("{:016x}{:016x}", H.high64, H.low64);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// TierManager
+//===----------------------------------------------------------------------===//
+
+struct TierManager::Impl {
+  std::shared_ptr<const vm::Executable> Exe;
+  Bindings Bind;
+  std::unique_ptr<std::atomic<vm::NativeFn>[]> Code;
+  std::unique_ptr<std::atomic<uint8_t>[]> Requested;
+
+  mutable std::mutex Mutex; // Stats, Units, Queue
+  std::vector<FunctionJITStats> Stats;
+  std::vector<std::unique_ptr<CompiledUnit>> Units;
+  std::deque<int64_t> Queue;
+  std::condition_variable Wake, Idle;
+  bool Busy = false;
+  bool Stop = false;
+  std::thread Worker;
+};
+
+TierManager::~TierManager() {
+  if (!I)
+    return;
+  {
+    std::lock_guard Lock(I->Mutex);
+    I->Stop = true;
+  }
+  I->Wake.notify_all();
+  if (I->Worker.joinable())
+    I->Worker.join();
+}
+
+vm::NativeFn TierManager::nativeCode(int64_t Func) const noexcept {
+  return I->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire);
+}
+
+FunctionJITStats TierManager::stats(int64_t Func) const {
+  std::lock_guard Lock(I->Mutex);
+  return I->Stats[static_cast<size_t>(Func)];
+}
+
+void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
+  if (I->Exe->function(Func).Kind != vm::FunctionKind::Bytecode)
+    return;
+  if (I->Requested[static_cast<size_t>(Func)].exchange(1))
+    return; // already queued, compiling, compiled or failed
+  {
+    std::lock_guard Lock(I->Mutex);
+    I->Stats[static_cast<size_t>(Func)].Requested = true;
+  }
+  logger().debug("queued function '{}' for compilation",
+                 I->Exe->function(Func).Name);
+  if (!Opts.Background) {
+    compileNow({Func});
+    return;
+  }
+  {
+    std::lock_guard Lock(I->Mutex);
+    I->Queue.push_back(Func);
+    if (!I->Worker.joinable())
+      I->Worker = std::thread([this] {
+        std::unique_lock Lock(I->Mutex);
+        while (true) {
+          I->Wake.wait(Lock, [&] { return I->Stop || !I->Queue.empty(); });
+          if (I->Stop)
+            return;
+          int64_t F = I->Queue.front();
+          I->Queue.pop_front();
+          I->Busy = true;
+          Lock.unlock();
+          compileNow({F});
+          Lock.lock();
+          I->Busy = false;
+          if (I->Queue.empty())
+            I->Idle.notify_all();
+        }
+      });
+  }
+  I->Wake.notify_one();
+}
+
+void TierManager::drain() {
+  std::unique_lock Lock(I->Mutex);
+  I->Idle.wait(Lock, [&] { return I->Queue.empty() && !I->Busy; });
+}
+
+bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
+  auto Start = std::chrono::steady_clock::now();
+  const vm::Executable &Exe = *I->Exe;
+  std::string Err;
+  std::unique_ptr<CompiledUnit> Unit;
+  LoweredModule L;
+  try {
+    LoweringOptions LO;
+    LO.InlineBuiltins = Opts.InlineBuiltins;
+    L = lowerFunctions(Exe, Funcs, I->Bind.Callees, LO);
+    for (const auto &[Name, Addr] : runtimeHelperSymbols())
+      L.Absolute[Name] = Addr;
+    // The key covers everything the object code depends on.
+    const HostInfo &H = hostInfo();
+    std::string Key = fmt::format("vmjit-jit-1|llvm {}|{}|{}|{}|O{}|", H.LLVMVersion,
+                                  H.Triple, H.CPU, H.Features,
+                                  Eng->options().OptLevel);
+    for (int64_t K : Funcs) {
+      const vm::FunctionInfo &F = Exe.function(K);
+      const vm::Word *W = Exe.code().data() + Exe.instrOffsets()[F.StartInstr];
+      const vm::Word *End =
+          F.EndInstr < Exe.numInstrs()
+              ? Exe.code().data() + Exe.instrOffsets()[F.EndInstr]
+              : Exe.code().data() + Exe.code().size();
+      Key += fmt::format("{}:{}:{}:{}:{};", K, F.Name, F.NumParams,
+                         F.RegisterFileSize,
+                         hex128(W, static_cast<size_t>(End - W) * sizeof(*W)));
+    }
+    Key += L.KeyText;
+    std::vector<std::string> Exports;
+    for (const auto &[K, Sym] : L.Symbols)
+      Exports.push_back(Sym);
+    if (Opts.FailCompilesForTesting)
+      Err = "compilation disabled for testing (FailCompilesForTesting)";
+    else
+      Unit = Eng->compile(std::move(L.Context), std::move(L.Module),
+                          L.Absolute, Exports,
+                          Eng->options().CacheDir.empty() ? std::string()
+                                                          : Key,
+                          Err);
+  } catch (const std::exception &E) {
+    Err = E.what();
+  }
+  double Ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - Start)
+                  .count();
+  std::lock_guard Lock(I->Mutex);
+  if (!Unit) {
+    for (int64_t K : Funcs) {
+      I->Stats[static_cast<size_t>(K)].Failed = true;
+      logger().warn("JIT compilation of function '{}' failed; it stays on "
+                    "the interpreter: {}",
+                    Exe.function(K).Name, Err);
+    }
+    return false;
+  }
+  for (const auto &[K, Sym] : L.Symbols) {
+    FunctionJITStats &S = I->Stats[static_cast<size_t>(K)];
+    S.Compiled = true;
+    S.CacheHit = Unit->stats().CacheHit;
+    S.CompileMs = Ms / static_cast<double>(Funcs.size());
+    I->Code[static_cast<size_t>(K)].store(
+        reinterpret_cast<vm::NativeFn>(Unit->address(Sym)),
+        std::memory_order_release);
+    logger().debug("compiled function '{}' in {:.3f} ms{}", Exe.function(K).Name,
+                   S.CompileMs, S.CacheHit ? " (object cache hit)" : "");
+  }
+  I->Units.push_back(std::move(Unit));
+  return true;
+}
+
+std::string TierManager::irText(int64_t Func, bool Optimized) {
+  LoweringOptions LO;
+  LO.InlineBuiltins = Opts.InlineBuiltins;
+  std::vector<int64_t> Funcs = {Func};
+  LoweredModule L = lowerFunctions(*I->Exe, Funcs, I->Bind.Callees, LO);
+  if (Optimized)
+    Eng->optimize(*L.Module);
+  return moduleText(*L.Module);
+}
+
+//===----------------------------------------------------------------------===//
+// Attaching to VMs
+//===----------------------------------------------------------------------===//
+
+class TierManagerRegistry {
+public:
+  static std::shared_ptr<TierManager> get(const vm::VirtualMachine &VM,
+                                          const JITOptions &Opts) {
+    Bindings B = bindingsOf(VM, Opts);
+    EngineOptions EO;
+    EO.OptLevel = Opts.OptLevel;
+    EO.CacheDir = Opts.CacheDir;
+    EO.PerfSupport = Opts.PerfSupport;
+    EO.DebuggerSupport = Opts.DebuggerSupport;
+    std::string Key = fmt::format(
+        "{}|{}|{}|{}|{}|{}", static_cast<const void *>(&VM.executable()),
+        B.Key, engineKey(EO), Opts.Threshold, Opts.Background,
+        Opts.FailCompilesForTesting);
+    static std::mutex Mutex;
+    static std::map<std::string, std::weak_ptr<TierManager>> Managers;
+    std::lock_guard Lock(Mutex);
+    if (auto M = Managers[Key].lock())
+      return M;
+    std::shared_ptr<TierManager> M(new TierManager());
+    M->Opts = Opts;
+    M->Threshold = Opts.Threshold;
+    M->Eng = sharedEngine(EO);
+    M->I = std::make_unique<TierManager::Impl>();
+    M->I->Exe = VM.executablePtr();
+    size_t N = VM.executable().functions().size();
+    M->I->Code = std::make_unique<std::atomic<vm::NativeFn>[]>(N);
+    M->I->Requested = std::make_unique<std::atomic<uint8_t>[]>(N);
+    for (size_t K = 0; K < N; ++K) {
+      M->I->Code[K].store(nullptr, std::memory_order_relaxed);
+      M->I->Requested[K].store(0, std::memory_order_relaxed);
+    }
+    M->I->Stats.resize(N);
+    M->I->Bind = std::move(B);
+    Managers[Key] = M;
+    return M;
+  }
+};
+
+void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
+  JITOptions Opts = Given;
+  if (Opts.Threshold <= 0) {
+    Opts.Threshold = kDefaultTierThreshold;
+    if (const char *Env = std::getenv("VMJIT_TIER_THRESHOLD"))
+      if (long long V = std::atoll(Env); V > 0)
+        Opts.Threshold = V;
+  }
+  if (Opts.CacheDir.empty())
+    if (const char *Env = std::getenv("VMJIT_CACHE_DIR"))
+      Opts.CacheDir = Env;
+  if (Opts.Mode == vm::ExecMode::Bytecode) {
+    VM.setTierController(nullptr);
+    return;
+  }
+  std::shared_ptr<TierManager> M = TierManagerRegistry::get(VM, Opts);
+  VM.setTierController(M);
+  if (Opts.Mode != vm::ExecMode::Compiled)
+    return;
+  const vm::Executable &Exe = VM.executable();
+  std::vector<int64_t> All, Missing;
+  for (size_t K = 0; K < Exe.functions().size(); ++K)
+    if (Exe.functions()[K].Kind == vm::FunctionKind::Bytecode)
+      All.push_back(static_cast<int64_t>(K));
+  for (int64_t K : All)
+    if (!M->nativeCode(K) && !M->I->Requested[static_cast<size_t>(K)].exchange(1))
+      Missing.push_back(K);
+  if (!Missing.empty())
+    M->compileNow(Missing);
+  if (Opts.Background)
+    M->drain(); // functions another VM had queued
+  for (int64_t K : All)
+    VM.adoptNativeCode(K);
+}
+
+TierManager *tierManagerOf(const vm::VirtualMachine &VM) {
+  return dynamic_cast<TierManager *>(VM.tierController());
+}
+
+} // namespace vmjit::jit
