@@ -19,6 +19,10 @@
 #include "vmjit/vm/builder.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/tier_manager.h"
+#endif
+
 #include <benchmark/benchmark.h>
 
 using namespace vmjit;
@@ -72,13 +76,37 @@ Any argumentFor(bool Tensor) {
   return Any(int64_t(0));
 }
 
-void bytecodeChain(benchmark::State &State, bool IsTensor) {
+/// The VM in the given tier: bytecode, compiled, or tiered after warming
+/// up (the swap has happened; this is the steady state).
+std::unique_ptr<VirtualMachine> vmFor(std::shared_ptr<Executable> Exe,
+                                      ExecMode Mode, const Any &Arg) {
+  auto VM = VirtualMachine::create(std::move(Exe));
+#ifdef VMJIT_HAVE_JIT
+  jit::JITOptions O;
+  O.Mode = Mode;
+  jit::enableJIT(*VM, O);
+  if (Mode == ExecMode::Tiered) {
+    AnyView A(Arg);
+    for (int I = 0; I < 2 * jit::kDefaultTierThreshold; ++I)
+      VM->invoke(VM->functionIndex("main"), {&A, 1});
+    jit::tierManagerOf(*VM)->drain();
+    VM->invoke(VM->functionIndex("main"), {&A, 1});
+  }
+#else
+  (void)Mode;
+  (void)Arg;
+#endif
+  return VM;
+}
+
+void vmChain(benchmark::State &State, bool IsTensor, ExecMode Mode) {
   registerBenchFunctions();
   int64_t N = State.range(0);
-  auto VM = VirtualMachine::create(
-      chainProgram(IsTensor ? "bench.pass_tensor" : "bench.inc_int", N));
-  int64_t Main = VM->functionIndex("main");
   Any X = argumentFor(IsTensor);
+  auto VM = vmFor(
+      chainProgram(IsTensor ? "bench.pass_tensor" : "bench.inc_int", N), Mode,
+      X);
+  int64_t Main = VM->functionIndex("main");
   AnyView Arg(X);
   for (auto _ : State) {
     Any R = VM->invoke(Main, {&Arg, 1});
@@ -125,15 +153,29 @@ void sizes(benchmark::internal::Benchmark *B) {
 
 } // namespace
 
-BENCHMARK_CAPTURE(bytecodeChain, int, false)
+BENCHMARK_CAPTURE(vmChain, int_bytecode, false, ExecMode::Bytecode)
     ->Name("dispatch_int/bytecode")
     ->Apply(sizes);
 BENCHMARK_CAPTURE(nativeChain, int, false)
     ->Name("dispatch_int/native")
     ->Apply(sizes);
-BENCHMARK_CAPTURE(bytecodeChain, tensor, true)
+BENCHMARK_CAPTURE(vmChain, tensor_bytecode, true, ExecMode::Bytecode)
     ->Name("dispatch_tensor/bytecode")
     ->Apply(sizes);
 BENCHMARK_CAPTURE(nativeChain, tensor, true)
     ->Name("dispatch_tensor/native")
     ->Apply(sizes);
+#ifdef VMJIT_HAVE_JIT
+BENCHMARK_CAPTURE(vmChain, int_compiled, false, ExecMode::Compiled)
+    ->Name("dispatch_int/compiled")
+    ->Apply(sizes);
+BENCHMARK_CAPTURE(vmChain, int_tiered, false, ExecMode::Tiered)
+    ->Name("dispatch_int/tiered")
+    ->Apply(sizes);
+BENCHMARK_CAPTURE(vmChain, tensor_compiled, true, ExecMode::Compiled)
+    ->Name("dispatch_tensor/compiled")
+    ->Apply(sizes);
+BENCHMARK_CAPTURE(vmChain, tensor_tiered, true, ExecMode::Tiered)
+    ->Name("dispatch_tensor/tiered")
+    ->Apply(sizes);
+#endif

@@ -620,7 +620,7 @@ Error EngineImpl::probe() {
   auto JD = State->link(MemoryBuffer::getMemBufferCopy(
                             StringRef(Object->data(), Object->size()),
                             "vmjit.probe"),
-                        {}, {"vmjit.probe"}, Addresses);
+                        SymbolMap(), {"vmjit.probe"}, Addresses);
   if (!JD)
     return makeError("JIT engine self-test failed: " +
                      toString(JD.takeError()));

@@ -105,6 +105,30 @@ private:
     return B.CreateInBoundsGEP(B.getInt8Ty(), Base, Offset);
   }
   Value *regPtr(int64_t R) { return bytePtr(Regs, 16 * R); }
+  /// Registers live in allocas (promoted to SSA values by the pipeline)
+  /// while the function runs: loaded from the register file on entry,
+  /// stored back on every exit. Nothing else reads a frame's register file
+  /// while its code runs (callees get copies in the argument stack).
+  Val loadReg(int64_t R) {
+    auto [A0, A1] = Shadow[static_cast<size_t>(R)];
+    return {B.CreateAlignedLoad(I64, A0, Align(8)),
+            B.CreateAlignedLoad(I64, A1, Align(8))};
+  }
+  void storeReg(int64_t R, Val V) {
+    auto [A0, A1] = Shadow[static_cast<size_t>(R)];
+    B.CreateAlignedStore(V.W0, A0, Align(8));
+    B.CreateAlignedStore(V.W1, A1, Align(8));
+  }
+  /// Before returning: releases every register's value and leaves the
+  /// register file all None, as the register stack expects of a frame that
+  /// ends (so its owner pops it without looking at the values). Registers
+  /// whose type the optimizer knows (ints, bools) cost nothing here.
+  void releaseAll() {
+    for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
+      releaseIfObject(loadReg(R));
+      B.CreateAlignedStore(B.getInt64(kVMJITNone), regPtr(R), Align(8));
+    }
+  }
 
   Val load(Value *P) {
     return {B.CreateAlignedLoad(I64, P, Align(8)),
@@ -162,6 +186,7 @@ private:
   Value *Ctx, *Regs, *Consts, *Funcs, *EntryPC;
   Value *ArgStack = nullptr, *ResSlot = nullptr;
   std::vector<BasicBlock *> Blocks;
+  std::vector<std::pair<Value *, Value *>> Shadow;
   BasicBlock *ErrBB = nullptr;
   PHINode *ErrPC = nullptr;
 };
@@ -197,9 +222,8 @@ void FunctionLowering::releaseIfObject(Val V) {
 }
 
 void FunctionLowering::moveInto(int64_t Dst, Val New) {
-  Value *P = regPtr(Dst);
-  Val Old = load(P);
-  store(P, New);
+  Val Old = loadReg(Dst);
+  storeReg(Dst, New);
   releaseIfObject(Old);
 }
 
@@ -216,7 +240,7 @@ Val FunctionLowering::evalArg(Arg A) {
     if (V == vm::kVMRegister)
       return {B.getInt64(kVMJITOpaquePtr),
               B.CreatePtrToInt(B.CreateAlignedLoad(Ptr, Ctx, Align(8)), I64)};
-    return load(regPtr(V));
+    return loadReg(V);
   case ArgKind::Immediate:
     return constVal(kVMJITInt, static_cast<uint64_t>(V));
   case ArgKind::ConstIdx: {
@@ -545,17 +569,16 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
 }
 
 void FunctionLowering::lowerRet(InstrView I) {
-  Value *P = regPtr(I.retReg());
-  Val V = load(P);
-  B.CreateAlignedStore(B.getInt64(kVMJITNone), P, Align(8));
+  Val V = loadReg(I.retReg());
+  storeReg(I.retReg(), constVal(kVMJITNone, 0));
   Value *Out = B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetResult), Align(8));
   store(Out, V);
+  releaseAll();
   B.CreateRet(B.getInt32(0));
 }
 
 void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
-  Value *P = regPtr(I.ifCond());
-  Val V = load(P);
+  Val V = loadReg(I.ifCond());
   Value *T = typeOf(V);
   Value *Ok = B.CreateOr(B.CreateICmpEQ(T, B.getInt32(kVMJITInt)),
                          B.CreateICmpEQ(T, B.getInt32(kVMJITBool)));
@@ -565,7 +588,8 @@ void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
   B.SetInsertPoint(Bad);
   FunctionCallee IfError = M.getOrInsertFunction(
       "vmjit_jit_if_error", FunctionType::get(I32, {Ptr}, false));
-  B.CreateCall(IfError, {P});
+  store(ResSlot, V); // the helper reads the value's type
+  B.CreateCall(IfError, {ResSlot});
   B.CreateBr(ErrBB);
   ErrPC->addIncoming(B.getInt64(PC), Bad);
   B.SetInsertPoint(Test);
@@ -618,6 +642,11 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   cast<AllocaInst>(ArgStack)->setAlignment(Align(16));
   ResSlot = B.CreateAlloca(ArrayType::get(B.getInt8Ty(), 16), nullptr, "res");
   cast<AllocaInst>(ResSlot)->setAlignment(Align(16));
+  for (int64_t R = 0; R < F.RegisterFileSize; ++R)
+    Shadow.emplace_back(B.CreateAlloca(I64, nullptr, fmt::format("r{}.t", R)),
+                        B.CreateAlloca(I64, nullptr, fmt::format("r{}.v", R)));
+  for (int64_t R = 0; R < F.RegisterFileSize; ++R)
+    storeReg(R, load(regPtr(R)));
   // On-stack replacement enters at a loop header; a call enters at 0.
   SwitchInst *Sw = B.CreateSwitch(EntryPC, Blocks[0],
                                   static_cast<unsigned>(LoopHeads.size()));
@@ -628,6 +657,7 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   B.SetInsertPoint(ErrBB);
   ErrPC = B.CreatePHI(I64, 4, "error_pc");
   B.CreateAlignedStore(ErrPC, bytePtr(Ctx, kOffsetErrorPC), Align(8));
+  releaseAll();
   B.CreateRet(B.getInt32(-1));
 
   for (int64_t PC = 0; PC < N; ++PC) {
@@ -652,8 +682,10 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   // block after it is never reached.
   Blocks[static_cast<size_t>(N)] = nullptr;
   if (ErrPC->getNumIncomingValues() == 0) {
+    // Nothing can fail: the error exit is unreachable (a PHI may not be
+    // empty, so it goes; the optimizer drops the blocks).
+    ErrPC->replaceAllUsesWith(B.getInt64(-1));
     ErrPC->eraseFromParent();
-    ErrBB->eraseFromParent();
   }
   return Fn;
 }

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds vmjit (installing missing packages first) and runs the demo.
-#
-# `vmjit run` arrives with the interpreter; until then the demo is the ABI
-# tour: a kernel library written in C loaded and called through the same
-# safe-call ABI the interpreter and the JIT use.
+# Builds vmjit (installing missing packages first) and runs the demo: one
+# step of a 2-layer transformer decoder (examples/decode.vmasm) called 2000
+# times under `vmjit run` in tiered mode. The --stats table on stderr shows
+# the tier-up: `layer` and `main` start in the interpreter, get compiled on
+# the background thread, and finish as native code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(scripts/build.sh "$@" | tail -n 1)
-echo "== vmjit demo: the value and call ABI (the interpreter and 'vmjit run' are not built yet) =="
-"$dir/bin/vmjit" --version
-"$dir/examples/abi_tour" "$dir/lib/libvmjit_demo_kernels.so"
+echo "== vmjit run examples/decode.vmasm (tiered: interpreter, then JIT) ==" >&2
+"$dir/bin/vmjit" run examples/decode.vmasm examples/weights/decode/x.npy \
+  --repeat 2000 --stats

@@ -172,6 +172,10 @@ public:
   void pop(Any *P, size_t N) noexcept {
     for (size_t I = 0; I < N; ++I)
       P[I].reset();
+    popClean(N);
+  }
+  /// Pops the top N registers, which are already all None.
+  void popClean(size_t N) noexcept {
     Chunk &C = Chunks[Top];
     C.Used -= N;
     if (C.Used == 0 && Top > 0)
@@ -320,7 +324,8 @@ public:
   /// from `Args`. Throws RecursionError past the depth limit.
   void pushFrame(int64_t Func, const AnyView *Args, int64_t NumArgs,
                  RegName ResultDst, bool Boundary) {
-    if (static_cast<int64_t>(VM.Frames.size()) >= VM.Opts.MaxCallDepth)
+    if (static_cast<int64_t>(VM.Frames.size()) + VM.NativeDepth >=
+        VM.Opts.MaxCallDepth)
       throwError("RecursionError",
                  fmt::format("maximum call depth of {} exceeded",
                              VM.Opts.MaxCallDepth));
@@ -658,19 +663,36 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
                          .c_str());
     return -1;
   }
-  VirtualMachine::Interpreter In(*VM);
+  // A native frame: registers from the shared stack, counted in the call
+  // depth, but no interpreter Frame (nothing reads it).
+  if (static_cast<int64_t>(VM->Frames.size()) + VM->NativeDepth >=
+      VM->Opts.MaxCallDepth) {
+    VMJITErrorSetRaisedFromCStr(
+        "RecursionError", fmt::format("maximum call depth of {} exceeded",
+                                      VM->Opts.MaxCallDepth)
+                              .c_str());
+    return -1;
+  }
+  const size_t NumRegs = static_cast<size_t>(Fn.RegisterFileSize);
+  Any *Regs;
   try {
-    In.pushFrame(F->Func, A, NumArgs, kVoidRegister, /*Boundary=*/true);
+    Regs = VM->Regs->push(NumRegs);
   } catch (...) {
     return detail::raiseCurrentException();
   }
-  VirtualMachine::Frame &Fr = VM->Frames.back();
-  Any *Regs = Fr.Regs;
-  size_t NumRegs = static_cast<size_t>(Fr.NumRegs);
+  try {
+    for (int32_t K = 0; K < NumArgs; ++K)
+      copyIntoRegister(Regs[K], A[K]);
+  } catch (...) {
+    VM->Regs->pop(Regs, NumRegs);
+    return detail::raiseCurrentException();
+  }
+  ++VM->NativeDepth;
+  ++VM->CallCounts[static_cast<size_t>(F->Func)];
   NativeContext Ctx{VM, Out, -1};
   int Rc = F->Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
-  VM->Regs->pop(Regs, NumRegs);
-  VM->Frames.pop_back();
+  --VM->NativeDepth;
+  VM->Regs->popClean(NumRegs); // the code left every register None
   if (Rc != 0) {
     Error E = takeRaisedError();
     try {

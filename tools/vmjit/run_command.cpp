@@ -81,7 +81,7 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
     E["kind"] = std::string(vm::functionKindName(F.Kind));
     E["calls"] = Calls;
     if (F.Kind != vm::FunctionKind::Bytecode) {
-      E["tier"] = "native";
+      E["tier"] = "packed";
       Fns.push_back(std::move(E));
       continue;
     }

@@ -12,6 +12,8 @@
 // instruction to start at: 0 for a call, a loop header for on-stack
 // replacement. It returns 0 with the result moved into *Ctx->Result, or -1
 // with an error raised and Ctx->ErrorPC set to the failing instruction.
+// Either way it leaves the register file all None (it releases every
+// value itself), so the frame is popped without another pass over it.
 //
 // A TierController (implemented by the JIT, jit/tier_manager.h) tells the
 // interpreter which functions have native code and hears which are hot.

@@ -229,6 +229,8 @@ private:
   std::vector<uint64_t> BackEdges;
   std::vector<uint64_t> OSREntries;
   std::vector<char> IsNative;
+  /// Frames of native code on the stack (they have no interpreter Frame).
+  int64_t NativeDepth = 0;
   std::shared_ptr<TierController> Tier;
   friend class NativeFunctionObj;
   std::unique_ptr<RegisterStack> Regs;

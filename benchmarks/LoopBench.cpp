@@ -1,0 +1,133 @@
+//===- LoopBench.cpp - Loops, VM-to-VM calls, closures ---------------------===//
+//
+// loop/TIER/n: examples/loop_sum.vmasm (compare, add, add, branch per
+//   iteration); time per iteration in the counter ns_per_iter.
+// calls/TIER/25: recursive fib(25) of examples/fib.vmasm (VM-to-VM calls);
+//   native: a C++ recursive fib calling the same scalar functions through
+//   their safe-call entries.
+// closure/TIER/n: examples/closure.vmasm, a loop calling
+//   vm.builtin.invoke_closure.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/registry.h"
+#include "vmjit/vm/builtins.h"
+#include "vmjit/vm/program.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/tier_manager.h"
+#endif
+
+#include <benchmark/benchmark.h>
+
+using namespace vmjit;
+using namespace vmjit::vm;
+
+namespace {
+
+std::string examplePath(const char *Name) {
+  return std::string(VMJIT_SOURCE_DIR) + "/examples/" + Name;
+}
+
+std::unique_ptr<VirtualMachine> exampleVM(const char *Name, ExecMode Mode,
+                                          int64_t WarmArg) {
+  auto VM = VirtualMachine::create(loadProgram(examplePath(Name)));
+#ifdef VMJIT_HAVE_JIT
+  jit::JITOptions O;
+  O.Mode = Mode;
+  jit::enableJIT(*VM, O);
+  if (Mode == ExecMode::Tiered) {
+    for (int I = 0; I < 2 * jit::kDefaultTierThreshold; ++I)
+      VM->call("main", WarmArg);
+    jit::tierManagerOf(*VM)->drain();
+    VM->call("main", WarmArg);
+  }
+#else
+  (void)Mode;
+  (void)WarmArg;
+#endif
+  return VM;
+}
+
+void perItem(benchmark::State &State, double Items, const char *Counter) {
+  State.counters[Counter] = benchmark::Counter(
+      Items * State.iterations(),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void loopSum(benchmark::State &State, ExecMode Mode) {
+  int64_t N = State.range(0);
+  auto VM = exampleVM("loop_sum.vmasm", Mode, 100);
+  for (auto _ : State)
+    benchmark::DoNotOptimize(VM->call("main", N));
+  perItem(State, static_cast<double>(N), "ns_per_iter");
+}
+
+void fibCalls(benchmark::State &State, ExecMode Mode) {
+  int64_t N = State.range(0);
+  auto VM = exampleVM("fib.vmasm", Mode, 5);
+  for (auto _ : State)
+    benchmark::DoNotOptimize(VM->call("main", N));
+}
+
+/// fib through the same scalar functions' safe-call entries: the floor.
+struct NativeFib {
+  FunctionObj *Lt, *Sub, *Add;
+  int64_t call(FunctionObj *F, int64_t A, int64_t B) {
+    VMJITAny Args[2] = {{kVMJITInt, {0}, {A}}, {kVMJITInt, {0}, {B}}};
+    VMJITAny R;
+    detail::setNone(R);
+    if (F->entry()(F, Args, 2, &R) != 0)
+      throwRaisedError();
+    return R.v_int64;
+  }
+  int64_t fib(int64_t N) {
+    if (call(Lt, N, 2))
+      return N;
+    return call(Add, fib(call(Sub, N, 1)), fib(call(Sub, N, 2)));
+  }
+};
+
+void fibNative(benchmark::State &State) {
+  registerVMBuiltins();
+  Registry &R = Registry::global();
+  Function Lt = *R.find("scalar.lt"), Sub = *R.find("scalar.sub"),
+           Add = *R.find("scalar.add");
+  NativeFib F{Lt.get(), Sub.get(), Add.get()};
+  for (auto _ : State)
+    benchmark::DoNotOptimize(F.fib(State.range(0)));
+}
+
+void closureLoop(benchmark::State &State, ExecMode Mode) {
+  int64_t N = State.range(0);
+  auto VM = exampleVM("closure.vmasm", Mode, 100);
+  for (auto _ : State)
+    benchmark::DoNotOptimize(VM->call("main", N));
+  perItem(State, static_cast<double>(N), "ns_per_iter");
+}
+
+} // namespace
+
+BENCHMARK_CAPTURE(loopSum, bytecode, ExecMode::Bytecode)
+    ->Name("loop/bytecode")->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fibCalls, bytecode, ExecMode::Bytecode)
+    ->Name("calls/bytecode")->Arg(25)->Unit(benchmark::kMillisecond);
+BENCHMARK(fibNative)->Name("calls/native")->Arg(25)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(closureLoop, bytecode, ExecMode::Bytecode)
+    ->Name("closure/bytecode")->Arg(100000)->Unit(benchmark::kMillisecond);
+#ifdef VMJIT_HAVE_JIT
+BENCHMARK_CAPTURE(loopSum, compiled, ExecMode::Compiled)
+    ->Name("loop/compiled")->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(loopSum, tiered, ExecMode::Tiered)
+    ->Name("loop/tiered")->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fibCalls, compiled, ExecMode::Compiled)
+    ->Name("calls/compiled")->Arg(25)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fibCalls, tiered, ExecMode::Tiered)
+    ->Name("calls/tiered")->Arg(25)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(closureLoop, compiled, ExecMode::Compiled)
+    ->Name("closure/compiled")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(closureLoop, tiered, ExecMode::Tiered)
+    ->Name("closure/tiered")->Arg(100000)->Unit(benchmark::kMillisecond);
+#endif
