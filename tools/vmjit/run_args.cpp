@@ -112,7 +112,9 @@ bool storeElement(char *P, DLDataType T, std::string_view Text) {
   if (!V)
     return false;
   bool Signed = T.code == kDLInt;
-  int64_t Lo = Signed ? -(int64_t(1) << (T.bits - 1)) : 0;
+  int64_t Lo = !Signed          ? 0
+               : T.bits == 64 ? INT64_MIN
+                              : -(int64_t(1) << (T.bits - 1));
   int64_t Hi = T.bits == 64 ? INT64_MAX
                : Signed     ? (int64_t(1) << (T.bits - 1)) - 1
                             : (int64_t(1) << T.bits) - 1;

@@ -142,7 +142,8 @@ ordered_json valueToJson(const AnyView &V) {
     return tensorJson(*V.as<Tensor>());
   case kVMJITArray: {
     ordered_json A = ordered_json::array();
-    for (const Any &E : *V.as<Array>())
+    Array Tuple = *V.as<Array>(); // keep the reference while iterating
+    for (const Any &E : Tuple)
       A.push_back(valueToJson(E));
     return A;
   }
