@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Configures and builds vmjit (installing missing packages first).
-#   scripts/build.sh [--sanitize address|undefined|thread] [--no-jit] [--build-dir DIR]
+#   scripts/build.sh [--sanitize address|undefined|thread] [--no-jit]
+#                    [--build-dir DIR] [--targets "T1 T2 ..."]
 # The build directory defaults to build/ (build-asan/, build-tsan/, ...
 # for sanitizer builds). Prints the build directory on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-sanitize="" jit=ON dir=""
+sanitize="" jit=ON dir="" targets=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --sanitize) sanitize="$2"; shift 2 ;;
     --sanitize=*) sanitize="${1#*=}"; shift ;;
     --no-jit) jit=OFF; shift ;;
     --build-dir) dir="$2"; shift 2 ;;
-    *) echo "usage: scripts/build.sh [--sanitize address|undefined|thread] [--no-jit] [--build-dir DIR]" >&2; exit 2 ;;
+    --targets) targets="$2"; shift 2 ;;
+    *) echo "usage: scripts/build.sh [--sanitize address|undefined|thread] [--no-jit] [--build-dir DIR] [--targets \"T ...\"]" >&2; exit 2 ;;
   esac
 done
 case "$sanitize" in
@@ -27,5 +29,6 @@ esac
 scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B "$dir" -G Ninja -DVMJIT_ENABLE_JIT="$jit" -DVMJIT_SANITIZE="$sanitize" >/dev/null
-ninja -C "$dir" -j "$jobs" >&2
+# shellcheck disable=SC2086
+ninja -C "$dir" -j "$jobs" $targets >&2
 echo "$dir"
