@@ -349,8 +349,15 @@ struct EngineState {
     PB.registerFunctionAnalyses(FAM);
     PB.registerLoopAnalyses(LAM);
     PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-    ModulePassManager MPM =
-        PB.buildPerModuleDefaultPipeline(irOptLevel(Opts.OptLevel));
+    ModulePassManager MPM;
+    if (Opts.Pipeline.empty()) {
+      MPM = PB.buildPerModuleDefaultPipeline(irOptLevel(Opts.OptLevel));
+    } else if (Error E = PB.parsePassPipeline(MPM, Opts.Pipeline)) {
+      // Checked when the engine is created; an unparsable pipeline never
+      // gets here.
+      consumeError(std::move(E));
+      MPM = PB.buildPerModuleDefaultPipeline(irOptLevel(Opts.OptLevel));
+    }
     MPM.run(M, MAM);
   }
 

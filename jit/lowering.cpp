@@ -110,11 +110,15 @@ private:
   /// stored back on every exit. Nothing else reads a frame's register file
   /// while its code runs (callees get copies in the argument stack).
   Val loadReg(int64_t R) {
+    if (Shadow.empty())
+      return load(regPtr(R));
     auto [A0, A1] = Shadow[static_cast<size_t>(R)];
     return {B.CreateAlignedLoad(I64, A0, Align(8)),
             B.CreateAlignedLoad(I64, A1, Align(8))};
   }
   void storeReg(int64_t R, Val V) {
+    if (Shadow.empty())
+      return store(regPtr(R), V);
     auto [A0, A1] = Shadow[static_cast<size_t>(R)];
     B.CreateAlignedStore(V.W0, A0, Align(8));
     B.CreateAlignedStore(V.W1, A1, Align(8));
@@ -123,6 +127,13 @@ private:
   /// register file all None, as the register stack expects of a frame that
   /// ends (so its owner pops it without looking at the values). Registers
   /// whose type the optimizer knows (ints, bools) cost nothing here.
+  /// Whether registers become SSA values (see loadReg): worth it for loops,
+  /// but the optimizer's time grows steeply with blocks x registers, so
+  /// only for small functions.
+  bool promote() const {
+    return Opts.PromoteRegisters &&
+           F.numInstrs() * F.RegisterFileSize <= Opts.PromoteLimit;
+  }
   void releaseAll() {
     for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
       releaseIfObject(loadReg(R));
@@ -642,11 +653,14 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   cast<AllocaInst>(ArgStack)->setAlignment(Align(16));
   ResSlot = B.CreateAlloca(ArrayType::get(B.getInt8Ty(), 16), nullptr, "res");
   cast<AllocaInst>(ResSlot)->setAlignment(Align(16));
-  for (int64_t R = 0; R < F.RegisterFileSize; ++R)
-    Shadow.emplace_back(B.CreateAlloca(I64, nullptr, fmt::format("r{}.t", R)),
-                        B.CreateAlloca(I64, nullptr, fmt::format("r{}.v", R)));
-  for (int64_t R = 0; R < F.RegisterFileSize; ++R)
-    storeReg(R, load(regPtr(R)));
+  if (promote()) {
+    for (int64_t R = 0; R < F.RegisterFileSize; ++R)
+      Shadow.emplace_back(
+          B.CreateAlloca(I64, nullptr, fmt::format("r{}.t", R)),
+          B.CreateAlloca(I64, nullptr, fmt::format("r{}.v", R)));
+    for (int64_t R = 0; R < F.RegisterFileSize; ++R)
+      storeReg(R, load(regPtr(R)));
+  }
   // On-stack replacement enters at a loop header; a call enters at 0.
   SwitchInst *Sw = B.CreateSwitch(EntryPC, Blocks[0],
                                   static_cast<unsigned>(LoopHeads.size()));

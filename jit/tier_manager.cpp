@@ -29,9 +29,18 @@ namespace vmjit::jit {
 
 namespace {
 
+/// The pipeline of level 1 (the tier-up level): promotion of registers to
+/// SSA values, local clean-up and CFG simplification. The default O1
+/// pipeline's jump threading duplicates blocks along the correlated type
+/// guards of inlined builtins, which made a 100-instruction function take
+/// seconds to compile; this one stays near-linear (see docs/jit.md).
+constexpr const char *kTierUpPipeline =
+    "function(sroa,early-cse,simplifycfg,instcombine<no-verify-fixpoint>,"
+    "simplifycfg)";
+
 std::string engineKey(const EngineOptions &O) {
-  return fmt::format("O{}|{}|{}|{}", O.OptLevel, O.CacheDir, O.PerfSupport,
-                     O.DebuggerSupport);
+  return fmt::format("O{}|{}|{}|{}|{}", O.OptLevel, O.Pipeline, O.CacheDir,
+                     O.PerfSupport, O.DebuggerSupport);
 }
 
 /// One engine (one LLJIT) per distinct set of engine options, for the
@@ -184,6 +193,14 @@ void TierManager::drain() {
 bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
   auto Start = std::chrono::steady_clock::now();
   const vm::Executable &Exe = *I->Exe;
+  for (int64_t K : Funcs)
+    if (K < 0 || K >= static_cast<int64_t>(Exe.functions().size()) ||
+        Exe.function(K).Kind != vm::FunctionKind::Bytecode) {
+      logger().warn("not compiling function index {}: not a bytecode "
+                    "function",
+                    K);
+      return false;
+    }
   std::string Err;
   std::unique_ptr<CompiledUnit> Unit;
   LoweredModule L;
@@ -209,7 +226,7 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
                          F.RegisterFileSize,
                          hex128(W, static_cast<size_t>(End - W) * sizeof(*W)));
     }
-    Key += L.KeyText;
+    Key += "pipeline " + Eng->options().Pipeline + "|" + L.KeyText;
     std::vector<std::string> Exports;
     for (const auto &[K, Sym] : L.Symbols)
       Exports.push_back(Sym);
@@ -273,6 +290,7 @@ public:
     Bindings B = bindingsOf(VM, Opts);
     EngineOptions EO;
     EO.OptLevel = Opts.OptLevel;
+    EO.Pipeline = Opts.OptLevel == 1 ? kTierUpPipeline : "";
     EO.CacheDir = Opts.CacheDir;
     EO.PerfSupport = Opts.PerfSupport;
     EO.DebuggerSupport = Opts.DebuggerSupport;

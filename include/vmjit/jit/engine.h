@@ -33,6 +33,9 @@ namespace vmjit::jit {
 struct EngineOptions {
   /// LLVM optimization level for the IR pipeline and codegen: 0..3.
   int OptLevel = 1;
+  /// At levels above 0: a textual new-PM pipeline (`opt -passes=` syntax)
+  /// to run instead of the default per-module pipeline of OptLevel.
+  std::string Pipeline;
   /// Directory of the on-disk object cache; empty disables it.
   std::string CacheDir;
   /// Register JIT code with perf (perf map / jitdump) and with GDB.

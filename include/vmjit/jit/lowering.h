@@ -84,6 +84,11 @@ struct CalleeBinding {
 struct LoweringOptions {
   /// Inline builtins (off: every call is a call).
   bool InlineBuiltins = true;
+  /// Keep registers in SSA values while the function runs (loaded on
+  /// entry, released on exit) when instructions x registers is at most
+  /// PromoteLimit; otherwise every access goes to the register file.
+  bool PromoteRegisters = true;
+  int64_t PromoteLimit = 256;
 };
 
 /// The result of lowering: the module, the external symbols it needs bound
