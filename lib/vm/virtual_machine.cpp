@@ -31,6 +31,25 @@ namespace vmjit::vm {
 
 namespace {
 
+/// Raises the TypeError of a call of `F` with the wrong argument count.
+int raiseArityError(const FunctionInfo &F, int32_t NumArgs) noexcept {
+  VMJITErrorSetRaisedFromCStr(
+      "TypeError", fmt::format("{}: expected {} argument{} but got {}", F.Name,
+                               F.NumParams, F.NumParams == 1 ? "" : "s",
+                               NumArgs)
+                       .c_str());
+  return -1;
+}
+
+/// Raises the error of calling a function value whose VM is gone.
+int raiseDestroyedVM(const std::string &Name) noexcept {
+  VMJITErrorSetRaisedFromCStr(
+      "RuntimeError",
+      fmt::format("function '{}' belongs to a VM that was destroyed", Name)
+          .c_str());
+  return -1;
+}
+
 /// Runs bytecode function `Func` on `VM`. The VM clears `VM` when it is
 /// destroyed, so an escaped function (a closure returned to the caller)
 /// fails cleanly instead of touching freed memory.
@@ -48,12 +67,7 @@ private:
                    VMJITAny *Result) noexcept {
     auto *F = static_cast<VMFunctionObj *>(Self);
     if (!F->VM) {
-      VMJITErrorSetRaisedFromCStr(
-          "RuntimeError",
-          fmt::format("function '{}' belongs to a VM that was destroyed",
-                      F->name())
-              .c_str());
-      return -1;
+        return raiseDestroyedVM(F->name());
     }
     return F->VM->runFunction(F->Func,
                               reinterpret_cast<const AnyView *>(Args), NumArgs,
@@ -642,12 +656,7 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   auto *F = static_cast<NativeFunctionObj *>(Self);
   VirtualMachine *VM = F->VM;
   if (!VM) {
-    VMJITErrorSetRaisedFromCStr(
-        "RuntimeError",
-        fmt::format("function '{}' belongs to a VM that was destroyed",
-                    F->name())
-            .c_str());
-    return -1;
+    return raiseDestroyedVM(F->name());
   }
   const AnyView *A = reinterpret_cast<const AnyView *>(Args);
   Any *Out = reinterpret_cast<Any *>(Result);
@@ -655,14 +664,8 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   if (VM->observingCalls())
     return VM->runFunction(F->Func, A, NumArgs, Out);
   const FunctionInfo &Fn = VM->Exe->function(F->Func);
-  if (NumArgs != Fn.NumParams) {
-    VMJITErrorSetRaisedFromCStr(
-        "TypeError", fmt::format("{}: expected {} argument{} but got {}",
-                                 Fn.Name, Fn.NumParams,
-                                 Fn.NumParams == 1 ? "" : "s", NumArgs)
-                         .c_str());
-    return -1;
-  }
+  if (NumArgs != Fn.NumParams)
+    return raiseArityError(Fn, NumArgs);
   // A native frame: registers from the shared stack, counted in the call
   // depth, but no interpreter Frame (nothing reads it).
   if (static_cast<int64_t>(VM->Frames.size()) + VM->NativeDepth >=
@@ -742,14 +745,8 @@ int VirtualMachine::runFunction(int64_t Func, const AnyView *Args,
     if (Entry != Interp)
       return Entry->safeCall(Args, NumArgs, Result); // swapped by the JIT
   }
-  if (NumArgs != F.NumParams) {
-    VMJITErrorSetRaisedFromCStr(
-        "TypeError", fmt::format("{}: expected {} argument{} but got {}",
-                                 F.Name, F.NumParams,
-                                 F.NumParams == 1 ? "" : "s", NumArgs)
-                         .c_str());
-    return -1;
-  }
+  if (NumArgs != F.NumParams)
+    return raiseArityError(F, NumArgs);
   try {
     In.pushFrame(Func, Args, NumArgs, kVoidRegister, /*Boundary=*/true);
   } catch (...) {
