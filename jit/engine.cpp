@@ -501,7 +501,8 @@ EngineImpl::create(const EngineOptions &Opts) {
     return JTMB.takeError();
   // What LLJIT itself configures for JITLink: small code model, PIC (calls
   // to externals go through JITLink-made stubs, data through its GOT).
-  JTMB->setCodeGenOptLevel(codeGenOptLevel(Opts.OptLevel));
+  JTMB->setCodeGenOptLevel(codeGenOptLevel(
+      Opts.CodegenOptLevel >= 0 ? Opts.CodegenOptLevel : Opts.OptLevel));
   JTMB->setRelocationModel(Reloc::PIC_);
   JTMB->setCodeModel(CodeModel::Small);
   if (!JTMB->getTargetTriple().isOSBinFormatELF() &&

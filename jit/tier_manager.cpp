@@ -34,13 +34,16 @@ namespace {
 /// pipeline's jump threading duplicates blocks along the correlated type
 /// guards of inlined builtins, which made a 100-instruction function take
 /// seconds to compile; this one stays near-linear (see docs/jit.md).
+/// Units with more instructions than this get O0 codegen.
+constexpr int64_t kLargeUnitInstrs = 200;
+
 constexpr const char *kTierUpPipeline =
     "function(sroa,early-cse,simplifycfg,instcombine<no-verify-fixpoint>,"
     "simplifycfg)";
 
 std::string engineKey(const EngineOptions &O) {
-  return fmt::format("O{}|{}|{}|{}|{}", O.OptLevel, O.Pipeline, O.CacheDir,
-                     O.PerfSupport, O.DebuggerSupport);
+  return fmt::format("O{}|CG{}|{}|{}|{}|{}", O.OptLevel, O.CodegenOptLevel,
+                     O.Pipeline, O.CacheDir, O.PerfSupport, O.DebuggerSupport);
 }
 
 /// One engine (one LLJIT) per distinct set of engine options, for the
@@ -204,6 +207,10 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
   std::string Err;
   std::unique_ptr<CompiledUnit> Unit;
   LoweredModule L;
+  int64_t Size = 0;
+  for (int64_t K : Funcs)
+    Size += Exe.function(K).numInstrs();
+  Engine *Eng = Size > kLargeUnitInstrs ? LargeEng.get() : this->Eng.get();
   try {
     LoweringOptions LO;
     LO.InlineBuiltins = Opts.InlineBuiltins;
@@ -226,7 +233,9 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
                          F.RegisterFileSize,
                          hex128(W, static_cast<size_t>(End - W) * sizeof(*W)));
     }
-    Key += "pipeline " + Eng->options().Pipeline + "|" + L.KeyText;
+    Key += fmt::format("codegen O{}|pipeline {}|",
+                       Eng->options().CodegenOptLevel, Eng->options().Pipeline) +
+           L.KeyText;
     std::vector<std::string> Exports;
     for (const auto &[K, Sym] : L.Symbols)
       Exports.push_back(Sym);
@@ -307,6 +316,11 @@ public:
     M->Opts = Opts;
     M->Threshold = Opts.Threshold;
     M->Eng = sharedEngine(EO);
+    // Large units get O0 codegen: at O1 codegen time grows steeply with
+    // size (a 1000-instruction function took 22 s, 0.3 s at O0).
+    EngineOptions Large = EO;
+    Large.CodegenOptLevel = 0;
+    M->LargeEng = EO.OptLevel == 0 ? M->Eng : sharedEngine(Large);
     M->I = std::make_unique<TierManager::Impl>();
     M->I->Exe = VM.executablePtr();
     size_t N = VM.executable().functions().size();

@@ -36,6 +36,8 @@ struct EngineOptions {
   /// At levels above 0: a textual new-PM pipeline (`opt -passes=` syntax)
   /// to run instead of the default per-module pipeline of OptLevel.
   std::string Pipeline;
+  /// Codegen optimization level, 0..3; -1: the same as OptLevel.
+  int CodegenOptLevel = -1;
   /// Directory of the on-disk object cache; empty disables it.
   std::string CacheDir;
   /// Register JIT code with perf (perf map / jitdump) and with GDB.

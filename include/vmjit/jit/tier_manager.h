@@ -100,6 +100,8 @@ private:
   JITOptions Opts;
   int64_t Threshold = kDefaultTierThreshold;
   std::shared_ptr<Engine> Eng;
+  /// For units too large for Eng's codegen level.
+  std::shared_ptr<Engine> LargeEng;
 };
 
 } // namespace vmjit::jit
