@@ -12,6 +12,8 @@
 
 #include "vmjit/vm/assembler.h"
 #include "asm_lexer.h"
+#include "file_io.h"
+#include "vmasm_dtypes.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
@@ -251,23 +253,6 @@ void appendLE(std::string &Out, uint64_t V, size_t Bytes) {
     Out.push_back(static_cast<char>(V >> (8 * I)));
 }
 
-bool isTensorDType(DLDataType T) {
-  if (T.lanes != 1)
-    return false;
-  switch (T.code) {
-  case kDLBool:
-    return T.bits == 8;
-  case kDLInt:
-  case kDLUInt:
-    return T.bits == 8 || T.bits == 16 || T.bits == 32 || T.bits == 64;
-  case kDLFloat:
-    return T.bits == 16 || T.bits == 32 || T.bits == 64;
-  case kDLBfloat:
-    return T.bits == 16;
-  default:
-    return false;
-  }
-}
 
 //===----------------------------------------------------------------------===//
 // Statements
@@ -838,7 +823,7 @@ Any Assembler::parseTensor(Lexer &Lx) {
   auto DT = parseDType(DTok.Text);
   if (!DT)
     failAt(DTok.P, fmt::format("unknown dtype '{}'", DTok.Text));
-  if (!isTensorDType(*DT))
+  if (!isVmasmTensorDType(*DT))
     failAt(DTok.P,
            fmt::format("tensor constants of dtype {} are not supported (use "
                        "bool, int8..int64, uint8..uint64, float16, bfloat16, "
@@ -1304,15 +1289,7 @@ std::shared_ptr<Executable> assemble(std::string_view Text,
 }
 
 std::shared_ptr<Executable> assembleFile(const std::string &Path) {
-  std::ifstream In(Path, std::ios::binary);
-  if (!In)
-    throwError("IOError",
-               fmt::format("cannot open '{}': {}", Path, std::strerror(errno)));
-  std::ostringstream S;
-  S << In.rdbuf();
-  if (In.bad())
-    throwError("IOError", fmt::format("cannot read '{}'", Path));
-  return assemble(S.view(), Path);
+  return assemble(readWholeFile(Path), Path);
 }
 
 } // namespace vmjit::vm

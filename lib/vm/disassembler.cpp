@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/vm/disassembler.h"
+#include "vmasm_dtypes.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
@@ -128,24 +129,6 @@ void writeDims(std::string &Out, std::span<const int64_t> Dims) {
   Out += ']';
 }
 
-bool writableTensorDType(DLDataType T) {
-  if (T.lanes != 1)
-    return false;
-  switch (T.code) {
-  case kDLBool:
-    return T.bits == 8;
-  case kDLInt:
-  case kDLUInt:
-    return T.bits == 8 || T.bits == 16 || T.bits == 32 || T.bits == 64;
-  case kDLFloat:
-    return T.bits == 16 || T.bits == 32 || T.bits == 64;
-  case kDLBfloat:
-    return T.bits == 16;
-  default:
-    return false;
-  }
-}
-
 template <typename T> T load(const char *P) {
   T V;
   std::memcpy(&V, P, sizeof(T));
@@ -213,7 +196,7 @@ void writeTensor(std::string &Out, const Tensor &T, size_t Index) {
                            "the CPU, which vmasm cannot write",
                            Index));
   DLDataType DT = T.dtype();
-  if (!writableTensorDType(DT))
+  if (!isVmasmTensorDType(DT))
     throwError("ValueError",
                fmt::format("constant {} is a {} tensor, which vmasm cannot "
                            "write",

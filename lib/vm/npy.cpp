@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/vm/npy.h"
+#include "file_io.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 
@@ -253,16 +254,7 @@ Tensor parseNpy(std::span<const char> Bytes, const std::string &Name) {
 }
 
 Tensor readNpy(const std::string &Path) {
-  std::ifstream In(Path, std::ios::binary);
-  if (!In)
-    throwError("IOError",
-               fmt::format("cannot open '{}': {}", Path, std::strerror(errno)));
-  std::ostringstream S;
-  S << In.rdbuf();
-  if (In.bad())
-    throwError("IOError", fmt::format("cannot read '{}'", Path));
-  std::string Bytes = std::move(S).str();
-  return parseNpy(Bytes, Path);
+  return parseNpy(readWholeFile(Path), Path);
 }
 
 std::string serializeNpy(const Tensor &T) {
