@@ -9,8 +9,8 @@
 
 #include "runtime_helpers.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/vm/native_code.h"
 
-#include <fmt/format.h>
 
 extern "C" {
 
@@ -30,10 +30,7 @@ void vmjit_jit_destroy(VMJITObject *O, uint64_t Old) {
 
 int vmjit_jit_if_error(const VMJITAny *Cond) {
   try {
-    vmjit::setRaisedError(vmjit::Error(
-        "TypeError", fmt::format("if: the condition must be an int or a bool, "
-                                 "not {}",
-                                 vmjit::valueTypeName(*Cond))));
+    vmjit::setRaisedError(vmjit::vm::ifConditionError(*Cond));
   } catch (...) {
     VMJITErrorSetRaisedFromCStr("TypeError",
                                 "if: the condition must be an int or a bool");

@@ -300,6 +300,12 @@ VirtualMachine::~VirtualMachine() {
           ->VM = nullptr;
 }
 
+Error ifConditionError(const VMJITAny &Cond) {
+  return Error("TypeError",
+               fmt::format("if: the condition must be an int or a bool, not {}",
+                           valueTypeName(Cond)));
+}
+
 std::string VirtualMachine::frameLine(int64_t Func, int64_t PC) const {
   const FunctionInfo &Fn = Exe->function(Func);
   std::string S = fmt::format("in function '{}', instruction {}", Fn.Name, PC);
@@ -467,6 +473,13 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
   Any *R = F->Regs;
   int64_t PC = F->PC;
 
+  // Takes a jump; a backward one is counted and may move the frame into
+  // native code (see backEdge for the result).
+  auto jump = [&](int64_t Offset) {
+    PC += Offset;
+    return Offset <= 0 ? backEdge(F, R, PC, FrameIdx, RetVal) : 0;
+  };
+
   try {
     for (;;) {
       const Word *I = Code + Off[PC];
@@ -546,15 +559,11 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         break; // to the return below
       }
       case Opcode::Goto: {
-        const int64_t Jump = I[1];
-        PC += Jump;
-        if (Jump <= 0) {
-          int Osr = backEdge(F, R, PC, FrameIdx, RetVal);
-          if (Osr < 0)
-            return fail(takeRaisedError());
-          if (Osr > 0)
-            break; // the frame finished in native code
-        }
+        int Osr = jump(I[1]);
+        if (Osr < 0)
+          return fail(takeRaisedError());
+        if (Osr > 0)
+          break; // the frame finished in native code
         continue;
       }
       case Opcode::If: {
@@ -562,20 +571,13 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         if (C.type_index != kVMJITInt && C.type_index != kVMJITBool)
             [[unlikely]] {
           F->PC = PC;
-          return fail(Error("TypeError",
-                            fmt::format("if: the condition must be an int or "
-                                        "a bool, not {}",
-                                        valueTypeName(C))));
+          return fail(ifConditionError(C));
         }
-        const int64_t Jump = C.v_int64 != 0 ? 1 : I[2];
-        PC += Jump;
-        if (Jump <= 0) {
-          int Osr = backEdge(F, R, PC, FrameIdx, RetVal);
-          if (Osr < 0)
-            return fail(takeRaisedError());
-          if (Osr > 0)
-            break;
-        }
+        int Osr = jump(C.v_int64 != 0 ? 1 : I[2]);
+        if (Osr < 0)
+          return fail(takeRaisedError());
+        if (Osr > 0)
+          break;
         continue;
       }
       default:

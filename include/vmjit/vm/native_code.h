@@ -41,6 +41,10 @@ struct NativeContext {
 using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,
                          std::atomic<FunctionObj *> *Funcs, int64_t EntryPC);
 
+/// The TypeError of an `if` whose condition is not an int or a bool: one
+/// message for every tier.
+Error ifConditionError(const VMJITAny &Cond);
+
 class TierController {
 public:
   virtual ~TierController() = default;
