@@ -13,15 +13,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchUtil.h"
+
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/builder.h"
 #include "vmjit/vm/virtual_machine.h"
-
-#ifdef VMJIT_HAVE_JIT
-#include "vmjit/jit/tier_manager.h"
-#endif
 
 #include <benchmark/benchmark.h>
 
@@ -76,27 +74,14 @@ Any argumentFor(bool Tensor) {
   return Any(int64_t(0));
 }
 
-/// The VM in the given tier: bytecode, compiled, or tiered after warming
-/// up (the swap has happened; this is the steady state).
+/// The VM in the given tier (tiered: after warming up, in the steady
+/// state).
 std::unique_ptr<VirtualMachine> vmFor(std::shared_ptr<Executable> Exe,
                                       ExecMode Mode, const Any &Arg) {
-  auto VM = VirtualMachine::create(std::move(Exe));
-#ifdef VMJIT_HAVE_JIT
-  jit::JITOptions O;
-  O.Mode = Mode;
-  jit::enableJIT(*VM, O);
-  if (Mode == ExecMode::Tiered) {
+  return bench::makeVM(std::move(Exe), Mode, [&Arg](VirtualMachine &VM) {
     AnyView A(Arg);
-    for (int I = 0; I < 2 * jit::kDefaultTierThreshold; ++I)
-      VM->invoke(VM->functionIndex("main"), {&A, 1});
-    jit::tierManagerOf(*VM)->drain();
-    VM->invoke(VM->functionIndex("main"), {&A, 1});
-  }
-#else
-  (void)Mode;
-  (void)Arg;
-#endif
-  return VM;
+    VM.invoke(VM.functionIndex("main"), {&A, 1});
+  });
 }
 
 void vmChain(benchmark::State &State, bool IsTensor, ExecMode Mode) {

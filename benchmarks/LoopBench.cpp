@@ -1,24 +1,27 @@
 //===- LoopBench.cpp - Loops, VM-to-VM calls, closures ---------------------===//
 //
 // loop/TIER/n: examples/loop_sum.vmasm (compare, add, add, branch per
-//   iteration); time per iteration in the counter ns_per_iter.
+//   iteration); time per iteration in the counter ns_per_iter. native: the
+//   same loop in C++ calling scalar.add / scalar.ge through their safe-call
+//   entries (JIT code inlines these builtins, so it can beat this floor).
 // calls/TIER/25: recursive fib(25) of examples/fib.vmasm (VM-to-VM calls);
 //   native: a C++ recursive fib calling the same scalar functions through
 //   their safe-call entries.
 // closure/TIER/n: examples/closure.vmasm, a loop calling
-//   vm.builtin.invoke_closure.
+//   vm.builtin.invoke_closure. native: the same loop in C++; the closure is
+//   a C++ lambda with its captured values, whose body calls scalar.mul and
+//   scalar.add through their safe-call entries, as do the loop's compare
+//   and adds.
 //
 //===----------------------------------------------------------------------===//
+
+#include "BenchUtil.h"
 
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/vm/builtins.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
-
-#ifdef VMJIT_HAVE_JIT
-#include "vmjit/jit/tier_manager.h"
-#endif
 
 #include <benchmark/benchmark.h>
 
@@ -27,28 +30,10 @@ using namespace vmjit::vm;
 
 namespace {
 
-std::string examplePath(const char *Name) {
-  return std::string(VMJIT_SOURCE_DIR) + "/examples/" + Name;
-}
-
 std::unique_ptr<VirtualMachine> exampleVM(const char *Name, ExecMode Mode,
                                           int64_t WarmArg) {
-  auto VM = VirtualMachine::create(loadProgram(examplePath(Name)));
-#ifdef VMJIT_HAVE_JIT
-  jit::JITOptions O;
-  O.Mode = Mode;
-  jit::enableJIT(*VM, O);
-  if (Mode == ExecMode::Tiered) {
-    for (int I = 0; I < 2 * jit::kDefaultTierThreshold; ++I)
-      VM->call("main", WarmArg);
-    jit::tierManagerOf(*VM)->drain();
-    VM->call("main", WarmArg);
-  }
-#else
-  (void)Mode;
-  (void)WarmArg;
-#endif
-  return VM;
+  return bench::makeVM(loadProgram(bench::examplePath(Name)), Mode,
+                       [WarmArg](VirtualMachine &VM) { VM.call("main", WarmArg); });
 }
 
 void perItem(benchmark::State &State, double Items, const char *Counter) {
@@ -100,6 +85,55 @@ void fibNative(benchmark::State &State) {
     benchmark::DoNotOptimize(F.fib(State.range(0)));
 }
 
+/// Two-argument int calls through safe-call entries (the native floors).
+int64_t intCall(FunctionObj *F, int64_t A, int64_t B) {
+  VMJITAny Args[2] = {{kVMJITInt, {0}, {A}}, {kVMJITInt, {0}, {B}}};
+  VMJITAny R;
+  detail::setNone(R);
+  if (F->entry()(F, Args, 2, &R) != 0)
+    throwRaisedError();
+  return R.v_int64;
+}
+
+void loopNative(benchmark::State &State) {
+  registerVMBuiltins();
+  Registry &R = Registry::global();
+  Function Add = *R.find("scalar.add"), Ge = *R.find("scalar.ge"),
+           Lt = *R.find("scalar.lt");
+  int64_t N = State.range(0);
+  for (auto _ : State) {
+    // loop_sum's rotated loop: s += i; i += 1; until i >= n.
+    int64_t S = 0, I = 0;
+    if (intCall(Lt.get(), I, N)) {
+      do {
+        S = intCall(Add.get(), S, I);
+        I = intCall(Add.get(), I, 1);
+      } while (!intCall(Ge.get(), I, N));
+    }
+    benchmark::DoNotOptimize(S);
+  }
+  perItem(State, static_cast<double>(N), "ns_per_iter");
+}
+
+void closureNative(benchmark::State &State) {
+  registerVMBuiltins();
+  Registry &R = Registry::global();
+  Function Add = *R.find("scalar.add"), Mul = *R.find("scalar.mul"),
+           Lt = *R.find("scalar.lt");
+  int64_t N = State.range(0);
+  const int64_t A = 3, B = 1; // the captured values
+  auto Affine = [&](int64_t I) {
+    return intCall(Add.get(), intCall(Mul.get(), A, I), B);
+  };
+  for (auto _ : State) {
+    int64_t Acc = 0;
+    for (int64_t I = 0; intCall(Lt.get(), I, N); I = intCall(Add.get(), I, 1))
+      Acc = intCall(Add.get(), Acc, Affine(I));
+    benchmark::DoNotOptimize(Acc);
+  }
+  perItem(State, static_cast<double>(N), "ns_per_iter");
+}
+
 void closureLoop(benchmark::State &State, ExecMode Mode) {
   int64_t N = State.range(0);
   auto VM = exampleVM("closure.vmasm", Mode, 100);
@@ -112,11 +146,13 @@ void closureLoop(benchmark::State &State, ExecMode Mode) {
 
 BENCHMARK_CAPTURE(loopSum, bytecode, ExecMode::Bytecode)
     ->Name("loop/bytecode")->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK(loopNative)->Name("loop/native")->Arg(1000000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fibCalls, bytecode, ExecMode::Bytecode)
     ->Name("calls/bytecode")->Arg(25)->Unit(benchmark::kMillisecond);
 BENCHMARK(fibNative)->Name("calls/native")->Arg(25)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(closureLoop, bytecode, ExecMode::Bytecode)
     ->Name("closure/bytecode")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(closureNative)->Name("closure/native")->Arg(100000)->Unit(benchmark::kMillisecond);
 #ifdef VMJIT_HAVE_JIT
 BENCHMARK_CAPTURE(loopSum, compiled, ExecMode::Compiled)
     ->Name("loop/compiled")->Arg(1000000)->Unit(benchmark::kMillisecond);

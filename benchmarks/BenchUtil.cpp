@@ -1,0 +1,102 @@
+//===- BenchUtil.cpp - Helpers shared by the vmjit-bench workloads ---------===//
+//
+// See BenchUtil.h. Also, once per process: the harness never uses an object
+// cache named by the environment (VMJIT_CACHE_DIR is removed; the warm-cache
+// compile benchmark names its own directory), and the benchmark context
+// (printed and in the JSON output) records the JIT's LLVM version and CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BenchUtil.h"
+
+#include "vmjit/vm/builtins.h"
+
+#ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/host_info.h"
+#include "vmjit/jit/tier_manager.h"
+#endif
+
+#include <cmath>
+#include <cstdlib>
+
+namespace vmjit::bench {
+
+namespace {
+
+[[maybe_unused]] const bool ProcessSetUp = [] {
+  ::unsetenv("VMJIT_CACHE_DIR");
+#ifdef VMJIT_HAVE_JIT
+  benchmark::AddCustomContext("vmjit_jit", "on");
+  benchmark::AddCustomContext("llvm_version", jit::hostInfo().LLVMVersion);
+  benchmark::AddCustomContext("llvm_host_cpu", jit::hostInfo().CPU);
+#else
+  benchmark::AddCustomContext("vmjit_jit", "off");
+#endif
+  if (const char *T = std::getenv("OPENBLAS_CORETYPE"))
+    benchmark::AddCustomContext("openblas_coretype", T);
+  return true;
+}();
+
+} // namespace
+
+std::string examplePath(const char *Name) {
+  return std::string(VMJIT_SOURCE_DIR) + "/examples/" + Name;
+}
+
+std::unique_ptr<vm::VirtualMachine>
+makeVM(std::shared_ptr<const vm::Executable> Exe, vm::ExecMode Mode,
+       const std::function<void(vm::VirtualMachine &)> &Warm) {
+  auto VM = vm::VirtualMachine::create(std::move(Exe));
+#ifdef VMJIT_HAVE_JIT
+  jit::JITOptions O;
+  O.Mode = Mode;
+  O.Threshold = jit::kDefaultTierThreshold;
+  jit::enableJIT(*VM, O);
+  if (Mode == vm::ExecMode::Tiered) {
+    for (int64_t I = 0; I < 2 * jit::kDefaultTierThreshold; ++I)
+      Warm(*VM);
+    jit::tierManagerOf(*VM)->drain();
+    Warm(*VM);
+  }
+#else
+  (void)Mode;
+  (void)Warm;
+#endif
+  return VM;
+}
+
+void setPerItem(benchmark::State &State, double Items, const char *Name) {
+  State.counters[Name] = benchmark::Counter(
+      Items * static_cast<double>(State.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+FunctionObj *NativeCalls::fn(const char *Name) {
+  vm::registerVMBuiltins();
+  std::optional<Function> F = Registry::global().find(Name);
+  if (!F)
+    throwError("LookupError", std::string("no function ") + Name);
+  Keep.push_back(*F);
+  return Keep.back().get();
+}
+
+Tensor randomTensor(std::initializer_list<int64_t> Shape, float Scale,
+                    uint64_t &Seed) {
+  Tensor T = Tensor::empty(Shape, dtype::Float32);
+  int64_t N = 1;
+  for (int64_t D : Shape)
+    N *= D;
+  float *P = T.data<float>();
+  // Uniform on [-a, a] has standard deviation a / sqrt(3).
+  const float A = Scale * std::sqrt(3.0f);
+  for (int64_t I = 0; I < N; ++I) {
+    Seed ^= Seed << 13; // xorshift64
+    Seed ^= Seed >> 7;
+    Seed ^= Seed << 17;
+    float U = static_cast<float>(Seed >> 40) * (1.0f / 16777216.0f);
+    P[I] = (2.0f * U - 1.0f) * A;
+  }
+  return T;
+}
+
+} // namespace vmjit::bench
