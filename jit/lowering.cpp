@@ -71,6 +71,9 @@ struct Val {
 
 constexpr int64_t kOffsetResult = 8;  // NativeContext::Result
 constexpr int64_t kOffsetErrorPC = 16; // NativeContext::ErrorPC
+constexpr int64_t kOffsetControl = 24; // NativeContext::Control
+constexpr int64_t kOffsetFuel = 0;      // StepControl::Fuel
+constexpr int64_t kOffsetInterrupt = 8; // StepControl::Interrupt
 constexpr int64_t kOffsetFuncCell = 24; // FunctionObj: safe_call
 constexpr int64_t kOffsetArrayData = 24; // ArrayObj: Any* data
 constexpr int64_t kOffsetArraySize = 32; // ArrayObj: int64 size
@@ -174,6 +177,9 @@ private:
   bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
   void lowerRet(InstrView I);
   void lowerIf(int64_t PC, InstrView I);
+  /// The block a jump from PC by Offset goes to: the target itself, or
+  /// for a backward jump a block that first counts the step.
+  BasicBlock *jumpTarget(int64_t PC, int64_t Offset);
 
   void branchToError(Value *Failed, int64_t PC, BasicBlock *Cont);
   BasicBlock *next(int64_t PC) { return Blocks[static_cast<size_t>(PC + 1)]; }
@@ -588,6 +594,35 @@ void FunctionLowering::lowerRet(InstrView I) {
   B.CreateRet(B.getInt32(0));
 }
 
+BasicBlock *FunctionLowering::jumpTarget(int64_t PC, int64_t Offset) {
+  BasicBlock *Target = Blocks[static_cast<size_t>(PC + Offset)];
+  if (Offset > 0)
+    return Target;
+  // A backward jump is a step, counted as the interpreter counts it: the
+  // fast path decrements the fuel and tests the interrupt flag.
+  IRBuilderBase::InsertPointGuard Guard(B);
+  BasicBlock *Step = BasicBlock::Create(C, fmt::format("i{}.step", PC), Fn);
+  BasicBlock *Slow = BasicBlock::Create(C, fmt::format("i{}.poll", PC), Fn);
+  B.SetInsertPoint(Step);
+  Value *Ctl = B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetControl), Align(8));
+  Value *FuelPtr = bytePtr(Ctl, kOffsetFuel);
+  Value *Fuel = B.CreateSub(B.CreateAlignedLoad(I64, FuelPtr, Align(8)),
+                            B.getInt64(1));
+  B.CreateAlignedStore(Fuel, FuelPtr, Align(8));
+  LoadInst *Irq = B.CreateAlignedLoad(I32, bytePtr(Ctl, kOffsetInterrupt),
+                                      Align(4));
+  Irq->setAtomic(AtomicOrdering::Monotonic);
+  Value *Poll = B.CreateOr(B.CreateICmpSLT(Fuel, B.getInt64(0)),
+                           B.CreateICmpNE(Irq, B.getInt32(0)));
+  B.CreateCondBr(Poll, Slow, Target, Unlikely);
+  B.SetInsertPoint(Slow);
+  FunctionCallee StepFn = M.getOrInsertFunction(
+      "vmjit_jit_step", FunctionType::get(I32, {Ptr}, false));
+  Value *Rc = B.CreateCall(StepFn, {Ctx});
+  branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Target);
+  return Step;
+}
+
 void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
   Val V = loadReg(I.ifCond());
   Value *T = typeOf(V);
@@ -605,7 +640,7 @@ void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
   ErrPC->addIncoming(B.getInt64(PC), Bad);
   B.SetInsertPoint(Test);
   B.CreateCondBr(B.CreateICmpNE(V.W1, B.getInt64(0)), next(PC),
-                 Blocks[static_cast<size_t>(PC + I.ifFalseOffset())]);
+                 jumpTarget(PC, I.ifFalseOffset()));
 }
 
 Function *FunctionLowering::lower(const std::string &Symbol) {
@@ -685,7 +720,7 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
       lowerRet(I);
       break;
     case Opcode::Goto:
-      B.CreateBr(Blocks[static_cast<size_t>(PC + I.gotoOffset())]);
+      B.CreateBr(jumpTarget(PC, I.gotoOffset()));
       break;
     case Opcode::If:
       lowerIf(PC, I);

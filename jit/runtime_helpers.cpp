@@ -2,7 +2,9 @@
 //
 // JIT code releases references inline (an atomic decrement) and calls
 // vmjit_jit_destroy only when the count reaches zero; it reports a bad `if`
-// condition through vmjit_jit_if_error, with the interpreter's message.
+// condition through vmjit_jit_if_error, with the interpreter's message, and
+// takes the slow path of a step (budget, deadline, interrupt) through
+// vmjit_jit_step.
 // Their addresses are bound into every JIT unit (jit/tier_manager.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +12,7 @@
 #include "runtime_helpers.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/native_code.h"
+#include "vmjit/vm/virtual_machine.h"
 
 
 extern "C" {
@@ -38,6 +41,10 @@ int vmjit_jit_if_error(const VMJITAny *Cond) {
   return -1;
 }
 
+int vmjit_jit_step(vmjit::vm::NativeContext *Ctx) {
+  return Ctx->VM->stepSlow();
+}
+
 } // extern "C"
 
 namespace vmjit::jit {
@@ -46,6 +53,7 @@ std::map<std::string, uint64_t> runtimeHelperSymbols() {
   return {
       {"vmjit_jit_destroy", reinterpret_cast<uint64_t>(&vmjit_jit_destroy)},
       {"vmjit_jit_if_error", reinterpret_cast<uint64_t>(&vmjit_jit_if_error)},
+      {"vmjit_jit_step", reinterpret_cast<uint64_t>(&vmjit_jit_step)},
   };
 }
 

@@ -4,6 +4,7 @@
 #define VMJIT_JIT_RUNTIME_HELPERS_H
 
 #include "vmjit/runtime/c_api.h"
+#include "vmjit/vm/native_code.h"
 
 #include <map>
 #include <string>
@@ -14,6 +15,8 @@ extern "C" {
 void vmjit_jit_destroy(VMJITObject *O, uint64_t Old);
 /// Raises the TypeError of an `if` on a value that is not an int or bool.
 int vmjit_jit_if_error(const VMJITAny *Cond);
+/// The slow path of a step taken by JIT code: 0, or -1 with an error.
+int vmjit_jit_step(vmjit::vm::NativeContext *Ctx);
 }
 
 namespace vmjit::jit {

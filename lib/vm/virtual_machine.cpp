@@ -344,11 +344,15 @@ public:
   /// from `Args`. Throws RecursionError past the depth limit.
   void pushFrame(int64_t Func, const AnyView *Args, int64_t NumArgs,
                  RegName ResultDst, bool Boundary) {
-    if (static_cast<int64_t>(VM.Frames.size()) + VM.NativeDepth >=
-        VM.Opts.MaxCallDepth)
+    const int64_t Depth = static_cast<int64_t>(VM.Frames.size()) + VM.NativeDepth;
+    if (Depth == 0)
+      VM.beginOutermostCall();
+    if (Depth >= VM.Opts.MaxCallDepth)
       throwError("RecursionError",
                  fmt::format("maximum call depth of {} exceeded",
                              VM.Opts.MaxCallDepth));
+    if (VM.step() != 0) [[unlikely]]
+      throwRaisedError();
     const FunctionInfo &F = Exe.function(Func);
     VM.Frames.push_back(
         {Func, 0, nullptr, F.RegisterFileSize, ResultDst, Boundary});
@@ -477,7 +481,13 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
   // native code (see backEdge for the result).
   auto jump = [&](int64_t Offset) {
     PC += Offset;
-    return Offset <= 0 ? backEdge(F, R, PC, FrameIdx, RetVal) : 0;
+    if (Offset > 0)
+      return 0;
+    if (VM.step() != 0) [[unlikely]] {
+      F->PC = PC - Offset; // the failing jump
+      return -1;
+    }
+    return backEdge(F, R, PC, FrameIdx, RetVal);
   };
 
   try {
@@ -642,7 +652,7 @@ int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
   VM.adoptNativeCode(Func);
   ++VM.OSREntries[static_cast<size_t>(Func)];
   detail::setNone(RetVal);
-  NativeContext Ctx{&VM, reinterpret_cast<Any *>(&RetVal), -1};
+  NativeContext Ctx{&VM, reinterpret_cast<Any *>(&RetVal), -1, &VM.Control};
   F->PC = PC;
   int Rc = Code(&Ctx, R, Consts, VM.Pool.get(), PC);
   F = &VM.Frames[FrameIdx];
@@ -670,14 +680,19 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
     return raiseArityError(Fn, NumArgs);
   // A native frame: registers from the shared stack, counted in the call
   // depth, but no interpreter Frame (nothing reads it).
-  if (static_cast<int64_t>(VM->Frames.size()) + VM->NativeDepth >=
-      VM->Opts.MaxCallDepth) {
+  const int64_t Depth =
+      static_cast<int64_t>(VM->Frames.size()) + VM->NativeDepth;
+  if (Depth == 0)
+    VM->beginOutermostCall();
+  if (Depth >= VM->Opts.MaxCallDepth) {
     VMJITErrorSetRaisedFromCStr(
         "RecursionError", fmt::format("maximum call depth of {} exceeded",
                                       VM->Opts.MaxCallDepth)
                               .c_str());
     return -1;
   }
+  if (VM->step() != 0) [[unlikely]]
+    return -1;
   const size_t NumRegs = static_cast<size_t>(Fn.RegisterFileSize);
   Any *Regs;
   try {
@@ -694,7 +709,7 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   }
   ++VM->NativeDepth;
   ++VM->CallCounts[static_cast<size_t>(F->Func)];
-  NativeContext Ctx{VM, Out, -1};
+  NativeContext Ctx{VM, Out, -1, &VM->Control};
   int Rc = F->Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
   --VM->NativeDepth;
   VM->Regs->popClean(NumRegs); // the code left every register None
@@ -707,6 +722,70 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
     setRaisedError(E);
     return -1;
   }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Steps: the budget, the deadline and interrupt requests
+//===----------------------------------------------------------------------===//
+
+void VirtualMachine::beginOutermostCall() noexcept {
+  const CallLimits &L = Opts.Limits;
+  Reserve = L.MaxSteps == 0 ? INT64_MAX
+            : L.MaxSteps > static_cast<uint64_t>(INT64_MAX)
+                ? INT64_MAX
+                : static_cast<int64_t>(L.MaxSteps);
+  HasDeadline = L.Timeout.count() > 0;
+  if (HasDeadline)
+    Deadline = std::chrono::steady_clock::now() + L.Timeout;
+  StepsBefore = 0;
+  LastRefill = HasDeadline ? std::min(Reserve, kDeadlineCheckSteps) : Reserve;
+  Reserve -= LastRefill;
+  Control.Fuel = LastRefill;
+}
+
+uint64_t VirtualMachine::stepsTaken() const noexcept {
+  return StepsBefore +
+         static_cast<uint64_t>(LastRefill - std::max<int64_t>(Control.Fuel, 0));
+}
+
+int VirtualMachine::stepSlow() noexcept {
+  if (Control.Interrupt.exchange(0, std::memory_order_acquire) != 0) {
+    VMJITErrorSetRaisedFromCStr("InterruptedError",
+                                "the call was interrupted");
+    return -1;
+  }
+  if (Control.Fuel >= 0)
+    return 0; // the request was withdrawn meanwhile
+  // The current allotment is used up: this step starts the next one.
+  if (HasDeadline && std::chrono::steady_clock::now() >= Deadline) {
+    Control.Fuel = -1;
+    VMJITErrorSetRaisedFromCStr(
+        "TimeoutError",
+        fmt::format("the call exceeded its time limit of {} ms",
+                    std::chrono::duration<double, std::milli>(
+                        Opts.Limits.Timeout)
+                        .count())
+            .c_str());
+    return -1;
+  }
+  const bool Unlimited = Opts.Limits.MaxSteps == 0;
+  if (Reserve == 0 && !Unlimited) {
+    Control.Fuel = -1;
+    VMJITErrorSetRaisedFromCStr(
+        "StepLimitError",
+        fmt::format("the call exceeded its budget of {} steps (bytecode "
+                    "function entries and backward jumps)",
+                    Opts.Limits.MaxSteps)
+            .c_str());
+    return -1;
+  }
+  if (Unlimited && Reserve == 0)
+    Reserve = INT64_MAX;
+  StepsBefore += static_cast<uint64_t>(LastRefill);
+  LastRefill = HasDeadline ? std::min(Reserve, kDeadlineCheckSteps) : Reserve;
+  Reserve -= LastRefill;
+  Control.Fuel = LastRefill - 1;
   return 0;
 }
 

@@ -15,6 +15,11 @@
 // Either way it leaves the register file all None (it releases every
 // value itself), so the frame is popped without another pass over it.
 //
+// At every backward jump it takes, the code counts a step on
+// *Ctx->Control exactly as the interpreter does (decrement Fuel, test the
+// interrupt flag) and calls vmjit_jit_step when either says so; entries
+// of bytecode functions are counted by the VM's call path in every tier.
+//
 // A TierController (implemented by the JIT, jit/tier_manager.h) tells the
 // interpreter which functions have native code and hears which are hot.
 //
@@ -32,10 +37,14 @@ namespace vmjit::vm {
 
 class VirtualMachine;
 
+struct StepControl;
+
+/// Field offsets are part of the JIT's contract (jit/lowering.cpp).
 struct NativeContext {
   VirtualMachine *VM;
   Any *Result;
   int64_t ErrorPC;
+  StepControl *Control;
 };
 
 using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,

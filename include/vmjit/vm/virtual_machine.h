@@ -29,6 +29,9 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -79,6 +82,33 @@ enum class ExecMode {
   Tiered,   ///< interpreter first; hot functions compiled in the background
 };
 
+/// Limits on one outermost call (a call made from C++ while no call of
+/// this VM is running). A step is a bytecode function entered or a
+/// backward jump taken: the places where every tier checks the budget,
+/// the deadline and interrupt requests.
+struct CallLimits {
+  /// Steps one outermost call may take; 0: unlimited. Past it the call
+  /// fails with a StepLimitError.
+  uint64_t MaxSteps = 0;
+  /// Wall-clock time one outermost call may take; zero: unlimited. Past
+  /// it the call fails with a TimeoutError (checked every
+  /// kDeadlineCheckSteps steps, so a single long kernel call is not cut).
+  std::chrono::nanoseconds Timeout{0};
+};
+
+/// Steps between two looks at the clock when a call has a deadline.
+inline constexpr int64_t kDeadlineCheckSteps = 1024;
+
+/// The step counter and interrupt flag that every tier checks at each
+/// step (JIT code reads them at these fixed offsets).
+struct StepControl {
+  /// Steps left before the slow path runs (it refills from the budget,
+  /// looks at the clock, or fails the call). Only the VM's thread writes.
+  int64_t Fuel = INT64_MAX;
+  /// Set by VirtualMachine::interrupt from any thread.
+  std::atomic<uint32_t> Interrupt{0};
+};
+
 struct VMOptions {
   /// Devices the program may allocate on; index 0 is the default.
   std::vector<DLDevice> Devices = {cpuDevice()};
@@ -86,6 +116,8 @@ struct VMOptions {
   /// Deepest nesting of VM frames before a call fails with a
   /// RecursionError (instead of overflowing the native stack).
   int64_t MaxCallDepth = 4096;
+  /// Step budget and deadline of every outermost call.
+  CallLimits Limits;
   /// Kernel libraries searched (in order, before the registry) for packed
   /// functions.
   std::vector<std::shared_ptr<KernelLibrary>> Libraries;
@@ -166,6 +198,36 @@ public:
   }
   int64_t maxCallDepth() const noexcept { return Opts.MaxCallDepth; }
   void setMaxCallDepth(int64_t Depth) noexcept { Opts.MaxCallDepth = Depth; }
+  const CallLimits &callLimits() const noexcept { return Opts.Limits; }
+  /// Sets the limits of later outermost calls (not of one in progress).
+  void setCallLimits(const CallLimits &L) noexcept { Opts.Limits = L; }
+
+  /// Asks the running call to stop: at its next step (bytecode function
+  /// entry or backward jump, in any tier) it fails with an
+  /// InterruptedError, unwinding every frame; the VM stays usable. May be
+  /// called from any thread. A request made while no call runs is taken
+  /// by the first step of the next call; clearInterrupt() withdraws it.
+  void interrupt() noexcept {
+    Control.Interrupt.store(1, std::memory_order_release);
+  }
+  void clearInterrupt() noexcept {
+    Control.Interrupt.store(0, std::memory_order_relaxed);
+  }
+  /// Steps taken by the current (or last) outermost call.
+  uint64_t stepsTaken() const noexcept;
+
+  /// Internal, for every tier: counts one step; returns 0, or -1 with a
+  /// StepLimitError, TimeoutError or InterruptedError raised.
+  int step() noexcept {
+    if ((--Control.Fuel < 0) |
+        (Control.Interrupt.load(std::memory_order_relaxed) != 0))
+        [[unlikely]]
+      return stepSlow();
+    return 0;
+  }
+  /// Internal: the slow path of step() (JIT code calls it directly).
+  int stepSlow() noexcept;
+  StepControl *stepControl() noexcept { return &Control; }
 
   /// The function-pool entry of function `Func`: the resolved packed
   /// function, or the object that runs bytecode function `Func` on this VM.
@@ -231,6 +293,16 @@ private:
   std::vector<char> IsNative;
   /// Frames of native code on the stack (they have no interpreter Frame).
   int64_t NativeDepth = 0;
+  /// Starts the step budget and deadline of an outermost call.
+  void beginOutermostCall() noexcept;
+  StepControl Control;
+  /// Budget steps not yet handed to Control.Fuel (unlimited: INT64_MAX).
+  int64_t Reserve = 0;
+  /// The size of the last refill of Control.Fuel.
+  int64_t LastRefill = 0;
+  uint64_t StepsBefore = 0; ///< steps of earlier refills
+  std::chrono::steady_clock::time_point Deadline;
+  bool HasDeadline = false;
   std::shared_ptr<TierController> Tier;
   friend class NativeFunctionObj;
   std::unique_ptr<RegisterStack> Regs;
