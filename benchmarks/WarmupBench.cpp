@@ -23,7 +23,7 @@
 //                        same run);
 //   tiered_vs_compiled   tiered_us / compiled_us.
 // With VMJIT_BENCH_SERIES_DIR set, the per-call series (median over the
-// iterations, microseconds) is written to DIR/<name with '/' as '_'>.json
+// iterations that made that call, microseconds) is written to DIR/<name with '/' as '_'>.json
 // for scripts/bench-report.py.
 //
 //===----------------------------------------------------------------------===//
@@ -144,9 +144,9 @@ void writeSeries(const std::string &Name, const std::vector<Run> &Runs,
   const char *Dir = std::getenv("VMJIT_BENCH_SERIES_DIR");
   if (!Dir || !*Dir || Runs.empty())
     return;
-  size_t Len = Runs[0].CallNs.size();
+  size_t Len = 0;
   for (const Run &R : Runs)
-    Len = std::min(Len, R.CallNs.size());
+    Len = std::max(Len, R.CallNs.size());
   std::string File = Name;
   std::replace(File.begin(), File.end(), '/', '_');
   std::ofstream Out(std::string(Dir) + "/" + File + ".json");
@@ -165,7 +165,8 @@ void writeSeries(const std::string &Name, const std::vector<Run> &Runs,
   for (size_t I = 0; I < Len; ++I) {
     std::vector<double> V;
     for (const Run &R : Runs)
-      V.push_back(R.CallNs[I]);
+      if (I < R.CallNs.size())
+        V.push_back(R.CallNs[I]);
     char Buf[32];
     std::snprintf(Buf, sizeof(Buf), "%.3f", median(std::move(V)) / 1000);
     Out << (I ? ", " : "") << Buf;
