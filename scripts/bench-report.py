@@ -614,7 +614,7 @@ def svg_chart(m, series):
     rows = chart_rows(m)
     tiers = ["bytecode", "compiled", "tiered"]
     W, left, right = 760, 170, 30
-    bar_h, gap = 7, 8
+    bar_h, gap = 9, 8
     top = 56
     plot_w = W - left - right
     ratios = [r for _, rs in rows for r in rs.values() if r > 0]
@@ -663,6 +663,10 @@ def svg_chart(m, series):
                          'fill="%s"><title>%s %s: %.3g×</title></rect>' %
                          (x1, by, max(x2 - x1, 1), bar_h - 1, TIER_COLORS[t],
                           esc(label), t, r))
+            tx = x(r) + 3 if r >= 1 else x(r) - 3
+            parts.append('<text x="%.1f" y="%d" font-size="8" fill="#333" '
+                         'text-anchor="%s">%.2f</text>' %
+                         (tx, by + bar_h - 2, "start" if r >= 1 else "end", r))
     H = y0 + plot_h + 30
 
     # Warmup panels: per-call time of the first calls, log scale.
