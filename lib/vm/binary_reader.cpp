@@ -395,6 +395,11 @@ std::shared_ptr<Executable> loadExecutable(const std::string &Path,
     ::close(Fd);
     formatError(Path, "the file is empty");
   }
+  if (St.st_size > Opts.MaxFileBytes) {
+    ::close(Fd);
+    formatError(Path, fmt::format("the file is {} bytes, over the limit of {}",
+                                  St.st_size, Opts.MaxFileBytes));
+  }
   // Private and writable: a kernel writing into a constant gets its own
   // copy of the page instead of a fault, and the file is never changed.
   void *Map = ::mmap(nullptr, Size, PROT_READ | PROT_WRITE, MAP_PRIVATE, Fd, 0);
@@ -410,6 +415,9 @@ std::shared_ptr<Executable> loadExecutable(const std::string &Path,
 std::shared_ptr<Executable> loadExecutableFromBytes(std::span<const char> Bytes,
                                                     const std::string &Name,
                                                     const LoadOptions &Opts) {
+  if (Bytes.size() > static_cast<uint64_t>(Opts.MaxFileBytes))
+    formatError(Name, fmt::format("the file is {} bytes, over the limit of {}",
+                                  Bytes.size(), Opts.MaxFileBytes));
   size_t Rounded = binfmt::alignUp(std::max<size_t>(Bytes.size(), 1));
   void *Mem = std::aligned_alloc(binfmt::kAlign, Rounded);
   if (!Mem)

@@ -2,6 +2,10 @@
 
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/assembler.h"
+#include "vmjit/runtime/error.h"
+
+#include <filesystem>
+#include <fmt/format.h>
 
 namespace vmjit::vm {
 
@@ -13,9 +17,22 @@ bool isVmasmPath(const std::string &Path) {
 
 std::shared_ptr<Executable> loadProgram(const std::string &Path,
                                         const LoadOptions &Opts) {
-  if (isVmasmPath(Path))
-    return assembleFile(Path);
-  return loadExecutable(Path, Opts);
+  if (!isVmasmPath(Path))
+    return loadExecutable(Path, Opts);
+  std::error_code EC;
+  auto Size = std::filesystem::file_size(Path, EC);
+  if (!EC && Size > static_cast<uint64_t>(Opts.MaxFileBytes))
+    throwError("FormatError",
+               fmt::format("{}: the file is {} bytes, over the limit of {}",
+                           Path, Size, Opts.MaxFileBytes));
+  // The assembler verifies with the default limits; these may be tighter.
+  auto Exe = assembleFile(Path);
+  try {
+    verifyExecutable(*Exe, Opts.Limits);
+  } catch (const Error &E) {
+    throwError(E.kind(), fmt::format("{}: {}", Path, E.message()));
+  }
+  return Exe;
 }
 
 } // namespace vmjit::vm

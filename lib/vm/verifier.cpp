@@ -2,6 +2,7 @@
 
 #include "vmjit/vm/verifier.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/tensor.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -302,7 +303,42 @@ private:
 
 } // namespace
 
+namespace {
+
+/// The executable-wide limits, before any function is looked at.
+void checkSizes(const Executable &Exe, const VerifierLimits &Limits) {
+  const auto NumFns = static_cast<int64_t>(Exe.functions().size());
+  if (NumFns > Limits.MaxFunctions)
+    throwError("VerifyError",
+               fmt::format("{} functions is over the limit of {}", NumFns,
+                           Limits.MaxFunctions));
+  const auto NumConsts = static_cast<int64_t>(Exe.constants().size());
+  if (NumConsts > Limits.MaxConstants)
+    throwError("VerifyError",
+               fmt::format("{} constants is over the limit of {}", NumConsts,
+                           Limits.MaxConstants));
+  const auto NumInstrs = static_cast<int64_t>(Exe.instrOffsets().size());
+  if (NumInstrs > Limits.MaxInstructions)
+    throwError("VerifyError",
+               fmt::format("{} instructions is over the limit of {}",
+                           NumInstrs, Limits.MaxInstructions));
+  for (int64_t I = 0; I < NumConsts; ++I) {
+    auto T = Exe.constants()[static_cast<size_t>(I)].as<Tensor>();
+    if (!T)
+      continue;
+    const auto Bytes = static_cast<int64_t>(T->nbytes());
+    if (Bytes > Limits.MaxTensorConstantBytes)
+      throwError("VerifyError",
+                 fmt::format("constant {}: a tensor of {} bytes is over the "
+                             "limit of {} bytes",
+                             I, Bytes, Limits.MaxTensorConstantBytes));
+  }
+}
+
+} // namespace
+
 void verifyExecutable(const Executable &Exe, const VerifierLimits &Limits) {
+  checkSizes(Exe, Limits);
   const auto &Fns = Exe.functions();
   for (size_t I = 0; I < Fns.size(); ++I) {
     const FunctionInfo &F = Fns[I];

@@ -166,7 +166,14 @@ struct VirtualMachine::Frame {
 /// stack. Registers are None whenever they are not part of a live frame.
 class VirtualMachine::RegisterStack {
 public:
-  Any *push(size_t N) {
+  /// Pushes N registers (all None); throws RecursionError if the stack
+  /// would hold more than `Limit` registers.
+  Any *push(size_t N, size_t Limit) {
+    if (Live + N > Limit)
+      throwError("RecursionError",
+                 fmt::format("the register stack is full: a frame of {} "
+                             "registers on top of {} is over the limit of {}",
+                             N, Live, Limit));
     if (Chunks.empty() || Chunks[Top].Used + N > Chunks[Top].Cap) {
       if (!Chunks.empty() && Chunks[Top].Used != 0)
         ++Top;
@@ -180,6 +187,7 @@ public:
     Chunk &C = Chunks[Top];
     Any *P = C.Data.get() + C.Used;
     C.Used += N;
+    Live += N;
     return P;
   }
   /// Releases the values of the top N registers and pops them.
@@ -192,6 +200,7 @@ public:
   void popClean(size_t N) noexcept {
     Chunk &C = Chunks[Top];
     C.Used -= N;
+    Live -= N;
     if (C.Used == 0 && Top > 0)
       --Top;
   }
@@ -205,6 +214,7 @@ private:
   };
   std::vector<Chunk> Chunks;
   size_t Top = 0;
+  size_t Live = 0; ///< registers of live frames
 };
 
 struct VirtualMachine::State {
@@ -358,7 +368,8 @@ public:
         {Func, 0, nullptr, F.RegisterFileSize, ResultDst, Boundary});
     Frame &New = VM.Frames.back();
     try {
-      New.Regs = VM.Regs->push(static_cast<size_t>(F.RegisterFileSize));
+      New.Regs = VM.Regs->push(static_cast<size_t>(F.RegisterFileSize),
+                               static_cast<size_t>(VM.Opts.MaxStackRegisters));
     } catch (...) {
       VM.Frames.pop_back();
       throw;
@@ -696,7 +707,8 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   const size_t NumRegs = static_cast<size_t>(Fn.RegisterFileSize);
   Any *Regs;
   try {
-    Regs = VM->Regs->push(NumRegs);
+    Regs = VM->Regs->push(NumRegs,
+                          static_cast<size_t>(VM->Opts.MaxStackRegisters));
   } catch (...) {
     return detail::raiseCurrentException();
   }

@@ -2,9 +2,11 @@
 //
 // vmjit run PROG [ARG...] [--func F] [--mode M] [--lib L]... [--repeat N]
 //           [--json] [--output OUT.npy] [--stats] [--tier-threshold N]
+//           [--max-steps N] [--timeout-ms MS] [--max-call-depth N]
 // Loads PROG (.bin or .vmasm), creates a VM, calls the function, prints the
 // result (as the JSON value encoding), and exits 0, 1 (runtime error) or 2
-// (bad usage or input).
+// (bad usage or input). Ctrl-C (SIGINT) interrupts the running call, which
+// then fails with an InterruptedError (exit 1); a second one kills.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +23,9 @@
 #include "vmjit/jit/tier_manager.h"
 #endif
 
+#include <atomic>
 #include <charconv>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -46,6 +50,36 @@ struct RunOptions {
   bool Json = false;
   std::string Output;
   bool Stats = false;
+  uint64_t MaxSteps = 0;    // 0: unlimited
+  int64_t TimeoutMs = 0;    // 0: none
+  int64_t MaxCallDepth = 0; // 0: the VM's default
+};
+
+/// The VM a SIGINT interrupts (async-signal-safe: interrupt() is one
+/// lock-free atomic store).
+std::atomic<vm::VirtualMachine *> InterruptTarget{nullptr};
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+extern "C" void onSigint(int) {
+  if (vm::VirtualMachine *VM = InterruptTarget.load())
+    VM->interrupt();
+  std::signal(SIGINT, SIG_DFL); // a second Ctrl-C ends the process
+}
+
+/// Routes SIGINT to `VM` while it runs the command's calls.
+class SigintScope {
+public:
+  explicit SigintScope(vm::VirtualMachine &VM) {
+    InterruptTarget.store(&VM);
+    Old = std::signal(SIGINT, onSigint);
+  }
+  ~SigintScope() {
+    std::signal(SIGINT, Old == SIG_ERR ? SIG_DFL : Old);
+    InterruptTarget.store(nullptr);
+  }
+
+private:
+  void (*Old)(int) = SIG_DFL;
 };
 
 #ifdef VMJIT_HAVE_JIT
@@ -164,6 +198,10 @@ int run(const RunOptions &O) {
       Args.push_back(parseRunArgument(O.Args[I], I + 1));
     auto Exe = vm::loadProgram(O.Program);
     vm::VMOptions Opts;
+    Opts.Limits.MaxSteps = O.MaxSteps;
+    Opts.Limits.Timeout = std::chrono::milliseconds(O.TimeoutMs);
+    if (O.MaxCallDepth > 0)
+      Opts.MaxCallDepth = O.MaxCallDepth;
     for (const std::string &L : O.Libs)
       Opts.Libraries.push_back(KernelLibrary::load(L));
     VM = vm::VirtualMachine::create(Exe, std::move(Opts));
@@ -198,6 +236,7 @@ int run(const RunOptions &O) {
   std::vector<AnyView> Views(Args.begin(), Args.end());
   auto Start = std::chrono::steady_clock::now();
   try {
+    SigintScope Sigint(*VM);
     for (int64_t I = 0; I < O.Repeat; ++I)
       Result = VM->invoke(O.Func, Views);
   } catch (const Error &E) {
@@ -287,6 +326,16 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                   "on-disk object cache for JIT code (also VMJIT_CACHE_DIR)");
   Cmd->add_flag("--perf", O->Perf, "register JIT code with perf");
   Cmd->add_flag("--gdb", O->Gdb, "register JIT code with GDB");
+  Cmd->add_option("--max-steps", O->MaxSteps,
+                  "fail a call after N steps (function entries and backward "
+                  "jumps; default: unlimited)")
+      ->check(positiveCount());
+  Cmd->add_option("--timeout-ms", O->TimeoutMs,
+                  "fail a call that runs longer than MS milliseconds")
+      ->check(positiveCount());
+  Cmd->add_option("--max-call-depth", O->MaxCallDepth,
+                  "deepest nesting of VM calls (default: 4096)")
+      ->check(positiveCount());
   // Options may follow the arguments; a negative number is an argument.
   Cmd->allow_extras(false);
   Cmd->positionals_at_end(false);

@@ -240,3 +240,34 @@ TEST(SerializerTest, MissingFileIsAnIOError) {
     EXPECT_THAT(E.message(), HasSubstr("cannot open '/nonexistent/prog.bin'"));
   }
 }
+
+TEST(SerializerTest, FileSizeAndVerifierLimitsApplyOnLoad) {
+  std::string Image = serializeExecutable(*sampleProgram());
+  LoadOptions Small;
+  Small.MaxFileBytes = static_cast<int64_t>(Image.size()) - 1;
+  try {
+    loadExecutableFromBytes(Image, "small.bin", Small);
+    FAIL() << "no error";
+  } catch (const Error &E) {
+    EXPECT_EQ(E.kind(), "FormatError");
+    EXPECT_THAT(E.message(), ::testing::HasSubstr("small.bin"));
+    EXPECT_THAT(E.message(), ::testing::HasSubstr("over the limit of"));
+  }
+  auto Path = std::filesystem::temp_directory_path() /
+              ("vmjit-limit-" + std::to_string(::getpid()) + ".bin");
+  saveExecutable(*sampleProgram(), Path.string());
+  EXPECT_THROW(loadExecutable(Path.string(), Small), Error);
+  LoadOptions Exact;
+  Exact.MaxFileBytes = static_cast<int64_t>(Image.size());
+  EXPECT_NO_THROW(loadExecutable(Path.string(), Exact));
+  LoadOptions FewFunctions;
+  FewFunctions.Limits.MaxFunctions = 0;
+  try {
+    loadExecutable(Path.string(), FewFunctions);
+    FAIL() << "no error";
+  } catch (const Error &E) {
+    EXPECT_EQ(E.kind(), "VerifyError");
+    EXPECT_THAT(E.message(), ::testing::HasSubstr("over the limit of 0"));
+  }
+  std::filesystem::remove(Path);
+}

@@ -2,6 +2,7 @@
 // one rejected program per rule, with the message naming function and
 // instruction.
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/verifier.h"
 
 #include <gmock/gmock.h>
@@ -216,4 +217,31 @@ TEST(VerifierTest, CreateRejectsMalformedCode) {
   } catch (const Error &E) {
     EXPECT_THAT(E.message(), HasSubstr("function name 'x' appears twice"));
   }
+}
+
+TEST(VerifierTest, SizeLimits) {
+  // main: 2 instructions; 3 functions; 1 constant.
+  std::vector<FunctionInfo> Fns = {bytecode("main", 0, 1, 1, 1),
+                                   packed("p"), bytecode("q", 1, 2, 1, 1)};
+  auto Tensor4K = Tensor::empty({1024}, DLDataType{kDLFloat, 32, 1});
+  auto Exe = Executable::create(Fns, {Any(Tensor4K)}, {kRet, 0, kRet, 0});
+  auto Check = [&](VerifierLimits L) -> std::string {
+    try {
+      verifyExecutable(*Exe, L);
+    } catch (const Error &E) {
+      return E.kind() + ": " + E.message();
+    }
+    return "ok";
+  };
+  EXPECT_EQ(Check({}), "ok");
+  EXPECT_EQ(Check({.MaxFunctions = 2}),
+            "VerifyError: 3 functions is over the limit of 2");
+  EXPECT_EQ(Check({.MaxConstants = 0}),
+            "VerifyError: 1 constants is over the limit of 0");
+  EXPECT_EQ(Check({.MaxInstructions = 1}),
+            "VerifyError: 2 instructions is over the limit of 1");
+  EXPECT_EQ(Check({.MaxTensorConstantBytes = 4095}),
+            "VerifyError: constant 0: a tensor of 4096 bytes is over the "
+            "limit of 4095 bytes");
+  EXPECT_EQ(Check({.MaxTensorConstantBytes = 4096}), "ok");
 }

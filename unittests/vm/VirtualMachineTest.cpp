@@ -309,3 +309,51 @@ TEST(VirtualMachineTest, ManyArgumentsAndTuples) {
 )");
   EXPECT_EQ(VM->call("main").cast<int64_t>(), 19);
 }
+
+TEST(VirtualMachineTest, RegisterStackLimit) {
+  // Each frame of `down` has 4 registers: 10 frames fit in 40.
+  VMOptions Opts;
+  Opts.MaxStackRegisters = 40;
+  auto VM = makeVM(R"(
+.func down(n)
+  %c = call scalar.le(%n, 0)
+  if %c else more
+  ret %n
+more:
+  %m = call scalar.sub(%n, 1)
+  %r = call down(%m)
+  ret %r
+.end
+)",
+                   Opts);
+  EXPECT_EQ(VM->call("down", 9).cast<int64_t>(), 0);
+  Error E = errorOf([&] { VM->call("down", 10); });
+  EXPECT_EQ(E.kind(), "RecursionError");
+  EXPECT_EQ(E.message(), "the register stack is full: a frame of 4 registers "
+                         "on top of 40 is over the limit of 40");
+  EXPECT_EQ(E.frames().size(), 10u);
+  EXPECT_EQ(VM->call("down", 9).cast<int64_t>(), 0);
+}
+
+TEST(VirtualMachineTest, StepBudgetAndInterruptOnTheInterpreter) {
+  // The JIT tests cover every tier; this one also runs without the JIT.
+  auto VM = makeVM(R"(
+.func spin(n)
+top:
+  %n = call scalar.add(%n, 1)
+  goto top
+.end
+)");
+  VM->setCallLimits({.MaxSteps = 1000});
+  Error E = errorOf([&] { VM->call("spin", 0); });
+  EXPECT_EQ(E.kind(), "StepLimitError");
+  EXPECT_EQ(VM->stepsTaken(), 1000u);
+  EXPECT_EQ(E.frames(), std::vector<std::string>{"in function 'spin', instruction 1"});
+  VM->setCallLimits({});
+  VM->interrupt();
+  E = errorOf([&] { VM->call("spin", 0); });
+  EXPECT_EQ(E.kind(), "InterruptedError");
+  VM->setCallLimits({.Timeout = std::chrono::milliseconds(5)});
+  E = errorOf([&] { VM->call("spin", 0); });
+  EXPECT_EQ(E.kind(), "TimeoutError");
+}

@@ -31,6 +31,8 @@ struct LoadOptions {
   /// of the weights (for 1 GiB, most of the load time); metadata sections
   /// are always checked.
   bool VerifyTensorData = true;
+  /// Largest file (binary or vmasm) accepted, in bytes.
+  int64_t MaxFileBytes = int64_t(64) << 30;
   VerifierLimits Limits;
 };
 

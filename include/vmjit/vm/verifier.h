@@ -20,7 +20,18 @@
 
 namespace vmjit::vm {
 
+/// Size limits on an executable (docs/security.md lists the defaults and
+/// why). Loading, assembling and building all enforce the defaults;
+/// LoadOptions::Limits and loadProgram can tighten them.
 struct VerifierLimits {
+  /// Entries in the function table.
+  int64_t MaxFunctions = int64_t(1) << 20;
+  /// Entries in the constant pool.
+  int64_t MaxConstants = int64_t(1) << 24;
+  /// Instructions in all functions together.
+  int64_t MaxInstructions = int64_t(1) << 26;
+  /// Bytes of one tensor constant.
+  int64_t MaxTensorConstantBytes = int64_t(16) << 30;
   /// Registers in one function's register file.
   int64_t MaxRegisters = int64_t(1) << 16;
   /// Bytes of bitsets the definite-assignment pass may use for one

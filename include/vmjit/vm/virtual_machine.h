@@ -116,6 +116,9 @@ struct VMOptions {
   /// Deepest nesting of VM frames before a call fails with a
   /// RecursionError (instead of overflowing the native stack).
   int64_t MaxCallDepth = 4096;
+  /// Registers of all live frames together (16 bytes each) before a call
+  /// fails with a RecursionError.
+  int64_t MaxStackRegisters = int64_t(1) << 24;
   /// Step budget and deadline of every outermost call.
   CallLimits Limits;
   /// Kernel libraries searched (in order, before the registry) for packed

@@ -1,0 +1,27 @@
+"""Starts `vmjit run PROG --mode MODE` on an endless loop, sends SIGINT once
+it has run for a while, and prints its exit status and stderr."""
+import signal
+import subprocess
+import sys
+import time
+
+vmjit, prog, mode = sys.argv[1:4]
+# A signal that arrives before the call starts (while the process loads,
+# or compiles in compiled mode, slowly under a sanitizer) kills it the
+# default way: then try again, waiting longer.
+for delay in [0.5, 2.0, 8.0]:
+    p = subprocess.Popen([vmjit, "run", prog, "--mode", mode],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        print("vmjit did not stop after SIGINT")
+        sys.exit(1)
+    if p.returncode != -signal.SIGINT:
+        break
+print(f"exit {p.returncode}")
+sys.stdout.write(err)
