@@ -1,0 +1,167 @@
+//===- differential_target.cpp - Interpreter versus JIT fuzz target --------===//
+//
+// runDifferentialInput: a generated program (program_generator.h) runs on
+// fresh VMs in bytecode mode, compiled mode (every function through the
+// JIT before the first call) and tiered mode (threshold 1, compiles on the
+// calling thread, so tier-up and on-stack replacement happen
+// deterministically mid-run). main is called twice on each VM (the second
+// call runs after any error and, tiered, on native code). Every mode must
+// give the same value or the same error: kind, message and frames.
+//
+// Values compare structurally: ints, bools, floats by their bits (all
+// NaNs alike: the kernels do not specify NaN payloads), tuples element by
+// element, strings by content, other objects by type name. Every call
+// runs under a step budget and a small call-depth limit, so endless loops
+// and deep recursion end in the same StepLimitError or RecursionError in
+// every tier. With VMJIT_FUZZ_VERBOSE set, each input's program and
+// interpreter results are printed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuzz_targets.h"
+#include "program_generator.h"
+
+#include "vmjit/jit/tier_manager.h"
+#include "vmjit/runtime/array.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/string.h"
+#include "vmjit/vm/disassembler.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fuzzer/FuzzedDataProvider.h>
+#include <string>
+
+namespace vmjit::fuzz {
+namespace {
+
+using vm::ExecMode;
+
+/// Step budget of one call of main, and the call-depth limit.
+constexpr uint64_t kMaxSteps = 2000;
+constexpr int64_t kMaxCallDepth = 48;
+/// Longest value description compared (tuples may share elements, so a
+/// full walk could be exponential).
+constexpr size_t kMaxDescription = 1 << 16;
+
+void describe(const Any &V, std::string &Out) {
+  if (Out.size() > kMaxDescription)
+    return;
+  const VMJITAny &R = V.raw();
+  switch (V.typeIndex()) {
+  case kVMJITNone:
+    Out += "None";
+    return;
+  case kVMJITInt:
+    Out += fmt::format("int {}", R.v_int64);
+    return;
+  case kVMJITBool:
+    Out += R.v_int64 != 0 ? "bool true" : "bool false";
+    return;
+  case kVMJITFloat:
+    if (std::isnan(R.v_float64))
+      Out += "float nan";
+    else
+      Out += fmt::format("float {:#x}", std::bit_cast<uint64_t>(R.v_float64));
+    return;
+  case kVMJITArray: {
+    Out += "(";
+    Array Elems = *V.as<Array>();
+    for (const Any &E : Elems) {
+      describe(E, Out);
+      Out += ", ";
+      if (Out.size() > kMaxDescription)
+        break;
+    }
+    Out += ")";
+    return;
+  }
+  default:
+    if (auto S = V.as<std::string>())
+      Out += fmt::format("str {:?}", *S);
+    else
+      Out += fmt::format("<{}>", V.typeName());
+    return;
+  }
+}
+
+struct ModeSpec {
+  const char *Name;
+  ExecMode Mode;
+  int OptLevel;
+};
+
+/// The results of two calls of main on a fresh VM in `M`.
+std::string runIn(const GeneratedProgram &G, const ModeSpec &M) {
+  vm::VMOptions Opts;
+  Opts.MaxCallDepth = kMaxCallDepth;
+  Opts.Limits.MaxSteps = kMaxSteps;
+  auto VM = vm::VirtualMachine::create(G.Exe, Opts);
+  if (M.Mode != ExecMode::Bytecode) {
+    jit::JITOptions J;
+    J.Mode = M.Mode;
+    J.OptLevel = M.OptLevel;
+    J.Threshold = 1;
+    J.Background = false;
+    jit::enableJIT(*VM, J);
+    if (M.Mode == ExecMode::Compiled)
+      for (int64_t F = 0; F < int64_t(G.Exe->functions().size()); ++F)
+        if (G.Exe->function(F).Kind == vm::FunctionKind::Bytecode &&
+            !VM->isNative(F))
+          fail(fmt::format("compiled mode (O{}) left function '{}' on the "
+                           "interpreter (the JIT failed to compile a verified "
+                           "program)",
+                           M.OptLevel, G.Exe->function(F).Name));
+  }
+  std::string Out;
+  for (int Call = 0; Call < 2; ++Call) {
+    try {
+      Any R = VM->call("main", G.Arg);
+      Out += "value ";
+      describe(R, Out);
+    } catch (const Error &E) {
+      Out += "error " + E.format();
+    }
+    Out += "\n";
+  }
+  return Out;
+}
+
+} // namespace
+
+Outcome runDifferentialInput(std::span<const uint8_t> Data) {
+  FuzzedDataProvider P(Data.data(), Data.size());
+  GeneratedProgram G;
+  try {
+    G = generateProgram(P);
+  } catch (const Error &E) {
+    if (E.kind() != "VerifyError")
+      fail("the program generator threw " + E.format());
+    return Outcome::Rejected;
+  }
+  // The optimization level of the compiled mode: mostly 0 (fast compiles),
+  // sometimes the tier-up level.
+  int OptLevel = P.ConsumeIntegralInRange(0, 3) == 3 ? jit::kDefaultOptLevel : 0;
+  const ModeSpec Reference = {"bytecode", ExecMode::Bytecode, 0};
+  std::string Expected = runIn(G, Reference);
+  if (std::getenv("VMJIT_FUZZ_VERBOSE"))
+    std::fprintf(stderr, "--- program (main(%lld)):\n%s--- bytecode:\n%s",
+                 static_cast<long long>(G.Arg),
+                 vm::disassemble(*G.Exe).c_str(), Expected.c_str());
+  for (const ModeSpec &M : {ModeSpec{"compiled", ExecMode::Compiled, OptLevel},
+                            ModeSpec{"tiered", ExecMode::Tiered, 0}}) {
+    std::string Got = runIn(G, M);
+    if (Got != Expected)
+      fail(fmt::format("{} mode (O{}) disagrees with the interpreter on main({})"
+                       "\n--- bytecode:\n{}--- {}:\n{}--- program:\n{}",
+                       M.Name, M.OptLevel, G.Arg, Expected, M.Name, Got,
+                       vm::disassemble(*G.Exe)));
+  }
+  return Outcome::Accepted;
+}
+
+} // namespace vmjit::fuzz
