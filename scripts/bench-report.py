@@ -144,6 +144,10 @@ def run_all(args):
                    "min_time": args.min_time, "filter": args.filter,
                    "openblas_coretype": coretype, "openblas_how": how,
                    "removed_env": removed,
+                   "commit": sh(["git", "-C", ROOT, "rev-parse", "--short",
+                                 "HEAD"]) or "unknown",
+                   "dirty": bool(sh(["git", "-C", ROOT, "status", "--porcelain",
+                                     "--untracked-files=no"])),
                    "command": " ".join(shlex.quote(a) for a in sys.argv),
                    "started": datetime.datetime.now(datetime.timezone.utc)
                    .strftime("%Y-%m-%d %H:%M UTC"),
@@ -296,8 +300,9 @@ def machine_section(res, build_dir):
         pass
     cxx = cache.get("CMAKE_CXX_COMPILER", "c++")
     compiler = sh([cxx, "--version"]).splitlines()[:1] or ["unknown"]
-    commit = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]) or "unknown"
-    dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])
+    # The tree when the harness ran (recorded by run_all).
+    commit = st.get("commit", "unknown")
+    dirty = st.get("dirty", False)
     gbench = sh(["dpkg-query", "-W", "-f=${Version}", "libbenchmark-dev"])
     caches = ", ".join(
         "L%d %s %d KiB" % (c["level"], c["type"].lower(), c["size"] // 1024)
@@ -821,8 +826,11 @@ def report(res, build_dir, svg_name):
     L.append("A fresh VM in tiered mode (default threshold, no object cache, "
              "background compile thread) calls `main` until every function "
              "runs natively, timing each call (wall clock). Medians over the "
-             "iterations and repetitions. The bottom panels of the chart plot "
-             "the per-call series.\n")
+             "iterations and repetitions. The threshold only queues a "
+             "function; it is swapped when its background compile is done, "
+             "so the time to steady state is about the compile times (see "
+             "*compile*), during which the interpreter keeps running calls. "
+             "The bottom panels of the chart plot the per-call series.\n")
     L.append(warmup_section(m, series) + "\n")
 
     L.append("## compile: JIT compile latency\n")
@@ -831,7 +839,9 @@ def report(res, build_dir, svg_name):
              "codegen, link), a fresh executable per iteration; object cache "
              "off, except in the warm-cache column (key hashing, reading and "
              "linking the cached object). Units of more than 200 instructions "
-             "get O0 codegen at every level (see docs/jit.md). At 10^4 "
+             "get O0 codegen at every level (see docs/jit.md). O2 is not "
+             "run at 10^4 instructions: it did not finish in 95 s "
+             "(`benchmarks/CompileBench.cpp`). At 10^4 "
              "instructions one compile takes seconds, so those rows rest on "
              "one iteration per repetition.\n")
     L.append(compile_section(m) + "\n")
