@@ -58,8 +58,9 @@ size_t replay(const std::string &Dir, TargetFn Fn, bool MustAccept) {
     std::vector<uint8_t> Bytes = readBytes(F);
     try {
       Outcome O = Fn(Bytes);
-      if (MustAccept)
+      if (MustAccept) {
         EXPECT_EQ(O, Outcome::Accepted) << "seed rejected: " << F;
+      }
     } catch (const FuzzFailure &E) {
       ADD_FAILURE() << F << ": " << E.what();
     } catch (const Error &E) {

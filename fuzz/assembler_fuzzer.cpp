@@ -1,4 +1,4 @@
-//===- assembler_fuzzer.cpp - libFuzzer entry of vmjit-fuzz-assembler ---------------===//
+//===- assembler_fuzzer.cpp - libFuzzer entry of vmjit-fuzz-assembler -----===//
 //
 // The entry point only; the per-input logic is runAssemblerInput in
 // assembler_target.cpp, shared with the replay test.

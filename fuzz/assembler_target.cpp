@@ -1,4 +1,4 @@
-//===- assembler_target.cpp - The vmasm assembler fuzz target --------------===//
+//===- assembler_target.cpp - The vmasm assembler fuzz target -------------===//
 //
 // runAssemblerInput: vmasm text through the lexer, the assembler and the
 // verifier. A program that assembles must also go through every other

@@ -1,4 +1,4 @@
-//===- differential_fuzzer.cpp - libFuzzer entry of vmjit-fuzz-differential ---------------===//
+//===- differential_fuzzer.cpp - Entry of vmjit-fuzz-differential ---------===//
 //
 // The entry point only; the per-input logic is runDifferentialInput in
 // differential_target.cpp, shared with the replay test.

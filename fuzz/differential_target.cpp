@@ -1,4 +1,4 @@
-//===- differential_target.cpp - Interpreter versus JIT fuzz target --------===//
+//===- differential_target.cpp - Interpreter versus JIT fuzz target -------===//
 //
 // runDifferentialInput: a generated program (program_generator.h) runs on
 // fresh VMs in bytecode mode, compiled mode (every function through the

@@ -1,4 +1,4 @@
-//===- fuzz_targets.h - The per-input logic of the fuzz targets --*- C++ -*-===//
+//===- fuzz_targets.h - Per-input logic of the fuzz targets -----*- C++ -*-===//
 //
 // One function per fuzz target, run on one input. Each returns normally
 // when vmjit handled the input correctly, which includes rejecting it with

@@ -1,4 +1,4 @@
-//===- loader_fuzzer.cpp - libFuzzer entry of vmjit-fuzz-loader ---------------===//
+//===- loader_fuzzer.cpp - libFuzzer entry of vmjit-fuzz-loader -----------===//
 //
 // The entry point only; the per-input logic is runLoaderInput in
 // loader_target.cpp, shared with the replay test.

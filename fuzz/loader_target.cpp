@@ -1,11 +1,12 @@
-//===- loader_target.cpp - The binary loader fuzz target -------------------===//
+//===- loader_target.cpp - The binary loader fuzz target ------------------===//
 //
 // runLoaderInput: the binary format reader and the verifier on arbitrary
 // bytes. Mutated files rarely keep valid checksums, so every input with
 // the magic is also loaded with its file size and checksums recomputed;
 // that variant is what reaches the section parsers and the verifier.
 // What loads must survive serialize -> load (equal executable, same bytes)
-// and the disassembler; when its layout is the builder's, the disassembly
+// and the disassembler; when its layout is the builder's and its names are
+// vmasm identifiers (the disassembler's documented limits), the disassembly
 // must reassemble to an equal executable.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +20,7 @@
 #include "vmjit/vm/npy.h"
 #include "vmjit/vm/serialize.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -85,6 +87,60 @@ bool hasBuilderLayout(const Executable &Exe) {
   return Next == Exe.numInstrs();
 }
 
+bool isVmasmIdentifier(const std::string &S) {
+  auto Start = [](char C) {
+    return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') || C == '_';
+  };
+  if (S.empty() || !Start(S[0]))
+    return false;
+  for (char C : S)
+    if (!Start(C) && !(C >= '0' && C <= '9') && C != '.')
+      return false;
+  return true;
+}
+
+/// Every function and parameter name is one vmasm can write (the
+/// disassembler writes names as they are: "f;x" would reassemble as "f").
+bool hasVmasmNames(const Executable &Exe) {
+  for (const vm::FunctionInfo &F : Exe.functions()) {
+    if (!isVmasmIdentifier(F.Name))
+      return false;
+    for (const std::string &P : F.ParamNames)
+      if (!isVmasmIdentifier(P) || P == "vm")
+        return false;
+  }
+  return true;
+}
+
+std::string functionText(const vm::FunctionInfo &F) {
+  std::string Params;
+  for (const std::string &P : F.ParamNames)
+    Params += " '" + P + "'";
+  return "kind " + std::to_string(int(F.Kind)) + " '" + F.Name + "' [" +
+         std::to_string(F.StartInstr) + ", " + std::to_string(F.EndInstr) +
+         ") params " + std::to_string(F.NumParams) + Params + " registers " +
+         std::to_string(F.RegisterFileSize);
+}
+
+/// Where two executables differ first (for the failure message).
+std::string firstDifference(const Executable &A, const Executable &B) {
+  size_t NF = std::min(A.functions().size(), B.functions().size());
+  for (size_t I = 0; I < NF; ++I)
+    if (!(A.functions()[I] == B.functions()[I]))
+      return "function " + std::to_string(I) + ": " +
+             functionText(A.functions()[I]) + " became " +
+             functionText(B.functions()[I]);
+  if (A.functions().size() != B.functions().size())
+    return "the number of functions";
+  if (A.code() != B.code())
+    return "the code";
+  size_t NC = std::min(A.constants().size(), B.constants().size());
+  for (size_t I = 0; I < NC; ++I)
+    if (A.constants()[I].typeIndex() != B.constants()[I].typeIndex())
+      return "the type of constant " + std::to_string(I);
+  return "the constants";
+}
+
 void checkRoundTrips(const Executable &Exe) {
   std::string Image;
   std::shared_ptr<Executable> Reloaded;
@@ -96,7 +152,8 @@ void checkRoundTrips(const Executable &Exe) {
          E.format());
   }
   if (!Reloaded->equals(Exe))
-    fail("serialize -> load changed the executable");
+    fail("serialize -> load changed the executable (" +
+         firstDifference(Exe, *Reloaded) + ")");
   if (vm::serializeExecutable(*Reloaded) != Image)
     fail("serializing the reloaded executable gave other bytes");
 
@@ -109,18 +166,17 @@ void checkRoundTrips(const Executable &Exe) {
       fail("disassemble threw " + E.format());
     return;
   }
-  if (!hasBuilderLayout(Exe))
+  if (!hasBuilderLayout(Exe) || !hasVmasmNames(Exe))
     return;
   std::shared_ptr<Executable> Again;
   try {
     Again = vm::assemble(Text, "disassembly.vmasm");
-  } catch (const Error &) {
-    // Names that are not vmasm identifiers do not reassemble (a documented
-    // limit of the disassembler).
-    return;
+  } catch (const Error &E) {
+    fail("the disassembly does not reassemble: " + E.format() + "\n" + Text);
   }
   if (!Again->equals(Exe))
-    fail("disassemble -> assemble changed the executable:\n" + Text);
+    fail("disassemble -> assemble changed the executable (" +
+         firstDifference(Exe, *Again) + "):\n" + Text);
   if (vm::disassemble(*Again) != Text)
     fail("disassembling the reassembled executable gave other text:\n" +
          Text);

@@ -1,4 +1,4 @@
-//===- program_generator.cpp - Structured programs from fuzz bytes ---------===//
+//===- program_generator.cpp - Structured programs from fuzz bytes --------===//
 //
 // Every choice is one small read from the FuzzedDataProvider, so that a
 // mutation of the input changes one instruction or operand rather than

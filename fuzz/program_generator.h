@@ -1,4 +1,4 @@
-//===- program_generator.h - Structured programs from fuzz bytes -*- C++ -*-===//
+//===- program_generator.h - Programs from fuzz bytes -----------*- C++ -*-===//
 //
 // generateProgram reads a FuzzedDataProvider and builds (through
 // vm::ExecutableBuilder) a small program the verifier accepts by
