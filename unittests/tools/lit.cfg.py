@@ -49,3 +49,14 @@ def _python_with_numpy():
 
 
 config.substitutions.append(("%python", _python_with_numpy()))
+
+# Feature "jit": this build's vmjit has the compiled mode (VMJIT_ENABLE_JIT).
+import re
+
+try:
+    _version = subprocess.run([os.path.join(config.vmjit_bin_dir, "vmjit"), "--version"],
+                              capture_output=True, text=True, timeout=60).stdout
+    if re.search(r"^  modes: .*compiled", _version, re.M):
+        config.available_features.add("jit")
+except (OSError, subprocess.SubprocessError):
+    pass
