@@ -107,7 +107,11 @@ private:
   }
 
   void checkJump(int64_t Local, int64_t Offset) const {
-    int64_t Target = Local + Offset;
+    // The offset is any word of the file: add without overflowing.
+    int64_t Target;
+    if (__builtin_add_overflow(Local, Offset, &Target))
+      fail(Local, "jump by {} lands outside the function's {} instructions",
+           Offset, F.numInstrs());
     if (Offset < -F.numInstrs() || Offset > F.numInstrs() || Target < 0 ||
         Target >= F.numInstrs())
       fail(Local, "jump by {} lands on instruction {}, outside the function's "
