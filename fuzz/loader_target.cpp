@@ -5,9 +5,10 @@
 // the magic is also loaded with its file size and checksums recomputed;
 // that variant is what reaches the section parsers and the verifier.
 // What loads must survive serialize -> load (equal executable, same bytes)
-// and the disassembler; when its layout is the builder's and its names are
-// vmasm identifiers (the disassembler's documented limits), the disassembly
-// must reassemble to an equal executable.
+// and the disassembler, which must refuse (ValueError) names that are not
+// vmasm identifiers; when its layout is the builder's (the disassembler's
+// documented limit), the disassembly must reassemble to an equal
+// executable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -166,7 +167,12 @@ void checkRoundTrips(const Executable &Exe) {
       fail("disassemble threw " + E.format());
     return;
   }
-  if (!hasBuilderLayout(Exe) || !hasVmasmNames(Exe))
+  // The disassembler refuses names vmasm cannot write (a ValueError
+  // above); writing one would rename the function silently.
+  if (!hasVmasmNames(Exe))
+    fail("the disassembler wrote a name that is not a vmasm identifier:\n" +
+         Text);
+  if (!hasBuilderLayout(Exe))
     return;
   std::shared_ptr<Executable> Again;
   try {

@@ -122,6 +122,34 @@ void writeString(std::string &Out, std::string_view S) {
   Out += '"';
 }
 
+/// True if the assembler reads `S` back as one identifier token.
+bool isVmasmIdentifier(std::string_view S) {
+  auto Start = [](char C) {
+    return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') || C == '_';
+  };
+  if (S.empty() || !Start(S[0]))
+    return false;
+  for (char C : S)
+    if (!Start(C) && !(C >= '0' && C <= '9') && C != '.')
+      return false;
+  return true;
+}
+
+/// Names are written as they are: one the assembler would read
+/// differently (or not at all) is an error, never a silent rename.
+void checkName(std::string_view Name, size_t Index, const char *What) {
+  if (isVmasmIdentifier(Name) && !(std::string_view(What) == "parameter" &&
+                                   Name == "vm"))
+    return;
+  std::string Quoted;
+  writeString(Quoted, Name);
+  throwError("ValueError",
+             fmt::format("function table entry {}: the {} name {} is not a "
+                         "vmasm identifier, so the executable cannot be "
+                         "written as vmasm",
+                         Index, What, Quoted));
+}
+
 void writeDims(std::string &Out, std::span<const int64_t> Dims) {
   Out += '[';
   for (size_t I = 0; I < Dims.size(); ++I)
@@ -431,6 +459,12 @@ private:
 } // namespace
 
 std::string disassemble(const Executable &Exe) {
+  for (size_t I = 0; I < Exe.functions().size(); ++I) {
+    const FunctionInfo &F = Exe.functions()[I];
+    checkName(F.Name, I, "function");
+    for (const std::string &P : F.ParamNames)
+      checkName(P, I, "parameter");
+  }
   std::string Out;
   const auto &Consts = Exe.constants();
   for (size_t I = 0; I < Consts.size(); ++I) {

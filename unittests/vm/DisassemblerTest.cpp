@@ -9,6 +9,7 @@
 #include "vmjit/vm/builder.h"
 #include "vmjit/vm/disassembler.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -296,4 +297,25 @@ TEST(DisassemblerTest, UnwritableConstantsAreErrors) {
   EXPECT_EQ(errorOf([&] { disassemble(*Lanes); }),
             "ValueError: constant 0 is a float32x4 tensor, which vmasm cannot "
             "write");
+}
+
+TEST(DisassemblerTest, NamesVmasmCannotWriteAreAnError) {
+  // Written as they are, these would reassemble as other names ("f" with a
+  // comment, "scalar.ad" with a CR as white space) or not at all.
+  for (std::string Bad : {std::string("f;x"), std::string("scalar.ad\r"),
+                          std::string("1f"), std::string("")}) {
+    FunctionInfo P;
+    P.Name = Bad;
+    auto Exe = Executable::create({P}, {}, {});
+    try {
+      disassemble(*Exe);
+      ADD_FAILURE() << "no error for '" << Bad << "'";
+    } catch (const Error &E) {
+      EXPECT_EQ(E.kind(), "ValueError");
+      EXPECT_THAT(E.message(),
+                  ::testing::HasSubstr("function table entry 0: the function "
+                                       "name"));
+      EXPECT_THAT(E.message(), ::testing::HasSubstr("is not a vmasm identifier"));
+    }
+  }
 }

@@ -26,8 +26,8 @@
 // \xHH for every other byte outside printable ASCII.
 //
 // Limits: names are written as they are, so a function or parameter name
-// that is not a vmasm identifier (or a parameter named vm) does not
-// reassemble. Equality after reassembly also assumes the layout the
+// that is not a vmasm identifier (or a parameter named vm) is an error.
+// Equality after reassembly also assumes the layout the
 // builder makes: bytecode functions' code in table order, and packed or
 // native entries with no parameters, registers or code range.
 //
@@ -45,8 +45,9 @@ namespace vmjit::vm {
 /// The vmasm text of `Exe`; assembling it gives an executable equal to
 /// `Exe`. Throws Error("ValueError") for a constant vmasm cannot write (a
 /// value other than null, int, float, bool, string, dtype, shape or a CPU
-/// tensor of a supported dtype) or a function whose code range lies outside
-/// the executable's code.
+/// tensor of a supported dtype), a function or parameter name that is not
+/// a vmasm identifier, or a function whose code range lies outside the
+/// executable's code.
 std::string disassemble(const Executable &Exe);
 
 } // namespace vmjit::vm

@@ -222,9 +222,11 @@ public:
   /// Internal, for every tier: counts one step; returns 0, or -1 with a
   /// StepLimitError, TimeoutError or InterruptedError raised.
   int step() noexcept {
-    if ((--Control.Fuel < 0) |
-        (Control.Interrupt.load(std::memory_order_relaxed) != 0))
-        [[unlikely]]
+    // Both tests, one branch.
+    const bool OutOfFuel = --Control.Fuel < 0;
+    const bool Interrupted =
+        Control.Interrupt.load(std::memory_order_relaxed) != 0;
+    if (OutOfFuel | Interrupted) [[unlikely]]
       return stepSlow();
     return 0;
   }
