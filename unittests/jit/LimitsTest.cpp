@@ -21,6 +21,7 @@ using namespace vmjit::jit;
 namespace {
 
 const char *kProgram = R"(
+.const $three = tensor float32 [3] [1, 2, 3]
 .func loop(n)
   %i = call vm.builtin.copy(0)
   %s = call vm.builtin.copy(0)
@@ -84,6 +85,11 @@ top:
   %n = call scalar.sub(%n, 1)
   %w = call vm.builtin.make_tuple(%u, %t)
   goto top
+.end
+.func kernel_error(t, x)
+  %u = call vm.builtin.make_tuple(%t, %x)
+  %s = call tensor.add(%t, $three)
+  ret %s
 .end
 .func badif(t, x)
   %u = call vm.builtin.make_tuple(%t)
@@ -262,12 +268,13 @@ TEST_P(LimitsTest, NoReferencesSurviveAnErrorInAnyTier) {
   auto Interp = makeVM(ExecMode::Bytecode);
   auto VM = makeVM(GetParam());
   Tensor T = Tensor::empty({8}, DLDataType{kDLFloat, 32, 1});
-  // Division by zero, an index out of range, a bad `if` condition, an
-  // arity error: each with the tensor held in registers and tuples.
+  // Division by zero, an index out of range, a bad `if` condition, a
+  // kernel's shape error, an arity error: each with the tensor held in
+  // registers and tuples.
   struct Case {
     const char *F;
     int64_t X;
-  } Cases[] = {{"hold", 0}, {"hold", 5}, {"badif", 1}};
+  } Cases[] = {{"hold", 0}, {"hold", 5}, {"badif", 1}, {"kernel_error", 1}};
   for (int Round = 0; Round < 3; ++Round) { // tiered: interpreter, then native
     for (const Case &C : Cases) {
       std::string Want = errorOf(*Interp, C.F, T, C.X);
