@@ -83,7 +83,7 @@ public:
   FunctionLowering(Module &M, const vm::Executable &Exe, int64_t FuncIndex,
                    const std::vector<CalleeBinding> &Callees,
                    const LoweringOptions &Opts, std::string &KeyText)
-      : M(M), C(M.getContext()), B(C), Exe(Exe), FuncIndex(FuncIndex),
+      : M(M), C(M.getContext()), B(C), Exe(Exe),
         F(Exe.function(FuncIndex)), Callees(Callees), Opts(Opts),
         KeyText(KeyText) {
     I64 = Type::getInt64Ty(C);
@@ -188,7 +188,6 @@ private:
   LLVMContext &C;
   IRBuilder<> B;
   const vm::Executable &Exe;
-  int64_t FuncIndex;
   const vm::FunctionInfo &F;
   const std::vector<CalleeBinding> &Callees;
   const LoweringOptions &Opts;

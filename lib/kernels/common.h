@@ -24,6 +24,14 @@
 #include <type_traits>
 #include <utility>
 
+/// Tells the compiler the iterations of the next loop are independent
+/// (GCC's ivdep; clang's equivalent loop hint).
+#if defined(__clang__)
+#define VMJIT_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#else
+#define VMJIT_IVDEP _Pragma("GCC ivdep")
+#endif
+
 namespace vmjit::kernels {
 
 //===----------------------------------------------------------------------===//

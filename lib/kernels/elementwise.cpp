@@ -53,17 +53,17 @@ template <BinOp O, typename T>
 void binaryRow(const T *A, int64_t SA, const T *B, int64_t SB, T *Out,
                int64_t N) {
   if (SA == 1 && SB == 1) {
-#pragma GCC ivdep
+VMJIT_IVDEP
     for (int64_t I = 0; I < N; ++I)
       Out[I] = applyBinary<O>(A[I], B[I]);
   } else if (SA == 1 && SB == 0) {
     const T BV = *B;
-#pragma GCC ivdep
+VMJIT_IVDEP
     for (int64_t I = 0; I < N; ++I)
       Out[I] = applyBinary<O>(A[I], BV);
   } else if (SA == 0 && SB == 1) {
     const T AV = *A;
-#pragma GCC ivdep
+VMJIT_IVDEP
     for (int64_t I = 0; I < N; ++I)
       Out[I] = applyBinary<O>(AV, B[I]);
   } else {
@@ -160,7 +160,7 @@ template <UnOp O, typename T> inline T applyUnary(T X) {
 }
 
 template <UnOp O, typename T> void unaryLoop(const T *X, T *Out, int64_t N) {
-#pragma GCC ivdep
+VMJIT_IVDEP
   for (int64_t I = 0; I < N; ++I)
     Out[I] = applyUnary<O>(X[I]);
 }

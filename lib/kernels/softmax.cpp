@@ -68,7 +68,7 @@ template <typename T> void softmaxRow(const T *X, T *Out, int64_t Len) {
   T Max = M[0];
   for (int J = 1; J < 8; ++J)
     Max = M[J] > Max ? M[J] : Max;
-#pragma GCC ivdep
+VMJIT_IVDEP
   for (int64_t K = 0; K < Len; ++K)
     Out[K] = expOf(X[K] - Max);
   double S[4] = {0, 0, 0, 0};
@@ -79,7 +79,7 @@ template <typename T> void softmaxRow(const T *X, T *Out, int64_t Len) {
   for (; I < Len; ++I)
     S[0] += double(Out[I]);
   const T Scale = T(1.0 / ((S[0] + S[1]) + (S[2] + S[3])));
-#pragma GCC ivdep
+VMJIT_IVDEP
   for (int64_t K = 0; K < Len; ++K)
     Out[K] *= Scale;
 }
