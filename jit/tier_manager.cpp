@@ -166,26 +166,36 @@ void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
   {
     std::lock_guard Lock(I->Mutex);
     I->Queue.push_back(Func);
-    if (!I->Worker.joinable())
-      I->Worker = std::thread([this] {
-        std::unique_lock Lock(I->Mutex);
-        while (true) {
-          I->Wake.wait(Lock, [&] { return I->Stop || !I->Queue.empty(); });
-          if (I->Stop)
-            return;
-          int64_t F = I->Queue.front();
-          I->Queue.pop_front();
-          I->Busy = true;
-          Lock.unlock();
-          compileNow({F});
-          Lock.lock();
-          I->Busy = false;
-          if (I->Queue.empty())
-            I->Idle.notify_all();
-        }
-      });
+    startWorkerLocked();
   }
   I->Wake.notify_one();
+}
+
+void TierManager::startWorker() {
+  std::lock_guard Lock(I->Mutex);
+  startWorkerLocked();
+}
+
+void TierManager::startWorkerLocked() {
+  if (I->Worker.joinable())
+    return;
+  I->Worker = std::thread([this] {
+    std::unique_lock Lock(I->Mutex);
+    while (true) {
+      I->Wake.wait(Lock, [&] { return I->Stop || !I->Queue.empty(); });
+      if (I->Stop)
+        return;
+      int64_t F = I->Queue.front();
+      I->Queue.pop_front();
+      I->Busy = true;
+      Lock.unlock();
+      compileNow({F});
+      Lock.lock();
+      I->Busy = false;
+      if (I->Queue.empty())
+        I->Idle.notify_all();
+    }
+  });
 }
 
 void TierManager::drain() {
@@ -354,8 +364,13 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   }
   std::shared_ptr<TierManager> M = TierManagerRegistry::get(VM, Opts);
   VM.setTierController(M);
-  if (Opts.Mode != vm::ExecMode::Compiled)
+  if (Opts.Mode == vm::ExecMode::Tiered) {
+    // Started now rather than at the first hot function: creating a
+    // thread costs tens of microseconds, which that call would pay.
+    if (Opts.Background)
+      M->startWorker();
     return;
+  }
   const vm::Executable &Exe = VM.executable();
   std::vector<int64_t> All, Missing;
   for (size_t K = 0; K < Exe.functions().size(); ++K)

@@ -95,6 +95,9 @@ private:
   friend void enableJIT(vm::VirtualMachine &VM, const JITOptions &Opts);
   friend class TierManagerRegistry;
   TierManager() = default;
+  /// Starts the background compile thread if it is not running.
+  void startWorker();
+  void startWorkerLocked();
   struct Impl;
   std::unique_ptr<Impl> I;
   JITOptions Opts;
