@@ -782,9 +782,10 @@ WHY_MISSED = """\
   free lists end up, not in driver work. A size-class cache for tensor
   buffers (as TVM's pooled storage allocator does) or destination-passing
   kernels would remove it.
-- **decode L32_H512.** About 400 MB of weights are read per step, so the
-  step is memory-bound and its time moves by 10-30% between runs; the
-  driver's share (tens of calls per layer) is far below that noise.
+- **decode L32_H512** (met in some runs, missed in others). About 400 MB
+  of weights are read per step, so the step is memory-bound and its time
+  moves by 10-30% between runs; the driver's share (tens of calls per
+  layer) is far below that noise.
 - **load with the checksum.** Verifying reads every byte of the weights
   once (XXH3, about 11 GB/s here), so 1 GiB takes about 90 ms; without the
   data checksum the weights are only mapped. Per-chunk checksums verified
