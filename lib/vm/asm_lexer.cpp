@@ -42,6 +42,15 @@ std::string showChar(char C) {
 
 } // namespace
 
+bool isIdentifier(std::string_view S) {
+  if (S.empty() || !isIdentStart(S[0]))
+    return false;
+  for (char C : S)
+    if (!isIdentChar(C))
+      return false;
+  return true;
+}
+
 void failAt(Pos P, std::string Msg) { throw TextError{P, std::move(Msg)}; }
 
 std::string describe(const Token &T) {

@@ -71,6 +71,10 @@ struct Token {
 /// How a token is named in messages: 'x', "end of line", "a string".
 std::string describe(const Token &T);
 
+/// True if the lexer reads all of `S` as one identifier token (what the
+/// disassembler may write as a name).
+bool isIdentifier(std::string_view S);
+
 class Lexer {
 public:
   Lexer(std::string_view Line, int LineNo) : Line(Line), LineNo(LineNo) {}

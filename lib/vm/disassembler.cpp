@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/vm/disassembler.h"
+#include "asm_lexer.h"
 #include "vmasm_dtypes.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/error.h"
@@ -122,23 +123,10 @@ void writeString(std::string &Out, std::string_view S) {
   Out += '"';
 }
 
-/// True if the assembler reads `S` back as one identifier token.
-bool isVmasmIdentifier(std::string_view S) {
-  auto Start = [](char C) {
-    return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') || C == '_';
-  };
-  if (S.empty() || !Start(S[0]))
-    return false;
-  for (char C : S)
-    if (!Start(C) && !(C >= '0' && C <= '9') && C != '.')
-      return false;
-  return true;
-}
-
 /// Names are written as they are: one the assembler would read
 /// differently (or not at all) is an error, never a silent rename.
 void checkName(std::string_view Name, size_t Index, const char *What) {
-  if (isVmasmIdentifier(Name) && !(std::string_view(What) == "parameter" &&
+  if (asmtext::isIdentifier(Name) && !(std::string_view(What) == "parameter" &&
                                    Name == "vm"))
     return;
   std::string Quoted;
