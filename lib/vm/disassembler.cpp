@@ -266,9 +266,20 @@ void writeConstant(std::string &Out, const Any &C, size_t Index) {
     Out += "str ";
     writeString(Out, *C.as<std::string>());
     return;
-  case kVMJITDataType:
-    fmt::format_to(OutIt(Out), "dtype {}", dtypeName(R.v_dtype));
+  case kVMJITDataType: {
+    // Only names that read back as the same type ("handle" is always
+    // 64-bit, one lane; other codes have no name).
+    std::string Name = dtypeName(R.v_dtype);
+    auto Back = parseDType(Name);
+    if (!Back || *Back != R.v_dtype)
+      throwError("ValueError",
+                 fmt::format("constant {}: the dtype (code {}, {} bits, {} "
+                             "lanes) has no vmasm name",
+                             Index, R.v_dtype.code, R.v_dtype.bits,
+                             R.v_dtype.lanes));
+    fmt::format_to(OutIt(Out), "dtype {}", Name);
     return;
+  }
   case kVMJITShape:
     Out += "shape ";
     writeDims(Out, C.as<Shape>()->dims());

@@ -319,3 +319,21 @@ TEST(DisassemblerTest, NamesVmasmCannotWriteAreAnError) {
     }
   }
 }
+
+TEST(DisassemblerTest, DTypesWithoutAVmasmNameAreAnError) {
+  // "handle" reads back as 64 bits, one lane: a 32-bit, 4-lane handle
+  // would change silently (found by the loader fuzzer).
+  auto Exe = Executable::create(
+      {}, {Any(DLDataType{kDLOpaqueHandle, 32, 4})}, {});
+  try {
+    disassemble(*Exe);
+    ADD_FAILURE() << "no error";
+  } catch (const Error &E) {
+    EXPECT_EQ(E.kind(), "ValueError");
+    EXPECT_EQ(E.message(), "constant 0: the dtype (code 3, 32 bits, 4 lanes) "
+                           "has no vmasm name");
+  }
+  auto Ok = Executable::create({}, {Any(DLDataType{kDLOpaqueHandle, 64, 1})},
+                               {});
+  EXPECT_NE(disassemble(*Ok).find("dtype handle"), std::string::npos);
+}
