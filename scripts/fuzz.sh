@@ -2,22 +2,27 @@
 # Builds the libFuzzer targets (build-fuzz/: clang-19, ASan+UBSan, see
 # docs/fuzzing.md) and runs each for a time budget on a scratch copy of its
 # seed corpus (fuzz/corpus/<target>/ is never written).
-#   scripts/fuzz.sh [--time SECONDS_PER_TARGET] [TARGET...]
+#   scripts/fuzz.sh [--time SECONDS_PER_TARGET] [--seed N] [TARGET...]
 # TARGET is loader, assembler or differential (default: all three); the
 # budget defaults to 60 s. Prints the executions each target ran. Exits
 # non-zero if a target finds a crash, leak, timeout or property violation;
-# its input is then in build-fuzz/fuzz-out/<target>/artifacts/.
+# its input is then in build-fuzz/fuzz-out/<target>/artifacts/. --seed N
+# makes libFuzzer's choices repeatable (CI uses one, so that its smoke run
+# explores the same inputs every time; campaigns should not).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 time=60
+seed=()
 targets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --time) time="$2"; shift 2 ;;
     --time=*) time="${1#*=}"; shift ;;
+    --seed) seed=(-seed="$2"); shift 2 ;;
+    --seed=*) seed=(-seed="${1#*=}"); shift ;;
     loader|assembler|differential) targets+=("$1"); shift ;;
-    *) echo "usage: scripts/fuzz.sh [--time SECONDS_PER_TARGET] [loader|assembler|differential ...]" >&2; exit 2 ;;
+    *) echo "usage: scripts/fuzz.sh [--time SECONDS_PER_TARGET] [--seed N] [loader|assembler|differential ...]" >&2; exit 2 ;;
   esac
 done
 [[ ${#targets[@]} -gt 0 ]] || targets=(loader assembler differential)
@@ -61,6 +66,7 @@ for t in "${targets[@]}"; do
     -max_total_time="$time" -max_len="${max_len[$t]}" \
     -timeout="${per_input[$t]}" -rss_limit_mb="${rss[$t]}" \
     -print_final_stats=1 -artifact_prefix="$out/artifacts/" "${dict[@]}" \
+    "${seed[@]}" \
     ${extra[$t]} \
     >"$out/log" 2>&1 || status=$?
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$out/log" | tail -n 1)
