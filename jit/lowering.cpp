@@ -205,6 +205,8 @@ private:
   std::vector<std::pair<Value *, Value *>> Shadow;
   BasicBlock *ErrBB = nullptr;
   PHINode *ErrPC = nullptr;
+  /// Ctx->Control, loaded once on entry (null without backward jumps).
+  Value *StepCtl = nullptr;
 };
 
 void FunctionLowering::incRefIfObject(Val V) {
@@ -603,7 +605,7 @@ BasicBlock *FunctionLowering::jumpTarget(int64_t PC, int64_t Offset) {
   BasicBlock *Step = BasicBlock::Create(C, fmt::format("i{}.step", PC), Fn);
   BasicBlock *Slow = BasicBlock::Create(C, fmt::format("i{}.poll", PC), Fn);
   B.SetInsertPoint(Step);
-  Value *Ctl = B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetControl), Align(8));
+  Value *Ctl = StepCtl;
   Value *FuelPtr = bytePtr(Ctl, kOffsetFuel);
   Value *Fuel = B.CreateSub(B.CreateAlignedLoad(I64, FuelPtr, Align(8)),
                             B.getInt64(1));
@@ -695,6 +697,9 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
     for (int64_t R = 0; R < F.RegisterFileSize; ++R)
       storeReg(R, load(regPtr(R)));
   }
+  if (!LoopHeads.empty())
+    StepCtl = B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetControl), Align(8),
+                                  "step_ctl");
   // On-stack replacement enters at a loop header; a call enters at 0.
   SwitchInst *Sw = B.CreateSwitch(EntryPC, Blocks[0],
                                   static_cast<unsigned>(LoopHeads.size()));

@@ -229,7 +229,7 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
       L.Absolute[Name] = Addr;
     // The key covers everything the object code depends on.
     const HostInfo &H = hostInfo();
-    std::string Key = fmt::format("vmjit-jit-2|llvm {}|{}|{}|{}|O{}|", H.LLVMVersion,
+    std::string Key = fmt::format("vmjit-jit-3|llvm {}|{}|{}|{}|O{}|", H.LLVMVersion,
                                   H.Triple, H.CPU, H.Features,
                                   Eng->options().OptLevel);
     for (int64_t K : Funcs) {

@@ -742,23 +742,28 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
 //===----------------------------------------------------------------------===//
 
 void VirtualMachine::beginOutermostCall() noexcept {
-  const CallLimits &L = Opts.Limits;
-  Reserve = L.MaxSteps == 0 ? INT64_MAX
-            : L.MaxSteps > static_cast<uint64_t>(INT64_MAX)
+  Active = Opts.Limits;
+  Reserve = Active.MaxSteps == 0 ||
+                    Active.MaxSteps > static_cast<uint64_t>(INT64_MAX)
                 ? INT64_MAX
-                : static_cast<int64_t>(L.MaxSteps);
-  HasDeadline = L.Timeout.count() > 0;
-  if (HasDeadline)
-    Deadline = std::chrono::steady_clock::now() + L.Timeout;
-  StepsBefore = 0;
-  LastRefill = HasDeadline ? std::min(Reserve, kDeadlineCheckSteps) : Reserve;
-  Reserve -= LastRefill;
-  Control.Fuel = LastRefill;
+                : static_cast<int64_t>(Active.MaxSteps);
+  if (Active.Timeout.count() > 0)
+    Deadline = std::chrono::steady_clock::now() + Active.Timeout;
+  Granted = 0;
+  Control.Fuel = grantFuel();
+}
+
+int64_t VirtualMachine::grantFuel() noexcept {
+  const int64_t N = Active.Timeout.count() > 0
+                        ? std::min(Reserve, kDeadlineCheckSteps)
+                        : Reserve;
+  Reserve -= N;
+  Granted += N;
+  return N;
 }
 
 uint64_t VirtualMachine::stepsTaken() const noexcept {
-  return StepsBefore +
-         static_cast<uint64_t>(LastRefill - std::max<int64_t>(Control.Fuel, 0));
+  return static_cast<uint64_t>(Granted - std::max<int64_t>(Control.Fuel, 0));
 }
 
 int VirtualMachine::stepSlow() noexcept {
@@ -770,34 +775,28 @@ int VirtualMachine::stepSlow() noexcept {
   if (Control.Fuel >= 0)
     return 0; // the request was withdrawn meanwhile
   // The current allotment is used up: this step starts the next one.
-  if (HasDeadline && std::chrono::steady_clock::now() >= Deadline) {
+  if (Active.Timeout.count() > 0 &&
+      std::chrono::steady_clock::now() >= Deadline) {
     Control.Fuel = -1;
     VMJITErrorSetRaisedFromCStr(
         "TimeoutError",
         fmt::format("the call exceeded its time limit of {} ms",
-                    std::chrono::duration<double, std::milli>(
-                        Opts.Limits.Timeout)
+                    std::chrono::duration<double, std::milli>(Active.Timeout)
                         .count())
             .c_str());
     return -1;
   }
-  const bool Unlimited = Opts.Limits.MaxSteps == 0;
-  if (Reserve == 0 && !Unlimited) {
+  if (Reserve == 0) {
     Control.Fuel = -1;
     VMJITErrorSetRaisedFromCStr(
         "StepLimitError",
         fmt::format("the call exceeded its budget of {} steps (bytecode "
                     "function entries and backward jumps)",
-                    Opts.Limits.MaxSteps)
+                    Active.MaxSteps)
             .c_str());
     return -1;
   }
-  if (Unlimited && Reserve == 0)
-    Reserve = INT64_MAX;
-  StepsBefore += static_cast<uint64_t>(LastRefill);
-  LastRefill = HasDeadline ? std::min(Reserve, kDeadlineCheckSteps) : Reserve;
-  Reserve -= LastRefill;
-  Control.Fuel = LastRefill - 1;
+  Control.Fuel = grantFuel() - 1;
   return 0;
 }
 

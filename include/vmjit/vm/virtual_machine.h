@@ -300,14 +300,19 @@ private:
   int64_t NativeDepth = 0;
   /// Starts the step budget and deadline of an outermost call.
   void beginOutermostCall() noexcept;
+  /// Hands the next allotment of the budget to Control.Fuel: all of it,
+  /// or kDeadlineCheckSteps when there is a deadline to look at.
+  int64_t grantFuel() noexcept;
   StepControl Control;
-  /// Budget steps not yet handed to Control.Fuel (unlimited: INT64_MAX).
+  /// The limits of the outermost call in progress (setCallLimits changes
+  /// only later calls).
+  CallLimits Active;
+  /// Budget steps not yet handed to Control.Fuel (unlimited: INT64_MAX,
+  /// which no call reaches).
   int64_t Reserve = 0;
-  /// The size of the last refill of Control.Fuel.
-  int64_t LastRefill = 0;
-  uint64_t StepsBefore = 0; ///< steps of earlier refills
+  /// Steps handed to Control.Fuel so far in this call.
+  int64_t Granted = 0;
   std::chrono::steady_clock::time_point Deadline;
-  bool HasDeadline = false;
   std::shared_ptr<TierController> Tier;
   friend class NativeFunctionObj;
   std::unique_ptr<RegisterStack> Regs;
