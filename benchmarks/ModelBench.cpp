@@ -95,10 +95,12 @@ const MLPModel &mlpModel(int64_t H) {
   return *Slot;
 }
 
-void mlpVM(benchmark::State &State, ExecMode Mode, int64_t H) {
-  const MLPModel &M = mlpModel(H);
-  AnyView X(M.X);
-  auto VM = bench::makeVM(M.Exe, Mode, [&](VirtualMachine &V) {
+/// main(X) of `Exe` per iteration, in tier `Mode` (the mlp and decode VM
+/// tiers).
+void runMain(benchmark::State &State, ExecMode Mode,
+             std::shared_ptr<const Executable> Exe, const Any &Input) {
+  AnyView X(Input);
+  auto VM = bench::makeVM(std::move(Exe), Mode, [&](VirtualMachine &V) {
     V.invoke(V.functionIndex("main"), {&X, 1});
   });
   int64_t Main = VM->functionIndex("main");
@@ -106,6 +108,11 @@ void mlpVM(benchmark::State &State, ExecMode Mode, int64_t H) {
     Any R = VM->invoke(Main, {&X, 1});
     benchmark::DoNotOptimize(R);
   }
+}
+
+void mlpVM(benchmark::State &State, ExecMode Mode, int64_t H) {
+  const MLPModel &M = mlpModel(H);
+  runMain(State, Mode, M.Exe, M.X);
 }
 
 void mlpNative(benchmark::State &State, int64_t H) {
@@ -327,15 +334,7 @@ const DecodeModel &decodeModel(int64_t Layers, int64_t H) {
 
 void decodeVM(benchmark::State &State, ExecMode Mode, int64_t L, int64_t H) {
   const DecodeModel &M = decodeModel(L, H);
-  AnyView X(M.X);
-  auto VM = bench::makeVM(M.Exe, Mode, [&](VirtualMachine &V) {
-    V.invoke(V.functionIndex("main"), {&X, 1});
-  });
-  int64_t Main = VM->functionIndex("main");
-  for (auto _ : State) {
-    Any R = VM->invoke(Main, {&X, 1});
-    benchmark::DoNotOptimize(R);
-  }
+  runMain(State, Mode, M.Exe, M.X);
 }
 
 /// decodeProgram's calls, written out in C++.
@@ -431,22 +430,23 @@ void decodeNative(benchmark::State &State, int64_t L, int64_t H) {
 
 bool registerModelBenchmarks() {
   struct Tier {
-    const char *Name;
+    std::string_view Name;
     ExecMode Mode;
     bool Native;
   };
-  std::vector<Tier> Tiers = {{"bytecode", ExecMode::Bytecode, false},
-                             {"native", ExecMode::Bytecode, true}};
+  std::vector<Tier> Tiers = {
+      {execModeName(ExecMode::Bytecode), ExecMode::Bytecode, false},
+      {"native", ExecMode::Bytecode, true}};
 #ifdef VMJIT_HAVE_JIT
-  Tiers.push_back({"compiled", ExecMode::Compiled, false});
-  Tiers.push_back({"tiered", ExecMode::Tiered, false});
+  for (ExecMode M : {ExecMode::Compiled, ExecMode::Tiered})
+    Tiers.push_back({execModeName(M), M, false});
 #endif
   // The sizes are captured, not passed with Arg()/Args(), which would
   // append "/64" to the names: the names carry the sizes already.
   for (const Tier &T : Tiers) {
     for (int64_t H : {64, 256, 1024}) {
       std::string Name =
-          std::string("mlp/") + T.Name + "/H" + std::to_string(H);
+          "mlp/" + std::string(T.Name) + "/H" + std::to_string(H);
       benchmark::RegisterBenchmark(Name.c_str(),
                                    [T, H](benchmark::State &S) {
                                      T.Native ? mlpNative(S, H)
@@ -459,7 +459,7 @@ bool registerModelBenchmarks() {
     for (std::pair<int64_t, int64_t> LH :
          {std::pair<int64_t, int64_t>{4, 64}, {4, 512}, {32, 64}, {32, 512}}) {
       int64_t L = LH.first, H = LH.second;
-      std::string Name = std::string("decode/") + T.Name + "/L" +
+      std::string Name = "decode/" + std::string(T.Name) + "/L" +
                          std::to_string(L) + "_H" + std::to_string(H);
       benchmark::RegisterBenchmark(Name.c_str(),
                                    [T, L, H](benchmark::State &S) {

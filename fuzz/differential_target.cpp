@@ -90,7 +90,6 @@ void describe(const Any &V, std::string &Out) {
 }
 
 struct ModeSpec {
-  const char *Name;
   ExecMode Mode;
   int OptLevel;
 };
@@ -146,19 +145,20 @@ Outcome runDifferentialInput(std::span<const uint8_t> Data) {
   // The optimization level of the compiled mode: mostly 0 (fast compiles),
   // sometimes the tier-up level.
   int OptLevel = P.ConsumeIntegralInRange(0, 3) == 3 ? jit::kDefaultOptLevel : 0;
-  const ModeSpec Reference = {"bytecode", ExecMode::Bytecode, 0};
+  const ModeSpec Reference = {ExecMode::Bytecode, 0};
   std::string Expected = runIn(G, Reference);
   if (std::getenv("VMJIT_FUZZ_VERBOSE"))
     std::fprintf(stderr, "--- program (main(%lld)):\n%s--- bytecode:\n%s",
                  static_cast<long long>(G.Arg),
                  vm::disassemble(*G.Exe).c_str(), Expected.c_str());
-  for (const ModeSpec &M : {ModeSpec{"compiled", ExecMode::Compiled, OptLevel},
-                            ModeSpec{"tiered", ExecMode::Tiered, 0}}) {
+  for (const ModeSpec &M : {ModeSpec{ExecMode::Compiled, OptLevel},
+                            ModeSpec{ExecMode::Tiered, 0}}) {
     std::string Got = runIn(G, M);
     if (Got != Expected)
       fail(fmt::format("{} mode (O{}) disagrees with the interpreter on main({})"
                        "\n--- bytecode:\n{}--- {}:\n{}--- program:\n{}",
-                       M.Name, M.OptLevel, G.Arg, Expected, M.Name, Got,
+                       execModeName(M.Mode), M.OptLevel, G.Arg, Expected,
+                       execModeName(M.Mode), Got,
                        vm::disassemble(*G.Exe)));
   }
   return Outcome::Accepted;

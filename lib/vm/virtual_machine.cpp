@@ -737,6 +737,25 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   return 0;
 }
 
+std::string_view execModeName(ExecMode M) noexcept {
+  switch (M) {
+  case ExecMode::Bytecode:
+    return "bytecode";
+  case ExecMode::Compiled:
+    return "compiled";
+  case ExecMode::Tiered:
+    return "tiered";
+  }
+  return "unknown";
+}
+
+std::optional<ExecMode> parseExecMode(std::string_view Name) noexcept {
+  for (ExecMode M : {ExecMode::Bytecode, ExecMode::Compiled, ExecMode::Tiered})
+    if (Name == execModeName(M))
+      return M;
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // Steps: the budget, the deadline and interrupt requests
 //===----------------------------------------------------------------------===//

@@ -181,7 +181,8 @@ int run(const RunOptions &O) {
   std::unique_ptr<vm::VirtualMachine> VM;
   std::vector<Any> Args;
   try {
-    if (O.Mode != "bytecode" && O.Mode != "compiled" && O.Mode != "tiered")
+    const std::optional<vm::ExecMode> Mode = vm::parseExecMode(O.Mode);
+    if (!Mode)
       throwError("UsageError",
                  fmt::format("--mode must be bytecode, compiled or tiered, not "
                              "'{}'",
@@ -189,7 +190,7 @@ int run(const RunOptions &O) {
     if (O.Repeat < 1)
       throwError("UsageError", "--repeat must be at least 1");
 #ifndef VMJIT_HAVE_JIT
-    if (O.Mode == "compiled")
+    if (*Mode == vm::ExecMode::Compiled)
       throwError("UsageError", "--mode compiled needs the JIT, which is not "
                                "available in this build (use --mode bytecode "
                                "or tiered)");
@@ -207,9 +208,7 @@ int run(const RunOptions &O) {
     VM = vm::VirtualMachine::create(Exe, std::move(Opts));
 #ifdef VMJIT_HAVE_JIT
     jit::JITOptions JO;
-    JO.Mode = O.Mode == "bytecode"   ? vm::ExecMode::Bytecode
-              : O.Mode == "compiled" ? vm::ExecMode::Compiled
-                                     : vm::ExecMode::Tiered;
+    JO.Mode = *Mode;
     JO.Threshold = O.TierThreshold;
     if (O.OptLevel >= 0)
       JO.OptLevel = O.OptLevel;

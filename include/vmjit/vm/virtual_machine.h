@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -81,6 +82,11 @@ enum class ExecMode {
   Compiled, ///< every bytecode function compiled before the first call
   Tiered,   ///< interpreter first; hot functions compiled in the background
 };
+
+/// "bytecode", "compiled" or "tiered": the names `vmjit run --mode` takes.
+std::string_view execModeName(ExecMode M) noexcept;
+/// The mode called `Name`, if there is one.
+std::optional<ExecMode> parseExecMode(std::string_view Name) noexcept;
 
 /// Limits on one outermost call (a call made from C++ while no call of
 /// this VM is running). A step is a bytecode function entered or a
