@@ -3,6 +3,7 @@
 // by the interpreter and JIT code), the deadline, interrupt() from another
 // thread, the recursion limit; and that after any error, in any tier, the
 // VM holds no stray references and the next call works.
+#include "CallErrors.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tensor.h"
@@ -17,6 +18,8 @@
 using namespace vmjit;
 using namespace vmjit::vm;
 using namespace vmjit::jit;
+using vmjit::jittest::errorOf;
+using vmjit::jittest::kindOf;
 
 namespace {
 
@@ -67,6 +70,15 @@ top:
   %x = call bump(%x)
   goto top
 .end
+.func down(n)
+  %c = call scalar.le(%n, 0)
+  if %c else more
+  ret %n
+more:
+  %m = call scalar.sub(%n, 1)
+  %r = call down(%m)
+  ret %r
+.end
 .func deep(n)
   %m = call scalar.add(%n, 1)
   %r = call deep(%m)
@@ -105,25 +117,11 @@ std::shared_ptr<Executable> program() {
   return Exe;
 }
 
-const char *modeName(ExecMode M) {
-  switch (M) {
-  case ExecMode::Bytecode:
-    return "Bytecode";
-  case ExecMode::Compiled:
-    return "Compiled";
-  case ExecMode::Tiered:
-    return "Tiered";
-  }
-  return "?";
-}
-
 /// Tiered mode uses threshold 1 with synchronous compiles, so that the
 /// first call starts in the interpreter and moves to native code (by
 /// on-stack replacement in loops) deterministically.
-std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode, CallLimits L = {}) {
-  VMOptions VO;
-  VO.Limits = L;
-  auto VM = VirtualMachine::create(program(), VO);
+std::unique_ptr<VirtualMachine> makeVMWith(ExecMode Mode, VMOptions VO) {
+  auto VM = VirtualMachine::create(program(), std::move(VO));
   JITOptions O;
   O.Mode = Mode;
   O.Threshold = 1;
@@ -132,25 +130,10 @@ std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode, CallLimits L = {}) {
   return VM;
 }
 
-/// The error a call raises, formatted (kind, message, frames).
-template <typename... A>
-std::string errorOf(VirtualMachine &VM, std::string_view F, A &&...Args) {
-  try {
-    VM.call(F, std::forward<A>(Args)...);
-  } catch (const Error &E) {
-    return E.format();
-  }
-  return "no error";
-}
-
-template <typename... A>
-std::string kindOf(VirtualMachine &VM, std::string_view F, A &&...Args) {
-  try {
-    VM.call(F, std::forward<A>(Args)...);
-  } catch (const Error &E) {
-    return E.kind();
-  }
-  return "no error";
+std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode, CallLimits L = {}) {
+  VMOptions VO;
+  VO.Limits = L;
+  return makeVMWith(Mode, std::move(VO));
 }
 
 class LimitsTest : public ::testing::TestWithParam<ExecMode> {};
@@ -264,6 +247,23 @@ TEST_P(LimitsTest, RecursionLimit) {
   EXPECT_EQ(VM->call("fib", 12).cast<int64_t>(), 144);
 }
 
+TEST_P(LimitsTest, RegisterStackLimit) {
+  // Each frame of `down` has 4 registers: 10 frames fit in 40, in every
+  // tier (native frames take their registers from the same stack).
+  VMOptions VO;
+  VO.MaxStackRegisters = 40;
+  auto Interp = makeVMWith(ExecMode::Bytecode, VO);
+  auto VM = makeVMWith(GetParam(), VO);
+  EXPECT_EQ(VM->call("down", 9).cast<int64_t>(), 0);
+  std::string E = errorOf(*VM, "down", 10);
+  EXPECT_NE(E.find("RecursionError: the register stack is full: a frame of 4 "
+                   "registers on top of 40 is over the limit of 40"),
+            std::string::npos)
+      << E;
+  EXPECT_EQ(E, errorOf(*Interp, "down", 10));
+  EXPECT_EQ(VM->call("down", 9).cast<int64_t>(), 0);
+}
+
 TEST_P(LimitsTest, NoReferencesSurviveAnErrorInAnyTier) {
   auto Interp = makeVM(ExecMode::Bytecode);
   auto VM = makeVM(GetParam());
@@ -294,4 +294,6 @@ INSTANTIATE_TEST_SUITE_P(Modes, LimitsTest,
                          ::testing::Values(ExecMode::Bytecode,
                                            ExecMode::Compiled,
                                            ExecMode::Tiered),
-                         [](const auto &Info) { return modeName(Info.param); });
+                         [](const auto &Info) {
+                           return std::string(execModeName(Info.param));
+                         });

@@ -2,6 +2,7 @@
 // interpreter (results and errors), tier-up swaps pool entries, on-stack
 // replacement moves a running loop into native code, concurrent callers
 // during swaps, the object cache, and the fallback when a compile fails.
+#include "CallErrors.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/assembler.h"
@@ -15,6 +16,7 @@
 using namespace vmjit;
 using namespace vmjit::vm;
 using namespace vmjit::jit;
+using vmjit::jittest::errorOf;
 using ::testing::ElementsAre;
 
 namespace {
@@ -85,15 +87,6 @@ std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode, int64_t Threshold = 1,
   return VM;
 }
 
-std::string errorText(VirtualMachine &VM, std::string_view F, int64_t X) {
-  try {
-    VM.call(F, X);
-  } catch (const Error &E) {
-    return E.format();
-  }
-  return "no error";
-}
-
 } // namespace
 
 TEST(TierTest, ModesAgreeOnResults) {
@@ -119,11 +112,11 @@ TEST(TierTest, ErrorsFromNativeFramesMatchTheInterpreter) {
   auto Interp = makeVM(ExecMode::Bytecode);
   auto Native = makeVM(ExecMode::Compiled);
   for (auto [F, X] : {std::pair{"outer", -1}, {"tuple", 1}, {"badif", 1}}) {
-    std::string Expected = errorText(*Interp, F, X);
+    std::string Expected = errorOf(*Interp, F, X);
     EXPECT_NE(Expected, "no error");
-    EXPECT_EQ(errorText(*Native, F, X), Expected) << F;
+    EXPECT_EQ(errorOf(*Native, F, X), Expected) << F;
   }
-  EXPECT_EQ(errorText(*Native, "outer", -1),
+  EXPECT_EQ(errorOf(*Native, "outer", -1),
             "ValueError: scalar.div: integer division by zero\n"
             "  in function 'inner', instruction 0 (call 'scalar.div')\n"
             "  in function 'outer', instruction 1 (call 'inner')");
