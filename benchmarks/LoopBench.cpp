@@ -36,18 +36,12 @@ std::unique_ptr<VirtualMachine> exampleVM(const char *Name, ExecMode Mode,
                        [WarmArg](VirtualMachine &VM) { VM.call("main", WarmArg); });
 }
 
-void perItem(benchmark::State &State, double Items, const char *Counter) {
-  State.counters[Counter] = benchmark::Counter(
-      Items * State.iterations(),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
-
 void loopSum(benchmark::State &State, ExecMode Mode) {
   int64_t N = State.range(0);
   auto VM = exampleVM("loop_sum.vmasm", Mode, 100);
   for (auto _ : State)
     benchmark::DoNotOptimize(VM->call("main", N));
-  perItem(State, static_cast<double>(N), "ns_per_iter");
+  bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
 }
 
 void fibCalls(benchmark::State &State, ExecMode Mode) {
@@ -55,34 +49,6 @@ void fibCalls(benchmark::State &State, ExecMode Mode) {
   auto VM = exampleVM("fib.vmasm", Mode, 5);
   for (auto _ : State)
     benchmark::DoNotOptimize(VM->call("main", N));
-}
-
-/// fib through the same scalar functions' safe-call entries: the floor.
-struct NativeFib {
-  FunctionObj *Lt, *Sub, *Add;
-  int64_t call(FunctionObj *F, int64_t A, int64_t B) {
-    VMJITAny Args[2] = {{kVMJITInt, {0}, {A}}, {kVMJITInt, {0}, {B}}};
-    VMJITAny R;
-    detail::setNone(R);
-    if (F->entry()(F, Args, 2, &R) != 0)
-      throwRaisedError();
-    return R.v_int64;
-  }
-  int64_t fib(int64_t N) {
-    if (call(Lt, N, 2))
-      return N;
-    return call(Add, fib(call(Sub, N, 1)), fib(call(Sub, N, 2)));
-  }
-};
-
-void fibNative(benchmark::State &State) {
-  registerVMBuiltins();
-  Registry &R = Registry::global();
-  Function Lt = *R.find("scalar.lt"), Sub = *R.find("scalar.sub"),
-           Add = *R.find("scalar.add");
-  NativeFib F{Lt.get(), Sub.get(), Add.get()};
-  for (auto _ : State)
-    benchmark::DoNotOptimize(F.fib(State.range(0)));
 }
 
 /// Two-argument int calls through safe-call entries (the native floors).
@@ -95,43 +61,58 @@ int64_t intCall(FunctionObj *F, int64_t A, int64_t B) {
   return R.v_int64;
 }
 
+/// fib through the same scalar functions' safe-call entries: the floor.
+struct NativeFib {
+  FunctionObj *Lt, *Sub, *Add;
+  int64_t fib(int64_t N) {
+    if (intCall(Lt, N, 2))
+      return N;
+    return intCall(Add, fib(intCall(Sub, N, 1)), fib(intCall(Sub, N, 2)));
+  }
+};
+
+void fibNative(benchmark::State &State) {
+  bench::NativeCalls C;
+  NativeFib F{C.fn("scalar.lt"), C.fn("scalar.sub"), C.fn("scalar.add")};
+  for (auto _ : State)
+    benchmark::DoNotOptimize(F.fib(State.range(0)));
+}
+
 void loopNative(benchmark::State &State) {
-  registerVMBuiltins();
-  Registry &R = Registry::global();
-  Function Add = *R.find("scalar.add"), Ge = *R.find("scalar.ge"),
-           Lt = *R.find("scalar.lt");
+  bench::NativeCalls C;
+  FunctionObj *Add = C.fn("scalar.add"), *Ge = C.fn("scalar.ge"),
+              *Lt = C.fn("scalar.lt");
   int64_t N = State.range(0);
   for (auto _ : State) {
     // loop_sum's rotated loop: s += i; i += 1; until i >= n.
     int64_t S = 0, I = 0;
-    if (intCall(Lt.get(), I, N)) {
+    if (intCall(Lt, I, N)) {
       do {
-        S = intCall(Add.get(), S, I);
-        I = intCall(Add.get(), I, 1);
-      } while (!intCall(Ge.get(), I, N));
+        S = intCall(Add, S, I);
+        I = intCall(Add, I, 1);
+      } while (!intCall(Ge, I, N));
     }
     benchmark::DoNotOptimize(S);
   }
-  perItem(State, static_cast<double>(N), "ns_per_iter");
+  bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
 }
 
 void closureNative(benchmark::State &State) {
-  registerVMBuiltins();
-  Registry &R = Registry::global();
-  Function Add = *R.find("scalar.add"), Mul = *R.find("scalar.mul"),
-           Lt = *R.find("scalar.lt");
+  bench::NativeCalls C;
+  FunctionObj *Add = C.fn("scalar.add"), *Mul = C.fn("scalar.mul"),
+              *Lt = C.fn("scalar.lt");
   int64_t N = State.range(0);
   const int64_t A = 3, B = 1; // the captured values
   auto Affine = [&](int64_t I) {
-    return intCall(Add.get(), intCall(Mul.get(), A, I), B);
+    return intCall(Add, intCall(Mul, A, I), B);
   };
   for (auto _ : State) {
     int64_t Acc = 0;
-    for (int64_t I = 0; intCall(Lt.get(), I, N); I = intCall(Add.get(), I, 1))
-      Acc = intCall(Add.get(), Acc, Affine(I));
+    for (int64_t I = 0; intCall(Lt, I, N); I = intCall(Add, I, 1))
+      Acc = intCall(Add, Acc, Affine(I));
     benchmark::DoNotOptimize(Acc);
   }
-  perItem(State, static_cast<double>(N), "ns_per_iter");
+  bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
 }
 
 void closureLoop(benchmark::State &State, ExecMode Mode) {
@@ -139,7 +120,7 @@ void closureLoop(benchmark::State &State, ExecMode Mode) {
   auto VM = exampleVM("closure.vmasm", Mode, 100);
   for (auto _ : State)
     benchmark::DoNotOptimize(VM->call("main", N));
-  perItem(State, static_cast<double>(N), "ns_per_iter");
+  bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
 }
 
 } // namespace
