@@ -23,6 +23,7 @@
 
 #include <cstring>
 #include <fmt/format.h>
+#include <optional>
 #include <set>
 
 using namespace llvm;
@@ -77,6 +78,29 @@ constexpr int64_t kOffsetInterrupt = 8; // StepControl::Interrupt
 constexpr int64_t kOffsetFuncCell = 24; // FunctionObj: safe_call
 constexpr int64_t kOffsetArrayData = 24; // ArrayObj: Any* data
 constexpr int64_t kOffsetArraySize = 32; // ArrayObj: int64 size
+
+/// The int64 and float64 predicates of the scalar.* comparisons. Float
+/// comparisons are ordered (false with a NaN) except `ne` (true with a
+/// NaN), as in C++ and the interpreter's kernels.
+std::optional<std::pair<CmpInst::Predicate, CmpInst::Predicate>>
+comparisonPredicates(InlineBuiltin W) {
+  switch (W) {
+  case InlineBuiltin::ScalarLt:
+    return {{CmpInst::ICMP_SLT, CmpInst::FCMP_OLT}};
+  case InlineBuiltin::ScalarLe:
+    return {{CmpInst::ICMP_SLE, CmpInst::FCMP_OLE}};
+  case InlineBuiltin::ScalarGt:
+    return {{CmpInst::ICMP_SGT, CmpInst::FCMP_OGT}};
+  case InlineBuiltin::ScalarGe:
+    return {{CmpInst::ICMP_SGE, CmpInst::FCMP_OGE}};
+  case InlineBuiltin::ScalarEq:
+    return {{CmpInst::ICMP_EQ, CmpInst::FCMP_OEQ}};
+  case InlineBuiltin::ScalarNe:
+    return {{CmpInst::ICMP_NE, CmpInst::FCMP_UNE}};
+  default:
+    return std::nullopt;
+  }
+}
 
 class FunctionLowering {
 public:
@@ -449,6 +473,7 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     // Binary scalar operations.
     if (!Want(2))
       return false;
+    const auto Cmp = comparisonPredicates(What);
     Val A = evalArg(I.callArg(0)), Bv = evalArg(I.callArg(1));
     Value *TA = typeOf(A), *TB = typeOf(Bv);
     BasicBlock *FloatBB = BasicBlock::Create(C, fmt::format("i{}.f", PC), Fn);
@@ -497,26 +522,11 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       Finish({B.getInt64(kVMJITInt),
               B.CreateSelect(B.CreateICmpSGT(Y, X), Y, X)});
       break;
-    case InlineBuiltin::ScalarLt:
-      Finish(BoolVal(B.CreateICmpSLT(X, Y)));
-      break;
-    case InlineBuiltin::ScalarLe:
-      Finish(BoolVal(B.CreateICmpSLE(X, Y)));
-      break;
-    case InlineBuiltin::ScalarGt:
-      Finish(BoolVal(B.CreateICmpSGT(X, Y)));
-      break;
-    case InlineBuiltin::ScalarGe:
-      Finish(BoolVal(B.CreateICmpSGE(X, Y)));
-      break;
-    case InlineBuiltin::ScalarEq:
-      Finish(BoolVal(B.CreateICmpEQ(X, Y)));
-      break;
-    case InlineBuiltin::ScalarNe:
-      Finish(BoolVal(B.CreateICmpNE(X, Y)));
-      break;
     default:
-      return false;
+      if (!Cmp)
+        return false;
+      Finish(BoolVal(B.CreateICmp(Cmp->first, X, Y)));
+      break;
     }
 
     // float64 when either is a float.
@@ -552,26 +562,11 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     case InlineBuiltin::ScalarMax:
       FloatRes(B.CreateSelect(B.CreateFCmpOGT(FY, FX), FY, FX));
       break;
-    case InlineBuiltin::ScalarLt:
-      Finish(BoolVal(B.CreateFCmpOLT(FX, FY)));
-      break;
-    case InlineBuiltin::ScalarLe:
-      Finish(BoolVal(B.CreateFCmpOLE(FX, FY)));
-      break;
-    case InlineBuiltin::ScalarGt:
-      Finish(BoolVal(B.CreateFCmpOGT(FX, FY)));
-      break;
-    case InlineBuiltin::ScalarGe:
-      Finish(BoolVal(B.CreateFCmpOGE(FX, FY)));
-      break;
-    case InlineBuiltin::ScalarEq:
-      Finish(BoolVal(B.CreateFCmpOEQ(FX, FY)));
-      break;
-    case InlineBuiltin::ScalarNe:
-      Finish(BoolVal(B.CreateFCmpUNE(FX, FY)));
-      break;
     default:
-      return false;
+      if (!Cmp)
+        return false;
+      Finish(BoolVal(B.CreateFCmp(Cmp->second, FX, FY)));
+      break;
     }
     break;
   }
