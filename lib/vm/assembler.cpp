@@ -356,8 +356,9 @@ std::string_view directiveOf(FunctionKind K) {
 
 class Assembler {
 public:
-  Assembler(std::string_view Text, const std::string &FileName)
-      : Text(Text), FileName(FileName),
+  Assembler(std::string_view Text, const std::string &FileName,
+            const VerifierLimits &Limits)
+      : Text(Text), FileName(FileName), Limits(Limits),
         BaseDir(std::filesystem::path(FileName).parent_path()) {}
 
   std::shared_ptr<Executable> run();
@@ -398,6 +399,7 @@ private:
 
   std::string_view Text;
   const std::string &FileName;
+  const VerifierLimits &Limits;
   std::filesystem::path BaseDir;
   std::optional<TextError> First;
   Pos EndOfFile;
@@ -1275,7 +1277,7 @@ std::shared_ptr<Executable> Assembler::build() {
         FB.reserveRegisters(Bd.Regs);
       B.endFunction();
     }
-    return B.finish();
+    return B.finish(Limits);
   } catch (const Error &E) {
     throwError(E.kind(), fmt::format("{}: {}", FileName, E.message()));
   }
@@ -1284,12 +1286,14 @@ std::shared_ptr<Executable> Assembler::build() {
 } // namespace
 
 std::shared_ptr<Executable> assemble(std::string_view Text,
-                                     const std::string &FileName) {
-  return Assembler(Text, FileName).run();
+                                     const std::string &FileName,
+                                     const VerifierLimits &Limits) {
+  return Assembler(Text, FileName, Limits).run();
 }
 
-std::shared_ptr<Executable> assembleFile(const std::string &Path) {
-  return assemble(readWholeFile(Path), Path);
+std::shared_ptr<Executable> assembleFile(const std::string &Path,
+                                         const VerifierLimits &Limits) {
+  return assemble(readWholeFile(Path), Path, Limits);
 }
 
 } // namespace vmjit::vm

@@ -231,7 +231,8 @@ int64_t ExecutableBuilder::addConstant(Any Value, bool Dedupe) {
   return I;
 }
 
-std::shared_ptr<Executable> ExecutableBuilder::finish() {
+std::shared_ptr<Executable>
+ExecutableBuilder::finish(const VerifierLimits &Limits) {
   if (Current)
     throwError("ValueError",
                fmt::format("finish() while function '{}' is still open",
@@ -253,7 +254,7 @@ std::shared_ptr<Executable> ExecutableBuilder::finish() {
     Code.insert(Code.end(), Bodies[I].begin(), Bodies[I].end());
   }
   auto Exe = Executable::create(std::move(Fns), Constants, std::move(Code));
-  verifyExecutable(*Exe);
+  verifyExecutable(*Exe, Limits);
   return Exe;
 }
 

@@ -25,14 +25,7 @@ std::shared_ptr<Executable> loadProgram(const std::string &Path,
     throwError("FormatError",
                fmt::format("{}: the file is {} bytes, over the limit of {}",
                            Path, Size, Opts.MaxFileBytes));
-  // The assembler verifies with the default limits; these may be tighter.
-  auto Exe = assembleFile(Path);
-  try {
-    verifyExecutable(*Exe, Opts.Limits);
-  } catch (const Error &E) {
-    throwError(E.kind(), fmt::format("{}: {}", Path, E.message()));
-  }
-  return Exe;
+  return assembleFile(Path, Opts.Limits);
 }
 
 } // namespace vmjit::vm

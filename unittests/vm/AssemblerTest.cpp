@@ -7,8 +7,11 @@
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/disassembler.h"
 #include "vmjit/vm/npy.h"
+#include "vmjit/vm/program.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <bit>
 #include <cmath>
@@ -833,4 +836,44 @@ TEST(AssemblerRobustnessTest, MutatedInputsOnlyThrowErrors) {
   }
   EXPECT_GT(Assembled, 100);
   EXPECT_GT(Rejected, 100);
+}
+
+TEST(AssemblerTest, VerifierLimitsApplyToAssembledPrograms) {
+  const char *Text = ".func f(x)\n  ret %x\n.end\n";
+  EXPECT_NO_THROW(assemble(Text, "ok.vmasm"));
+  VerifierLimits L;
+  L.MaxFunctions = 0;
+  try {
+    assemble(Text, "small.vmasm", L);
+    FAIL() << "no error";
+  } catch (const Error &E) {
+    EXPECT_EQ(E.kind(), "VerifyError");
+    EXPECT_EQ(E.message(), "small.vmasm: 1 functions is over the limit of 0");
+  }
+  // loadProgram passes LoadOptions::Limits on for .vmasm files too.
+  auto Path = std::filesystem::temp_directory_path() /
+              ("vmjit-limits-" + std::to_string(::getpid()) + ".vmasm");
+  {
+    std::ofstream Out(Path);
+    Out << Text;
+  }
+  LoadOptions Opts;
+  Opts.Limits = L;
+  try {
+    loadProgram(Path.string(), Opts);
+    ADD_FAILURE() << "no error";
+  } catch (const Error &E) {
+    EXPECT_EQ(E.kind(), "VerifyError");
+    EXPECT_THAT(E.message(), ::testing::HasSubstr("over the limit of 0"));
+  }
+  Opts = {};
+  Opts.MaxFileBytes = 4;
+  try {
+    loadProgram(Path.string(), Opts);
+    ADD_FAILURE() << "no error";
+  } catch (const Error &E) {
+    EXPECT_EQ(E.kind(), "FormatError");
+    EXPECT_THAT(E.message(), ::testing::HasSubstr("over the limit of 4"));
+  }
+  std::filesystem::remove(Path);
 }

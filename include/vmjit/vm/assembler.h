@@ -77,6 +77,7 @@
 #define VMJIT_VM_ASSEMBLER_H
 
 #include "vmjit/vm/executable.h"
+#include "vmjit/vm/verifier.h"
 
 #include <memory>
 #include <string>
@@ -87,13 +88,16 @@ namespace vmjit::vm {
 /// Assembles vmasm text. `FileName` is used in messages and to resolve
 /// `npy "path"` relative to the file's directory. Throws
 /// Error("ParseError") for the first error in the text and
-/// Error("VerifyError") when the verifier rejects the result.
+/// Error("VerifyError") when the verifier rejects the result (under
+/// `Limits`).
 std::shared_ptr<Executable> assemble(std::string_view Text,
-                                     const std::string &FileName);
+                                     const std::string &FileName,
+                                     const VerifierLimits &Limits = {});
 
 /// Reads and assembles a .vmasm file; throws Error("IOError") if it cannot
 /// be read, otherwise as assemble().
-std::shared_ptr<Executable> assembleFile(const std::string &Path);
+std::shared_ptr<Executable> assembleFile(const std::string &Path,
+                                         const VerifierLimits &Limits = {});
 
 } // namespace vmjit::vm
 

@@ -19,6 +19,7 @@
 #define VMJIT_VM_BUILDER_H
 
 #include "vmjit/vm/executable.h"
+#include "vmjit/vm/verifier.h"
 
 #include <initializer_list>
 #include <map>
@@ -103,8 +104,9 @@ public:
   /// the pool is reused.
   int64_t addConstant(Any Value, bool Dedupe = true);
 
-  /// Produces the executable and verifies it (throws the verifier's Error).
-  std::shared_ptr<Executable> finish();
+  /// Produces the executable and verifies it under `Limits` (throws the
+  /// verifier's Error).
+  std::shared_ptr<Executable> finish(const VerifierLimits &Limits = {});
 
 private:
   int64_t declare(const std::string &Name, FunctionKind Kind,
