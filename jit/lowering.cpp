@@ -9,7 +9,9 @@
 
 #include "vmjit/jit/lowering.h"
 #include "vmjit/runtime/c_api.h"
+#include "vmjit/runtime/function.h"
 #include "vmjit/vm/bytecode.h"
+#include "vmjit/vm/native_code.h"
 
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Constants.h"
@@ -21,6 +23,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstddef>
 #include <cstring>
 #include <fmt/format.h>
 #include <optional>
@@ -29,6 +32,9 @@
 using namespace llvm;
 
 namespace vmjit::jit {
+
+// LLVM's Function, not the runtime's packed Function.
+using llvm::Function;
 
 InlineBuiltin inlineBuiltinFor(std::string_view Name) {
   static const std::pair<std::string_view, InlineBuiltin> Table[] = {
@@ -70,12 +76,13 @@ struct Val {
   Value *W1; // payload
 };
 
-constexpr int64_t kOffsetResult = 8;  // NativeContext::Result
-constexpr int64_t kOffsetErrorPC = 16; // NativeContext::ErrorPC
-constexpr int64_t kOffsetControl = 24; // NativeContext::Control
-constexpr int64_t kOffsetFuel = 0;      // StepControl::Fuel
-constexpr int64_t kOffsetInterrupt = 8; // StepControl::Interrupt
-constexpr int64_t kOffsetFuncCell = 24; // FunctionObj: safe_call
+// Layouts pinned beside their types (vm/native_code.h, runtime/function.h).
+constexpr int64_t kOffsetResult = offsetof(vm::NativeContext, Result);
+constexpr int64_t kOffsetErrorPC = offsetof(vm::NativeContext, ErrorPC);
+constexpr int64_t kOffsetControl = offsetof(vm::NativeContext, Control);
+constexpr int64_t kOffsetFuel = offsetof(vm::StepControl, Fuel);
+constexpr int64_t kOffsetInterrupt = offsetof(vm::StepControl, Interrupt);
+constexpr int64_t kOffsetFuncCell = kFunctionEntryOffset;
 constexpr int64_t kOffsetArrayData = 24; // ArrayObj: Any* data
 constexpr int64_t kOffsetArraySize = 32; // ArrayObj: int64 size
 

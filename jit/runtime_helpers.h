@@ -17,6 +17,9 @@ void vmjit_jit_destroy(VMJITObject *O, uint64_t Old);
 int vmjit_jit_if_error(const VMJITAny *Cond);
 /// The slow path of a step taken by JIT code: 0, or -1 with an error.
 int vmjit_jit_step(vmjit::vm::NativeContext *Ctx);
+/// Baseline code of a function became hot (its TierUpSite counted down):
+/// queue it for tier 2 (jit/tier_manager.cpp).
+void vmjit_baseline_hot(void *Site);
 }
 
 namespace vmjit::jit {

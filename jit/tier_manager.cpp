@@ -1,6 +1,7 @@
 //===- tier_manager.cpp - Tier-up, compiled mode, the shared JIT -----------===//
 
 #include "vmjit/jit/tier_manager.h"
+#include "baseline/baseline_compiler.h"
 #include "runtime_helpers.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/lowering.h"
@@ -114,12 +115,19 @@ std::string hex128(const void *Data, size_t Size) {
 struct TierManager::Impl {
   std::shared_ptr<const vm::Executable> Exe;
   Bindings Bind;
+  /// The best code of each function (tier 2 once it exists, else tier 1).
   std::unique_ptr<std::atomic<vm::NativeFn>[]> Code;
+  /// Tier 2 was requested (queued, compiling, compiled or failed).
   std::unique_ptr<std::atomic<uint8_t>[]> Requested;
+  /// Tier 1 was attempted.
+  std::unique_ptr<std::atomic<uint8_t>[]> Tier1Tried;
+  /// What counted tier-1 code reads and writes.
+  std::unique_ptr<baseline::TierUpSite[]> Sites;
 
   mutable std::mutex Mutex; // Stats, Units, Queue
   std::vector<FunctionJITStats> Stats;
   std::vector<std::unique_ptr<CompiledUnit>> Units;
+  std::vector<std::unique_ptr<baseline::BaselineCode>> BaselineUnits;
   std::deque<int64_t> Queue;
   std::condition_variable Wake, Idle;
   bool Busy = false;
@@ -139,9 +147,12 @@ TierManager::~TierManager() {
     I->Worker.join();
 }
 
-vm::NativeFn TierManager::nativeCode(int64_t Func) const noexcept {
-  return I->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire);
+const std::atomic<vm::NativeFn> *
+TierManager::codeSlot(int64_t Func) const noexcept {
+  return &I->Code[static_cast<size_t>(Func)];
 }
+
+bool baselineAvailable() noexcept { return baseline::available(); }
 
 FunctionJITStats TierManager::stats(int64_t Func) const {
   std::lock_guard Lock(I->Mutex);
@@ -151,6 +162,56 @@ FunctionJITStats TierManager::stats(int64_t Func) const {
 void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
   if (I->Exe->function(Func).Kind != vm::FunctionKind::Bytecode)
     return;
+  if (InterpThreshold != Threshold && compileBaselineNow(Func, /*Counted=*/true))
+    return;
+  requestOptimized(Func);
+}
+
+bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
+  const size_t K = static_cast<size_t>(Func);
+  if (I->Tier1Tried[K].exchange(1))
+    return I->Code[K].load(std::memory_order_acquire) != nullptr;
+  baseline::TierUpSite *Site = nullptr;
+  if (Counted) {
+    Site = &I->Sites[K];
+    // The interpreter counted up to its threshold; tier 1 counts the rest.
+    __atomic_store_n(&Site->Countdown,
+                     std::max<int64_t>(1, Threshold - InterpThreshold),
+                     __ATOMIC_RELAXED);
+  }
+  baseline::BaselineOptions BO;
+  BO.Site = Site;
+  BO.InlineBuiltins = Opts.InlineBuiltins;
+  BO.PerfMap = Opts.PerfSupport;
+  auto Start = std::chrono::steady_clock::now();
+  std::unique_ptr<baseline::BaselineCode> Code;
+  try {
+    Code = baseline::compileBaseline(*I->Exe, Func, I->Bind.Callees, BO);
+  } catch (const std::exception &E) {
+    logger().debug("function '{}' stays off the baseline tier: {}",
+                   I->Exe->function(Func).Name, E.what());
+    return false;
+  }
+  double Us = std::chrono::duration<double, std::micro>(
+                  std::chrono::steady_clock::now() - Start)
+                  .count();
+  std::lock_guard Lock(I->Mutex);
+  FunctionJITStats &S = I->Stats[K];
+  S.Baseline = true;
+  S.BaselineUs = Us;
+  S.BaselineBytes = Code->codeBytes();
+  vm::NativeFn Null = nullptr;
+  // Tier 2 may have been compiled already (compiled mode, another VM).
+  I->Code[K].compare_exchange_strong(Null, Code->entry(),
+                                     std::memory_order_acq_rel);
+  logger().debug("compiled function '{}' at the baseline tier in {:.1f} us "
+                 "({} bytes)",
+                 I->Exe->function(Func).Name, Us, Code->codeBytes());
+  I->BaselineUnits.push_back(std::move(Code));
+  return true;
+}
+
+void TierManager::requestOptimized(int64_t Func) {
   if (I->Requested[static_cast<size_t>(Func)].exchange(1))
     return; // already queued, compiling, compiled or failed
   {
@@ -277,10 +338,13 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
     FunctionJITStats &S = I->Stats[static_cast<size_t>(K)];
     S.Compiled = true;
     S.CacheHit = Unit->stats().CacheHit;
-    S.CompileMs = Ms / static_cast<double>(Funcs.size());
-    I->Code[static_cast<size_t>(K)].store(
-        reinterpret_cast<vm::NativeFn>(Unit->address(Sym)),
-        std::memory_order_release);
+    S.CompileMs = Ms;
+    S.UnitFunctions = static_cast<int64_t>(Funcs.size());
+    auto Code = reinterpret_cast<vm::NativeFn>(Unit->address(Sym));
+    I->Code[static_cast<size_t>(K)].store(Code, std::memory_order_release);
+    // Counted tier-1 code moves a looping frame here.
+    __atomic_store_n(&I->Sites[static_cast<size_t>(K)].Tier2,
+                     reinterpret_cast<void *>(Code), __ATOMIC_RELEASE);
     logger().debug("compiled function '{}' in {:.3f} ms{}", Exe.function(K).Name,
                    S.CompileMs, S.CacheHit ? " (object cache hit)" : "");
   }
@@ -313,9 +377,13 @@ public:
     EO.CacheDir = Opts.CacheDir;
     EO.PerfSupport = Opts.PerfSupport;
     EO.DebuggerSupport = Opts.DebuggerSupport;
+    // Baseline mode's tier-1 code does not count toward tier 2; the
+    // other modes share code.
     std::string Key = fmt::format(
-        "{}|{}|{}|{}|{}|{}", static_cast<const void *>(&VM.executable()),
-        B.Key, engineKey(EO), Opts.Threshold, Opts.Background,
+        "{}|{}|{}|{}|{}|{}|{}|{}|{}",
+        static_cast<const void *>(&VM.executable()), B.Key, engineKey(EO),
+        Opts.Threshold, Opts.BaselineThreshold, Opts.UseBaseline,
+        Opts.Mode == vm::ExecMode::Baseline, Opts.Background,
         Opts.FailCompilesForTesting);
     static std::mutex Mutex;
     static std::map<std::string, std::weak_ptr<TierManager>> Managers;
@@ -325,6 +393,11 @@ public:
     std::shared_ptr<TierManager> M(new TierManager());
     M->Opts = Opts;
     M->Threshold = Opts.Threshold;
+    M->InterpThreshold =
+        Opts.Mode == vm::ExecMode::Tiered && Opts.UseBaseline &&
+                baseline::available()
+            ? std::min(Opts.BaselineThreshold, Opts.Threshold)
+            : Opts.Threshold;
     M->Eng = sharedEngine(EO);
     // Large units get O0 codegen: at O1 codegen time grows steeply with
     // size (a 1000-instruction function took 22 s, 0.3 s at O0).
@@ -336,9 +409,13 @@ public:
     size_t N = VM.executable().functions().size();
     M->I->Code = std::make_unique<std::atomic<vm::NativeFn>[]>(N);
     M->I->Requested = std::make_unique<std::atomic<uint8_t>[]>(N);
+    M->I->Tier1Tried = std::make_unique<std::atomic<uint8_t>[]>(N);
+    M->I->Sites = std::make_unique<baseline::TierUpSite[]>(N);
     for (size_t K = 0; K < N; ++K) {
       M->I->Code[K].store(nullptr, std::memory_order_relaxed);
       M->I->Requested[K].store(0, std::memory_order_relaxed);
+      M->I->Tier1Tried[K].store(0, std::memory_order_relaxed);
+      M->I->Sites[K] = {INT64_MAX, nullptr, M.get(), static_cast<int64_t>(K)};
     }
     M->I->Stats.resize(N);
     M->I->Bind = std::move(B);
@@ -349,12 +426,17 @@ public:
 
 void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   JITOptions Opts = Given;
-  if (Opts.Threshold <= 0) {
-    Opts.Threshold = kDefaultTierThreshold;
-    if (const char *Env = std::getenv("VMJIT_TIER_THRESHOLD"))
+  auto fromEnv = [](int64_t &T, const char *Var, int64_t Default) {
+    if (T > 0)
+      return;
+    T = Default;
+    if (const char *Env = std::getenv(Var))
       if (long long V = std::atoll(Env); V > 0)
-        Opts.Threshold = V;
-  }
+        T = V;
+  };
+  fromEnv(Opts.Threshold, "VMJIT_TIER_THRESHOLD", kDefaultTierThreshold);
+  fromEnv(Opts.BaselineThreshold, "VMJIT_BASELINE_THRESHOLD",
+          kDefaultBaselineThreshold);
   if (Opts.CacheDir.empty())
     if (const char *Env = std::getenv("VMJIT_CACHE_DIR"))
       Opts.CacheDir = Env;
@@ -376,6 +458,15 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   for (size_t K = 0; K < Exe.functions().size(); ++K)
     if (Exe.functions()[K].Kind == vm::FunctionKind::Bytecode)
       All.push_back(static_cast<int64_t>(K));
+  if (Opts.Mode == vm::ExecMode::Baseline) {
+    if (!baseline::available())
+      throwError("JITError", "the baseline tier is not available in this "
+                             "build (it has stencils for x86-64 only)");
+    for (int64_t K : All)
+      if (M->compileBaselineNow(K, /*Counted=*/false))
+        VM.adoptNativeCode(K);
+    return;
+  }
   for (int64_t K : All)
     if (!M->nativeCode(K) && !M->I->Requested[static_cast<size_t>(K)].exchange(1))
       Missing.push_back(K);
@@ -392,3 +483,16 @@ TierManager *tierManagerOf(const vm::VirtualMachine &VM) {
 }
 
 } // namespace vmjit::jit
+
+extern "C" void vmjit_baseline_hot(void *P) {
+  auto *Site = static_cast<vmjit::jit::baseline::TierUpSite *>(P);
+  // Counted down once: the request is made; stop counting.
+  __atomic_store_n(&Site->Countdown, INT64_MAX, __ATOMIC_RELAXED);
+  try {
+    static_cast<vmjit::jit::TierManager *>(Site->Manager)
+        ->requestOptimized(Site->Func);
+  } catch (const std::exception &E) {
+    vmjit::logger().warn("cannot queue function {} for tier 2: {}", Site->Func,
+                         E.what());
+  }
+}

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <map>
+#include <pthread.h>
 #include <unordered_map>
 
 namespace vmjit::vm {
@@ -128,22 +129,50 @@ constexpr int kInlineArgs = 16;
 /// Runs the native code of bytecode function `Func` on `VM`: pushes a
 /// frame (so the call depth and the register stack are shared with the
 /// interpreter), copies the arguments into its registers, runs the code,
-/// and on an error adds the frame's "in function" line.
+/// and on an error adds the frame's "in function" line. The code is read
+/// from the controller's slot at every call (a higher tier takes over at
+/// once), and the controller, which owns the code, lives as long as this
+/// entry does.
 class NativeFunctionObj : public FunctionObj {
 public:
-  NativeFunctionObj(VirtualMachine *VM, int64_t Func, NativeFn Code,
-                    std::string Name)
+  NativeFunctionObj(VirtualMachine *VM, int64_t Func,
+                    std::shared_ptr<TierController> Owner, std::string Name)
       : FunctionObj(objectDeleter<NativeFunctionObj>, &entry, std::move(Name),
                     /*FreeEntry=*/false),
-        VM(VM), Func(Func), Code(Code) {}
+        VM(VM), Func(Func), Slot(Owner->codeSlot(Func)),
+        Owner(std::move(Owner)) {}
   VirtualMachine *VM;
   int64_t Func;
-  NativeFn Code;
+  const std::atomic<NativeFn> *Slot;
 
 private:
+  std::shared_ptr<TierController> Owner;
   static int entry(void *Self, const VMJITAny *Args, int32_t NumArgs,
                    VMJITAny *Result) noexcept;
 };
+
+/// True when less native stack is left on this thread than a native
+/// frame (and the kernels it calls) may need: deep recursion through
+/// native code fails with a RecursionError before it overflows the stack,
+/// whatever MaxCallDepth says.
+bool nativeStackExhausted() noexcept {
+  thread_local uintptr_t Limit = [] {
+    uintptr_t Low = 0;
+    pthread_attr_t Attr;
+    if (pthread_getattr_np(pthread_self(), &Attr) == 0) {
+      void *Addr;
+      size_t Size;
+      if (pthread_attr_getstack(&Attr, &Addr, &Size) == 0) {
+        // Keep a quarter of a small stack, or 256 KiB of a large one.
+        size_t Reserve = std::min<size_t>(Size / 4, 256 * 1024);
+        Low = reinterpret_cast<uintptr_t>(Addr) + Reserve;
+      }
+      pthread_attr_destroy(&Attr);
+    }
+    return Low;
+  }();
+  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) < Limit;
+}
 
 //===----------------------------------------------------------------------===//
 // Frames and register files
@@ -223,6 +252,8 @@ struct VirtualMachine::State {
   std::map<std::string, Function, std::less<>> Saved;
   /// Pool entries that run bytecode on the interpreter (null otherwise).
   std::vector<FunctionObj *> InterpEntries;
+  /// Every native-code entry this VM made (they may outlive the VM).
+  std::vector<NativeFunctionObj *> NativeEntries;
 };
 
 //===----------------------------------------------------------------------===//
@@ -304,10 +335,8 @@ VirtualMachine::~VirtualMachine() {
   for (FunctionObj *F : Stateful->InterpEntries)
     if (F)
       static_cast<VMFunctionObj *>(F)->VM = nullptr;
-  for (size_t I = 0; I < IsNative.size(); ++I)
-    if (IsNative[I])
-      static_cast<NativeFunctionObj *>(poolEntry(static_cast<int64_t>(I)))
-          ->VM = nullptr;
+  for (NativeFunctionObj *F : Stateful->NativeEntries)
+    F->VM = nullptr;
 }
 
 Error ifConditionError(const VMJITAny &Cond) {
@@ -640,8 +669,12 @@ bool VirtualMachine::Interpreter::tierUp(int64_t Func, uint64_t Count) {
   if (VM.Tier->nativeCode(Func))
     return VM.adoptNativeCode(Func);
   int64_t T = VM.Tier->threshold();
-  if (T > 0 && Count == static_cast<uint64_t>(T))
+  if (T > 0 && Count == static_cast<uint64_t>(T)) {
     VM.Tier->requestCompile(VM, Func);
+    // A synchronous (baseline) compile has code ready for this call.
+    if (VM.Tier->nativeCode(Func))
+      return VM.adoptNativeCode(Func);
+  }
   return false;
 }
 
@@ -656,7 +689,10 @@ int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
     int64_t T = VM.Tier->threshold();
     if (T > 0 && Count == static_cast<uint64_t>(T))
       VM.Tier->requestCompile(VM, Func);
-    return 0;
+    // A synchronous (baseline) compile has code ready at this jump.
+    Code = VM.Tier->nativeCode(Func);
+    if (!Code)
+      return 0;
   }
   // On-stack replacement: the frame continues in native code at PC, on
   // the same register file; later calls get the native entry too.
@@ -702,6 +738,15 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
                               .c_str());
     return -1;
   }
+  if (nativeStackExhausted()) [[unlikely]] {
+    VMJITErrorSetRaisedFromCStr(
+        "RecursionError",
+        fmt::format("maximum call depth exceeded: the native stack is "
+                    "exhausted at depth {}",
+                    Depth)
+            .c_str());
+    return -1;
+  }
   if (VM->step() != 0) [[unlikely]]
     return -1;
   const size_t NumRegs = static_cast<size_t>(Fn.RegisterFileSize);
@@ -722,7 +767,8 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   ++VM->NativeDepth;
   ++VM->CallCounts[static_cast<size_t>(F->Func)];
   NativeContext Ctx{VM, Out, -1, &VM->Control};
-  int Rc = F->Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
+  NativeFn Code = F->Slot->load(std::memory_order_acquire);
+  int Rc = Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
   --VM->NativeDepth;
   VM->Regs->popClean(NumRegs); // the code left every register None
   if (Rc != 0) {
@@ -741,6 +787,8 @@ std::string_view execModeName(ExecMode M) noexcept {
   switch (M) {
   case ExecMode::Bytecode:
     return "bytecode";
+  case ExecMode::Baseline:
+    return "baseline";
   case ExecMode::Compiled:
     return "compiled";
   case ExecMode::Tiered:
@@ -750,7 +798,7 @@ std::string_view execModeName(ExecMode M) noexcept {
 }
 
 std::optional<ExecMode> parseExecMode(std::string_view Name) noexcept {
-  for (ExecMode M : {ExecMode::Bytecode, ExecMode::Compiled, ExecMode::Tiered})
+  for (ExecMode M : kAllExecModes)
     if (Name == execModeName(M))
       return M;
   return std::nullopt;
@@ -820,6 +868,17 @@ int VirtualMachine::stepSlow() noexcept {
 }
 
 void VirtualMachine::setTierController(std::shared_ptr<TierController> T) {
+  // Pool entries go back to the interpreter first: no call may reach code
+  // of the old controller through this VM's pool again (its entries keep
+  // that code alive for any frame or value still holding them).
+  for (size_t I = 0; I < IsNative.size(); ++I) {
+    if (!IsNative[I])
+      continue;
+    replacePoolEntry(static_cast<int64_t>(I),
+                     Function(ObjectPtr<Object>::share(
+                         Stateful->InterpEntries[I])));
+    IsNative[I] = 0;
+  }
   Tier = std::move(T);
 }
 
@@ -829,11 +888,12 @@ bool VirtualMachine::adoptNativeCode(int64_t Func) {
     return true;
   if (!Tier || Exe->function(Func).Kind != FunctionKind::Bytecode)
     return false;
-  NativeFn Code = Tier->nativeCode(Func);
-  if (!Code)
+  if (!Tier->nativeCode(Func))
     return false;
-  replacePoolEntry(Func, Function(makeObject<NativeFunctionObj>(
-                             this, Func, Code, Exe->function(Func).Name)));
+  auto Entry = makeObject<NativeFunctionObj>(this, Func, Tier,
+                                             Exe->function(Func).Name);
+  Stateful->NativeEntries.push_back(Entry.get());
+  replacePoolEntry(Func, Function(ObjectPtr<Object>(std::move(Entry))));
   IsNative[I] = 1;
   logger().debug("swapped native code into function '{}' after {} calls",
                  Exe->function(Func).Name, CallCounts[I]);

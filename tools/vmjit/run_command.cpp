@@ -41,7 +41,8 @@ struct RunOptions {
   std::string Func = "main";
   std::string Mode = "tiered";
   std::vector<std::string> Libs;
-  int64_t TierThreshold = 0; // 0: not given
+  int64_t TierThreshold = 0;     // 0: not given
+  int64_t BaselineThreshold = 0; // 0: not given
   int OptLevel = -1;         // -1: the engine's default
   std::string CacheDir;
   bool Perf = false;
@@ -100,9 +101,11 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
   const vm::Executable &Exe = VM.executable();
 #ifdef VMJIT_HAVE_JIT
   jit::TierManager *TM = jit::tierManagerOf(VM);
-  if (TM)
-    S["tier_threshold"] = TM->threshold();
-  int64_t Compiles = 0, CacheHits = 0;
+  if (TM) {
+    S["baseline_threshold"] = TM->threshold();
+    S["tier_threshold"] = TM->options().Threshold;
+  }
+  int64_t Compiles = 0, CacheHits = 0, BaselineCompiles = 0;
 #endif
   for (size_t I = 0; I < Exe.functions().size(); ++I) {
     const vm::FunctionInfo &F = Exe.functions()[I];
@@ -119,26 +122,39 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
       Fns.push_back(std::move(E));
       continue;
     }
-    E["tier"] = VM.isNative(K) || VM.osrCount(K) ? "native" : "interpreter";
+    const bool Native = VM.isNative(K) || VM.osrCount(K);
+    E["tier"] = Native ? "native" : "interpreter";
     E["backward_jumps"] = VM.backEdgeCount(K);
     E["osr_entries"] = VM.osrCount(K);
     double CompileMs = 0;
 #ifdef VMJIT_HAVE_JIT
     if (TM) {
       jit::FunctionJITStats JS = TM->stats(K);
+      // Which native tier the function reached: "baseline" (tier 1,
+      // copy-and-patch) or "optimized" (tier 2, LLVM).
+      if (Native)
+        E["tier"] = JS.tier() == 2 ? "optimized" : "baseline";
       CompileMs = JS.CompileMs;
+      E["baseline"] = JS.Baseline;
+      E["baseline_us"] = JS.BaselineUs;
       E["compiled"] = JS.Compiled;
       E["cache_hit"] = JS.CacheHit;
+      if (JS.UnitFunctions > 1)
+        E["unit_functions"] = JS.UnitFunctions;
+      if (JS.Requested && !JS.Compiled && !JS.Failed)
+        E["tier2"] = "queued";
       if (JS.Failed)
         E["compile_failed"] = true;
       Compiles += JS.Compiled && !JS.CacheHit;
       CacheHits += JS.Compiled && JS.CacheHit;
+      BaselineCompiles += JS.Baseline;
     }
 #endif
     E["compile_ms"] = CompileMs;
     Fns.push_back(std::move(E));
   }
 #ifdef VMJIT_HAVE_JIT
+  S["baseline_compiles"] = BaselineCompiles;
   S["compiles"] = Compiles;
   S["cache_hits"] = CacheHits;
 #endif
@@ -152,15 +168,22 @@ void printStatsText(const ordered_json &S) {
   fmt::print(stderr, "calls: {} in {:.3f} ms", S["repeat"].get<int64_t>(),
              S["wall_ms"].get<double>());
   if (S.contains("compiles"))
-    fmt::print(stderr, "; compiles: {}, object cache hits: {}",
+    fmt::print(stderr,
+               "; baseline compiles: {}, compiles: {}, object cache hits: {}",
+               S["baseline_compiles"].get<int64_t>(),
                S["compiles"].get<int64_t>(), S["cache_hits"].get<int64_t>());
-  fmt::print(stderr, "\n{:<28} {:<8} {:>12} {:<12} {:>11} {:>5}\n",
-             "function", "kind", "calls", "tier", "compile ms", "osr");
-  for (const auto &F : S["functions"])
-    fmt::print(stderr, "{:<28} {:<8} {:>12} {:<12} {:>11.3f} {:>5}\n",
+  fmt::print(stderr, "\n{:<28} {:<8} {:>12} {:<12} {:>11} {:>11} {:>5}\n",
+             "function", "kind", "calls", "tier", "baseline us", "compile ms",
+             "osr");
+  for (const auto &F : S["functions"]) {
+    std::string Tier = F["tier"].get<std::string>();
+    if (F.contains("tier2"))
+      Tier += "+queued";
+    fmt::print(stderr, "{:<28} {:<8} {:>12} {:<12} {:>11.1f} {:>11.3f} {:>5}\n",
                F["name"].get<std::string>(), F["kind"].get<std::string>(),
-               F["calls"].get<uint64_t>(), F["tier"].get<std::string>(),
+               F["calls"].get<uint64_t>(), Tier, F.value("baseline_us", 0.0),
                F.value("compile_ms", 0.0), F.value("osr_entries", uint64_t(0)));
+  }
 }
 
 ordered_json errorJson(const Error &E) {
@@ -184,16 +207,17 @@ int run(const RunOptions &O) {
     const std::optional<vm::ExecMode> Mode = vm::parseExecMode(O.Mode);
     if (!Mode)
       throwError("UsageError",
-                 fmt::format("--mode must be bytecode, compiled or tiered, not "
-                             "'{}'",
+                 fmt::format("--mode must be bytecode, baseline, compiled or "
+                             "tiered, not '{}'",
                              O.Mode));
     if (O.Repeat < 1)
       throwError("UsageError", "--repeat must be at least 1");
 #ifndef VMJIT_HAVE_JIT
-    if (*Mode == vm::ExecMode::Compiled)
-      throwError("UsageError", "--mode compiled needs the JIT, which is not "
-                               "available in this build (use --mode bytecode "
-                               "or tiered)");
+    if (*Mode == vm::ExecMode::Compiled || *Mode == vm::ExecMode::Baseline)
+      throwError("UsageError",
+                 fmt::format("--mode {} needs the JIT, which is not available "
+                             "in this build (use --mode bytecode or tiered)",
+                             O.Mode));
 #endif
     for (size_t I = 0; I < O.Args.size(); ++I)
       Args.push_back(parseRunArgument(O.Args[I], I + 1));
@@ -210,6 +234,7 @@ int run(const RunOptions &O) {
     jit::JITOptions JO;
     JO.Mode = *Mode;
     JO.Threshold = O.TierThreshold;
+    JO.BaselineThreshold = O.BaselineThreshold;
     if (O.OptLevel >= 0)
       JO.OptLevel = O.OptLevel;
     JO.CacheDir = O.CacheDir;
@@ -304,12 +329,17 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                   "shape:2,3, str:text, null");
   Cmd->add_option("--func", O->Func, "function to call (default: main)");
   Cmd->add_option("--mode", O->Mode,
-                  "bytecode, compiled or tiered (default: tiered)");
+                  "bytecode, baseline, compiled or tiered (default: tiered)");
   Cmd->add_option("--lib", O->Libs,
                   "load a kernel library (repeatable)");
   Cmd->add_option("--tier-threshold", O->TierThreshold,
-                  "calls or backward jumps before a function is compiled "
-                  "(also VMJIT_TIER_THRESHOLD)")
+                  "calls or backward jumps before a function is queued for "
+                  "the optimizing tier (also VMJIT_TIER_THRESHOLD)")
+      ->check(positiveCount());
+  Cmd->add_option("--baseline-threshold", O->BaselineThreshold,
+                  "calls or backward jumps on the interpreter before a "
+                  "function is compiled at the baseline tier, at most the "
+                  "tier threshold (also VMJIT_BASELINE_THRESHOLD)")
       ->check(positiveCount());
   Cmd->add_option("--repeat", O->Repeat,
                   "call the function N times, report the last result")

@@ -10,6 +10,7 @@
 
 #ifdef VMJIT_HAVE_JIT
 #include "vmjit/jit/host_info.h"
+#include "vmjit/jit/tier_manager.h"
 #endif
 
 #include <CLI/CLI.hpp>
@@ -31,7 +32,10 @@ std::string versionText() {
 #endif
   // The execution modes this build has (tests read this line).
 #ifdef VMJIT_HAVE_JIT
-  S += "  modes: bytecode, compiled, tiered";
+  S += vmjit::jit::baselineAvailable()
+           ? "  modes: bytecode, baseline, compiled, tiered"
+           : "  modes: bytecode, compiled, tiered (no baseline tier for this "
+             "target)";
 #else
   S += "  modes: bytecode, tiered (built without the JIT: tiered runs the "
        "interpreter only)";

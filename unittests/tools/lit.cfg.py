@@ -13,7 +13,7 @@ config.test_exec_root = os.path.join(config.vmjit_obj_root, "unittests", "tools"
 config.environment["PATH"] = os.pathsep.join(
     [config.vmjit_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 # Logging off and no tier threshold from the caller's environment.
-for var in ["VMJIT_LOG_LEVEL", "VMJIT_TIER_THRESHOLD"]:
+for var in ["VMJIT_LOG_LEVEL", "VMJIT_TIER_THRESHOLD", "VMJIT_BASELINE_THRESHOLD", "VMJIT_CACHE_DIR"]:
     config.environment.pop(var, None)
 for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "HOME"]:
     if var in os.environ:

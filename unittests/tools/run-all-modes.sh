@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Runs `vmjit run "$@"` in every execution mode this build has (bytecode;
-# tiered with threshold 1, so that both tiers really run; compiled when the
-# JIT is built), checks that all modes agree on stdout, stderr and exit
+# tiered with threshold 1, so that every tier really runs; baseline and
+# compiled when the JIT is built), checks that all modes agree on stdout, stderr and exit
 # status (with the "mode" field of --json output set aside), then prints the
 # bytecode run's stdout and stderr and exits with its status.
 # Used by the program tests as %run-all-modes.
 set -u
 vmjit=${VMJIT:-vmjit}
 modes=(bytecode "tiered --tier-threshold 1")
-if "$vmjit" --version | grep -q "^  modes: .*compiled"; then
-  modes+=(compiled)
-fi
+for m in baseline compiled; do
+  if "$vmjit" --version | grep -q "^  modes: .*\b$m\b"; then
+    modes+=("$m")
+  fi
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 i=0

@@ -2,12 +2,15 @@
 //
 // The JIT tier as the VM sees it. enableJIT attaches a TierManager to a VM:
 //   - tiered: the interpreter counts calls and backward jumps per function;
-//     at the threshold the function is queued for a background compile
-//     thread; when its code is ready the VM swaps its function-pool entry
-//     (at the next call) or moves a running frame into it at a loop header
-//     (on-stack replacement). The interpreter never waits.
-//   - compiled: every bytecode function is compiled, in one module, before
-//     enableJIT returns, and swapped in.
+//     at the baseline threshold the function is compiled at tier 1
+//     (copy-and-patch, microseconds, on the calling thread) and swapped
+//     in; its tier-1 code counts on toward the tier-2 threshold, then the
+//     function is queued for the background compile thread (LLVM), and
+//     tier 2 takes over at the next call or, for a looping frame, at its
+//     next backward jump (on-stack replacement).
+//   - baseline: every bytecode function at tier 1 before enableJIT returns.
+//   - compiled: every bytecode function is compiled at tier 2, in one
+//     module, before enableJIT returns, and swapped in.
 // VMs whose executable and resolved callees are the same share one
 // TierManager, hence one set of compiled code. A compile that fails leaves
 // the function on the interpreter (with a logged warning), never a wrong
@@ -28,37 +31,60 @@
 
 namespace vmjit::jit {
 
-/// The default tier-up threshold (calls, or backward jumps, of one
-/// function). See docs/jit.md for how it was chosen.
-inline constexpr int64_t kDefaultTierThreshold = 100;
-/// The default optimization level of tier-up compiles.
+/// The default tier-2 threshold: calls of a function plus backward jumps
+/// taken inside it, in any tier, before it is queued for the optimizing
+/// tier. See docs/jit.md for how it was chosen.
+inline constexpr int64_t kDefaultTierThreshold = 1000;
+/// The default baseline threshold: calls (or backward jumps) on the
+/// interpreter before a function is compiled at tier 1, synchronously.
+inline constexpr int64_t kDefaultBaselineThreshold = 2;
+/// The default optimization level of tier-2 compiles.
 inline constexpr int kDefaultOptLevel = 1;
 
 struct JITOptions {
   vm::ExecMode Mode = vm::ExecMode::Tiered;
-  /// 0: VMJIT_TIER_THRESHOLD if set, else kDefaultTierThreshold.
+  /// Tier-2 threshold; 0: VMJIT_TIER_THRESHOLD if set, else
+  /// kDefaultTierThreshold.
   int64_t Threshold = 0;
+  /// Baseline threshold (never above Threshold); 0:
+  /// VMJIT_BASELINE_THRESHOLD if set, else kDefaultBaselineThreshold.
+  int64_t BaselineThreshold = 0;
+  /// Use the baseline tier in tiered mode when the build has it (false:
+  /// the interpreter hands hot functions straight to tier 2).
+  bool UseBaseline = true;
   int OptLevel = kDefaultOptLevel;
   /// The on-disk object cache; empty: VMJIT_CACHE_DIR if set, else none.
   std::string CacheDir;
   bool PerfSupport = false;
   bool DebuggerSupport = false;
   bool InlineBuiltins = true;
-  /// Compile on the background thread (false: at the request, on the
-  /// requesting thread; for tests that need determinism).
+  /// Compile tier 2 on the background thread (false: at the request, on
+  /// the requesting thread; for tests that need determinism).
   bool Background = true;
-  /// Testing: make every compile fail, to exercise the fallback.
+  /// Testing: make every tier-2 compile fail, to exercise the fallback.
   bool FailCompilesForTesting = false;
 };
 
 /// What the JIT did for one function.
 struct FunctionJITStats {
+  /// Tier 1 (baseline).
+  bool Baseline = false;
+  double BaselineUs = 0; ///< copy-and-patch time
+  size_t BaselineBytes = 0;
+  /// Tier 2 (optimizing).
   bool Requested = false;
   bool Compiled = false;
   bool Failed = false;
   bool CacheHit = false;
   double CompileMs = 0; ///< lowering + optimization + codegen + link
+  /// Functions compiled in the same unit (compiled mode: all of them).
+  int64_t UnitFunctions = 0;
+  /// The highest tier with code: 0 none, 1 baseline, 2 optimizing.
+  int tier() const noexcept { return Compiled ? 2 : Baseline ? 1 : 0; }
 };
+
+/// Whether this build has the baseline tier for the host (x86-64).
+bool baselineAvailable() noexcept;
 
 class TierManager;
 
@@ -73,12 +99,22 @@ class TierManager final : public vm::TierController {
 public:
   ~TierManager() override;
 
-  vm::NativeFn nativeCode(int64_t Func) const noexcept override;
-  int64_t threshold() const noexcept override { return Threshold; }
+  const std::atomic<vm::NativeFn> *codeSlot(int64_t Func) const noexcept override;
+  /// The interpreter's threshold: the baseline threshold when tiered mode
+  /// uses the baseline tier, else the tier-2 threshold.
+  int64_t threshold() const noexcept override { return InterpThreshold; }
+  /// Tiered mode: compiles `Func` at tier 1 now (microseconds), or queues
+  /// it for tier 2 when there is no baseline tier.
   void requestCompile(vm::VirtualMachine &VM, int64_t Func) override;
 
-  /// Compiles `Funcs` now, in one module, on this thread. Returns whether
-  /// it succeeded.
+  /// Queues `Func` for tier 2 (once; in the background unless
+  /// JITOptions::Background is false).
+  void requestOptimized(int64_t Func);
+  /// Compiles `Func` at tier 1 now; `Counted`: the code counts toward
+  /// tier 2. Returns whether the function has baseline code.
+  bool compileBaselineNow(int64_t Func, bool Counted);
+  /// Compiles `Funcs` at tier 2 now, in one module, on this thread.
+  /// Returns whether it succeeded.
   bool compileNow(const std::vector<int64_t> &Funcs);
   /// Waits until the background queue is empty (for tests and tools).
   void drain();
@@ -102,6 +138,7 @@ private:
   std::unique_ptr<Impl> I;
   JITOptions Opts;
   int64_t Threshold = kDefaultTierThreshold;
+  int64_t InterpThreshold = kDefaultTierThreshold;
   std::shared_ptr<Engine> Eng;
   /// For units too large for Eng's codegen level.
   std::shared_ptr<Engine> LargeEng;

@@ -62,10 +62,22 @@ protected:
   }
 
 private:
+  friend struct FunctionObjLayout;
   VMJITFunctionCell Cell;
   std::string Name;
   bool FreeEntry;
 };
+
+/// Where JIT code of every tier finds a Function's safe-call entry: right
+/// after the 24-byte object header, as in the C ABI (VMJITFunctionCell).
+inline constexpr size_t kFunctionEntryOffset = sizeof(VMJITObject);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+struct FunctionObjLayout {
+  static constexpr size_t EntryOffset = offsetof(FunctionObj, Cell);
+};
+#pragma GCC diagnostic pop
+static_assert(FunctionObjLayout::EntryOffset == kFunctionEntryOffset);
 
 /// A Function wrapping a free safe-call entry, keeping `Keep` (e.g. the
 /// kernel library that holds the code) alive.

@@ -31,21 +31,39 @@
 #include "vmjit/runtime/function.h"
 
 #include <atomic>
+#include <climits>
+#include <cstddef>
 #include <cstdint>
 
 namespace vmjit::vm {
 
 class VirtualMachine;
 
-struct StepControl;
+/// The step counter and interrupt flag that every tier checks at each
+/// step (JIT code reads them at these fixed offsets).
+struct StepControl {
+  /// Steps left before the slow path runs (it refills from the budget,
+  /// looks at the clock, or fails the call). Only the VM's thread writes.
+  int64_t Fuel = INT64_MAX;
+  /// Set by VirtualMachine::interrupt from any thread.
+  std::atomic<uint32_t> Interrupt{0};
+};
+static_assert(offsetof(StepControl, Fuel) == 0);
+static_assert(offsetof(StepControl, Interrupt) == 8);
+static_assert(sizeof(std::atomic<uint32_t>) == 4);
 
-/// Field offsets are part of the JIT's contract (jit/lowering.cpp).
+/// What native code of every tier gets from its caller. The field offsets
+/// are part of the JIT's contract (jit/lowering.cpp, jit/baseline/).
 struct NativeContext {
   VirtualMachine *VM;
   Any *Result;
   int64_t ErrorPC;
   StepControl *Control;
 };
+static_assert(offsetof(NativeContext, VM) == 0);
+static_assert(offsetof(NativeContext, Result) == 8);
+static_assert(offsetof(NativeContext, ErrorPC) == 16);
+static_assert(offsetof(NativeContext, Control) == 24);
 
 using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,
                          std::atomic<FunctionObj *> *Funcs, int64_t EntryPC);
@@ -57,8 +75,15 @@ Error ifConditionError(const VMJITAny &Cond);
 class TierController {
 public:
   virtual ~TierController() = default;
+  /// The slot holding the best native code of bytecode function `Func`
+  /// (null while there is none). Pool entries of native code read it at
+  /// every call, so a higher tier's code takes over at once. Lock-free;
+  /// the slot lives as long as the controller.
+  virtual const std::atomic<NativeFn> *codeSlot(int64_t Func) const noexcept = 0;
   /// Native code for bytecode function `Func`, or null. Lock-free.
-  virtual NativeFn nativeCode(int64_t Func) const noexcept = 0;
+  NativeFn nativeCode(int64_t Func) const noexcept {
+    return codeSlot(Func)->load(std::memory_order_acquire);
+  }
   /// Calls of a function, or backward jumps taken inside it, before the
   /// interpreter reports it hot. 0 disables tier-up.
   virtual int64_t threshold() const noexcept = 0;

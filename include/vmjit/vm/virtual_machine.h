@@ -79,11 +79,19 @@ struct ProfileEntry {
 /// How the VM's bytecode functions run (see the JIT tier).
 enum class ExecMode {
   Bytecode, ///< the interpreter only
-  Compiled, ///< every bytecode function compiled before the first call
-  Tiered,   ///< interpreter first; hot functions compiled in the background
+  Baseline, ///< every bytecode function at the baseline tier (tier 1) only
+  Compiled, ///< every bytecode function at the optimizing tier (tier 2)
+            ///< before the first call
+  Tiered,   ///< interpreter first; hot functions move up the tiers
 };
 
-/// "bytecode", "compiled" or "tiered": the names `vmjit run --mode` takes.
+/// Every mode, in tier order (tests run each of them).
+inline constexpr ExecMode kAllExecModes[] = {
+    ExecMode::Bytecode, ExecMode::Baseline, ExecMode::Compiled,
+    ExecMode::Tiered};
+
+/// "bytecode", "baseline", "compiled" or "tiered": the names `vmjit run
+/// --mode` takes.
 std::string_view execModeName(ExecMode M) noexcept;
 /// The mode called `Name`, if there is one.
 std::optional<ExecMode> parseExecMode(std::string_view Name) noexcept;
@@ -104,16 +112,6 @@ struct CallLimits {
 
 /// Steps between two looks at the clock when a call has a deadline.
 inline constexpr int64_t kDeadlineCheckSteps = 1024;
-
-/// The step counter and interrupt flag that every tier checks at each
-/// step (JIT code reads them at these fixed offsets).
-struct StepControl {
-  /// Steps left before the slow path runs (it refills from the budget,
-  /// looks at the clock, or fails the call). Only the VM's thread writes.
-  int64_t Fuel = INT64_MAX;
-  /// Set by VirtualMachine::interrupt from any thread.
-  std::atomic<uint32_t> Interrupt{0};
-};
 
 struct VMOptions {
   /// Devices the program may allocate on; index 0 is the default.

@@ -1,0 +1,304 @@
+//===- baseline_compiler.cpp - Tier 1: copy-and-patch -----------------------===//
+//
+// Two passes over the function with the same emitter: the first only sizes
+// (and records where each instruction starts, for jumps and the entry
+// table), the second copies the stencils into fresh pages and patches
+// their holes. Layout: entry stencil, the instructions in order, the
+// error exit, then the table of instruction addresses (read by the entry
+// stencil to start at any pc).
+//
+//===----------------------------------------------------------------------===//
+
+#include "baseline_compiler.h"
+#include "../runtime_helpers.h"
+#include "vmjit/kernels/scalar_ops.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/vm/bytecode.h"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <limits>
+
+namespace vmjit::jit::baseline {
+
+#ifdef VMJIT_HAVE_STENCILS
+#include "stencils.inc"
+#endif
+
+namespace {
+
+namespace ops = kernels::scalar;
+
+constexpr size_t kNumHoles = 0
+#define VMJIT_HOLE_COUNT(Name, Wide) +1
+    VMJIT_BASELINE_HOLES(VMJIT_HOLE_COUNT)
+#undef VMJIT_HOLE_COUNT
+    ;
+
+/// The argument stack of a frame lives on the native stack: calls with
+/// more arguments than this stay on the other tiers.
+constexpr int64_t kMaxArgBytes = 64 * 1024;
+
+} // namespace
+
+#ifndef VMJIT_HAVE_STENCILS
+
+bool available() noexcept { return false; }
+
+std::unique_ptr<BaselineCode>
+compileBaseline(const vm::Executable &, int64_t,
+                const std::vector<CalleeBinding> &, const BaselineOptions &) {
+  throwError("JITError",
+             "the baseline tier has no stencils for this target (x86-64 only)");
+}
+
+#else
+
+bool available() noexcept { return true; }
+
+namespace {
+
+[[noreturn]] void outOfRange(const StencilInfo &S, Hole H, int64_t V) {
+  throwError("JITError",
+             fmt::format("baseline: value {} does not fit hole {} of stencil "
+                         "'{}'",
+                         V, static_cast<int>(H), S.Name));
+}
+
+/// Lays out (Base null: only sizes) or writes one function's code.
+class Emitter {
+public:
+  explicit Emitter(uint8_t *Base) : Base(Base) {}
+  size_t pos() const noexcept { return Pos; }
+  uint8_t *base() const noexcept { return Base; }
+  int64_t &operator[](Hole H) { return V[static_cast<size_t>(H)]; }
+
+  /// Appends stencil `Id`, patched with the current hole values.
+  void put(StencilId Id) {
+    const StencilInfo &S = kStencils[static_cast<size_t>(Id)];
+    if (Base) {
+      uint8_t *Dst = Base + Pos;
+      std::memcpy(Dst, kStencilBytes + S.ByteBegin, S.Size);
+      (*this)[Hole::CONTINUE] = reinterpret_cast<int64_t>(Dst + S.Size);
+      for (uint32_t K = 0; K < S.NumRelocs; ++K)
+        patch(S, kStencilRelocs[S.RelocBegin + K], Dst);
+    }
+    Pos += S.Size;
+  }
+
+private:
+  void patch(const StencilInfo &S, const StencilReloc &R, uint8_t *Dst) {
+    uint8_t *At = Dst + R.Offset;
+    int64_t X = V[static_cast<size_t>(R.Target)] + R.Addend;
+    switch (R.Kind) {
+    case RelocKind::Abs64:
+      std::memcpy(At, &X, 8);
+      return;
+    case RelocKind::Abs32:
+      if (X < 0 || X > int64_t(std::numeric_limits<uint32_t>::max()))
+        outOfRange(S, R.Target, X);
+      break;
+    case RelocKind::Abs32S:
+      break;
+    case RelocKind::Rel32:
+      X -= reinterpret_cast<int64_t>(At);
+      break;
+    }
+    if (R.Kind != RelocKind::Abs32 &&
+        (X < std::numeric_limits<int32_t>::min() ||
+         X > std::numeric_limits<int32_t>::max()))
+      outOfRange(S, R.Target, X);
+    uint32_t W = static_cast<uint32_t>(X);
+    std::memcpy(At, &W, 4);
+  }
+
+  uint8_t *Base;
+  size_t Pos = 0;
+  int64_t V[kNumHoles] = {};
+};
+
+StencilId scalarStencil(ops::Op O) {
+  switch (O) {
+#define VMJIT_SCALAR_STENCIL(Enum, Name, Arity)                                \
+  case ops::Op::Enum:                                                          \
+    return StencilId::Scalar##Enum;
+    VMJIT_SCALAR_OPS(VMJIT_SCALAR_STENCIL)
+#undef VMJIT_SCALAR_STENCIL
+  }
+  __builtin_unreachable();
+}
+
+bool isScalarInline(InlineBuiltin B) {
+  return B >= InlineBuiltin::ScalarAdd && B <= InlineBuiltin::ScalarNot;
+}
+
+/// Emits one function, in either pass.
+class FunctionEmitter {
+public:
+  FunctionEmitter(const vm::Executable &Exe, int64_t Func,
+                  const std::vector<CalleeBinding> &Callees,
+                  const BaselineOptions &Opts)
+      : Exe(Exe), F(Exe.function(Func)), Callees(Callees), Opts(Opts),
+        Counted(Opts.Site != nullptr) {
+    InstrStart.resize(static_cast<size_t>(F.numInstrs()) + 1);
+  }
+
+  /// Pass 1: sizes; returns the bytes of code (the table follows).
+  size_t size() {
+    Emitter E(nullptr);
+    emitAll(E);
+    return E.pos();
+  }
+
+  /// Pass 2: writes into `Base` (at least size() + 8 * instructions bytes,
+  /// 8-aligned after the code).
+  void write(uint8_t *Base, size_t CodeBytes) {
+    auto **Table = reinterpret_cast<uint8_t **>(Base + CodeBytes);
+    for (int64_t PC = 0; PC < F.numInstrs(); ++PC)
+      Table[PC] = Base + InstrStart[static_cast<size_t>(PC)];
+    Emitter E(Base);
+    E[Hole::PC_TABLE] = reinterpret_cast<int64_t>(Table);
+    E[Hole::SITE] = reinterpret_cast<int64_t>(Opts.Site);
+    E[Hole::NREGS] = F.RegisterFileSize;
+    E[Hole::ARG_BYTES] = ArgBytes;
+    E[Hole::ERROR] = reinterpret_cast<int64_t>(Base + ErrorExit);
+    E[Hole::DESTROY] = reinterpret_cast<int64_t>(&vmjit_jit_destroy);
+    E[Hole::IF_ERROR] = reinterpret_cast<int64_t>(&vmjit_jit_if_error);
+    E[Hole::STEP] = reinterpret_cast<int64_t>(&vmjit_jit_step);
+    E[Hole::HOT] = reinterpret_cast<int64_t>(&vmjit_baseline_hot);
+    emitAll(E);
+  }
+
+private:
+  void emitAll(Emitter &E) {
+    E.put(Counted ? StencilId::EntryCounted : StencilId::Entry);
+    for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
+      InstrStart[static_cast<size_t>(PC)] = E.pos();
+      emitInstr(E, PC);
+    }
+    ErrorExit = E.pos();
+    E.put(StencilId::ErrorExit);
+  }
+
+  void setTarget(Emitter &E, int64_t PC, int64_t Offset) {
+    const int64_t T = PC + Offset;
+    E[Hole::TARGET_PC] = T;
+    if (E.base())
+      E[Hole::TARGET] =
+          reinterpret_cast<int64_t>(E.base() + InstrStart[static_cast<size_t>(T)]);
+  }
+
+  void emitInstr(Emitter &E, int64_t PC) {
+    vm::InstrView I = Exe.instr(F.StartInstr + PC);
+    E[Hole::PC] = PC;
+    switch (I.opcode()) {
+    case vm::Opcode::Call:
+      return emitCall(E, I);
+    case vm::Opcode::Ret:
+      E[Hole::REG_A] = 16 * I.retReg();
+      return E.put(StencilId::Ret);
+    case vm::Opcode::Goto: {
+      const int64_t Off = I.gotoOffset();
+      if (Off == 1)
+        return; // falls through to the next instruction
+      setTarget(E, PC, Off);
+      if (Off > 0)
+        return E.put(StencilId::Goto);
+      return E.put(Counted ? StencilId::GotoBackCounted : StencilId::GotoBack);
+    }
+    case vm::Opcode::If: {
+      const int64_t Off = I.ifFalseOffset();
+      E[Hole::REG_A] = 16 * I.ifCond();
+      setTarget(E, PC, Off);
+      if (Off > 0)
+        return E.put(StencilId::If);
+      return E.put(Counted ? StencilId::IfBackCounted : StencilId::IfBack);
+    }
+    }
+    __builtin_unreachable(); // the verifier admits only the four opcodes
+  }
+
+  void emitArg(Emitter &E, vm::Arg A) {
+    const int64_t V = A.value();
+    switch (A.kind()) {
+    case vm::ArgKind::Register:
+      if (V == vm::kVMRegister)
+        return E.put(StencilId::ArgVm);
+      E[Hole::REG_A] = 16 * V;
+      return E.put(StencilId::ArgReg);
+    case vm::ArgKind::Immediate:
+      E[Hole::IMM] = V;
+      return E.put(StencilId::ArgImm);
+    case vm::ArgKind::ConstIdx:
+      E[Hole::CONST] = 16 * V;
+      return E.put(StencilId::ArgConst);
+    case vm::ArgKind::FuncIdx:
+      E[Hole::FUNC] = 8 * V;
+      return E.put(StencilId::ArgFunc);
+    }
+    __builtin_unreachable(); // the verifier admits only the four kinds
+  }
+
+  void emitCall(Emitter &E, vm::InstrView I) {
+    const int64_t N = I.callNumArgs();
+    if (16 * N > kMaxArgBytes)
+      throwError("JITError",
+                 fmt::format("baseline: a call with {} arguments in '{}'", N,
+                             F.Name));
+    ArgBytes = std::max(ArgBytes, 16 * N);
+    for (int64_t K = 0; K < N; ++K) {
+      E[Hole::ARG] = 16 * K;
+      emitArg(E, I.callArg(K));
+    }
+    const int64_t Callee = I.callFunc();
+    const bool Void = I.callDst() == vm::kVoidRegister;
+    const CalleeBinding &B = Callees[static_cast<size_t>(Callee)];
+    E[Hole::REG_A] = Void ? 0 : 16 * I.callDst();
+    E[Hole::NARGS] = N;
+    if (B.How == CalleeBinding::Pool) {
+      E[Hole::FUNC] = 8 * Callee;
+      return E.put(Void ? StencilId::CallPoolVoid : StencilId::CallPool);
+    }
+    E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
+    E[Hole::SELF] = static_cast<int64_t>(B.Self);
+    ops::Op Op;
+    if (Opts.InlineBuiltins && !Void && isScalarInline(B.Inline) &&
+        ops::lookup(Exe.function(Callee).Name, Op) && N == ops::arity(Op))
+      return E.put(scalarStencil(Op));
+    E.put(Void ? StencilId::CallDirectVoid : StencilId::CallDirect);
+  }
+
+  const vm::Executable &Exe;
+  const vm::FunctionInfo &F;
+  const std::vector<CalleeBinding> &Callees;
+  const BaselineOptions &Opts;
+  const bool Counted;
+  std::vector<size_t> InstrStart;
+  size_t ErrorExit = 0;
+  int64_t ArgBytes = 0;
+};
+
+} // namespace
+
+std::unique_ptr<BaselineCode>
+compileBaseline(const vm::Executable &Exe, int64_t Func,
+                const std::vector<CalleeBinding> &Callees,
+                const BaselineOptions &Opts) {
+  FunctionEmitter FE(Exe, Func, Callees, Opts);
+  const size_t CodeBytes = (FE.size() + 7) & ~size_t(7);
+  const size_t TableBytes = 8 * static_cast<size_t>(Exe.function(Func).numInstrs());
+  std::unique_ptr<BaselineCode> Code(new BaselineCode(CodeBytes + TableBytes));
+  uint8_t *Base = Code->Memory.data();
+  FE.write(Base, CodeBytes);
+  Code->Memory.seal();
+  Code->Entry = reinterpret_cast<vm::NativeFn>(Base);
+  Code->CodeBytes = CodeBytes;
+  if (Opts.PerfMap)
+    writePerfMapEntry(Base, CodeBytes,
+                      fmt::format("vmjit:baseline:{}", Exe.function(Func).Name));
+  return Code;
+}
+
+#endif // VMJIT_HAVE_STENCILS
+
+} // namespace vmjit::jit::baseline

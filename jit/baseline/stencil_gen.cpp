@@ -1,0 +1,277 @@
+//===- stencil_gen.cpp - Stencil object file -> generated table -------------===//
+//
+// A build-time tool: reads the object file clang made from stencils.cpp
+// with LLVM's Object library and writes a C++ header holding every
+// `vmjit_stencil_<name>` function's bytes and relocations (stencil_abi.h
+// describes them), with a StencilId enumerator per stencil. A trailing
+// jump to _JIT_CONTINUE is dropped: the baseline compiler lays the next
+// piece right after. Anything the patcher could not handle (a relocation
+// of another kind, or against anything but a hole) fails the build.
+//
+//   vmjit-stencil-gen stencils.o stencils.inc
+//
+//===----------------------------------------------------------------------===//
+
+#include "stencil_abi.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+using namespace vmjit::jit::baseline;
+
+namespace {
+
+constexpr StringRef kPrefix = "vmjit_stencil_";
+
+struct Stencil {
+  std::string Name;
+  std::vector<uint8_t> Bytes;
+  std::vector<StencilReloc> Relocs;
+};
+
+std::optional<Hole> holeNamed(StringRef Sym) {
+#define VMJIT_HOLE_NAME(Name, Wide)                                            \
+  if (Sym == "_JIT_" #Name)                                                    \
+    return Hole::Name;
+  VMJIT_BASELINE_HOLES(VMJIT_HOLE_NAME)
+#undef VMJIT_HOLE_NAME
+  return std::nullopt;
+}
+
+const char *holeEnumName(Hole H) {
+  switch (H) {
+#define VMJIT_HOLE_STR(Name, Wide)                                             \
+  case Hole::Name:                                                             \
+    return #Name;
+    VMJIT_BASELINE_HOLES(VMJIT_HOLE_STR)
+#undef VMJIT_HOLE_STR
+  }
+  return "?";
+}
+
+bool isJumpHole(Hole H) {
+  return H == Hole::CONTINUE || H == Hole::TARGET || H == Hole::ERROR;
+}
+
+const char *kindName(RelocKind K) {
+  switch (K) {
+  case RelocKind::Abs64:
+    return "Abs64";
+  case RelocKind::Abs32:
+    return "Abs32";
+  case RelocKind::Abs32S:
+    return "Abs32S";
+  case RelocKind::Rel32:
+    return "Rel32";
+  }
+  return "?";
+}
+
+/// `goto_back_counted` -> `GotoBackCounted`.
+std::string enumName(StringRef Name) {
+  std::string Out;
+  bool Up = true;
+  for (char C : Name) {
+    if (C == '_') {
+      Up = true;
+      continue;
+    }
+    Out += Up ? static_cast<char>(std::toupper(static_cast<unsigned char>(C)))
+              : C;
+    Up = false;
+  }
+  return Out;
+}
+
+Expected<RelocKind> relocKind(uint64_t Type, Hole H, StringRef Stencil) {
+  switch (Type) {
+  case ELF::R_X86_64_64:
+    return RelocKind::Abs64;
+  case ELF::R_X86_64_32:
+    return RelocKind::Abs32;
+  case ELF::R_X86_64_32S:
+    return RelocKind::Abs32S;
+  case ELF::R_X86_64_PC32:
+  case ELF::R_X86_64_PLT32:
+    if (isJumpHole(H))
+      return RelocKind::Rel32;
+    break;
+  default:
+    break;
+  }
+  return createStringError(inconvertibleErrorCode(),
+                           "stencil '%s': relocation type %u against _JIT_%s "
+                           "is not supported",
+                           Stencil.str().c_str(), unsigned(Type),
+                           holeEnumName(H));
+}
+
+Expected<Stencil> readStencil(const object::ELF64LEObjectFile &Obj,
+                              const object::SymbolRef &Sym, StringRef Name) {
+  Stencil S;
+  S.Name = Name.drop_front(kPrefix.size()).str();
+  Expected<object::section_iterator> Sec = Sym.getSection();
+  if (!Sec)
+    return Sec.takeError();
+  Expected<StringRef> Contents = (*Sec)->getContents();
+  if (!Contents)
+    return Contents.takeError();
+  Expected<uint64_t> Value = Sym.getValue();
+  if (!Value)
+    return Value.takeError();
+  uint64_t Size = object::ELFSymbolRef(Sym).getSize();
+  if (*Value + Size > Contents->size())
+    return createStringError(inconvertibleErrorCode(),
+                             "stencil '%s' runs past its section",
+                             S.Name.c_str());
+  S.Bytes.assign(Contents->bytes_begin() + *Value,
+                 Contents->bytes_begin() + *Value + Size);
+  // ELF keeps a section's relocations in a section of their own.
+  std::vector<object::RelocationRef> Relocs;
+  for (const object::SectionRef &RS : Obj.sections()) {
+    Expected<object::section_iterator> Of = RS.getRelocatedSection();
+    if (!Of)
+      return Of.takeError();
+    if (*Of == *Sec)
+      for (const object::RelocationRef &R : RS.relocations())
+        Relocs.push_back(R);
+  }
+  for (const object::RelocationRef &R : Relocs) {
+    uint64_t Off = R.getOffset();
+    if (Off < *Value || Off >= *Value + Size)
+      continue;
+    object::symbol_iterator Target = R.getSymbol();
+    Expected<StringRef> TName = Target->getName();
+    if (!TName)
+      return TName.takeError();
+    std::optional<Hole> H = holeNamed(*TName);
+    if (!H)
+      return createStringError(inconvertibleErrorCode(),
+                               "stencil '%s' refers to '%s', which is not a "
+                               "hole (stencils may use holes only)",
+                               S.Name.c_str(), TName->str().c_str());
+    Expected<int64_t> Addend = object::ELFRelocationRef(R).getAddend();
+    if (!Addend)
+      return Addend.takeError();
+    Expected<RelocKind> K = relocKind(R.getType(), *H, S.Name);
+    if (!K)
+      return K.takeError();
+    S.Relocs.push_back({static_cast<uint32_t>(Off - *Value), *K, *H,
+                        static_cast<int32_t>(*Addend)});
+  }
+  std::sort(S.Relocs.begin(), S.Relocs.end(),
+            [](const StencilReloc &A, const StencilReloc &B) {
+              return A.Offset < B.Offset;
+            });
+  // Drop a trailing `jmp _JIT_CONTINUE` (E9 rel32): the next piece follows.
+  if (S.Bytes.size() >= 5 && !S.Relocs.empty()) {
+    const StencilReloc &Last = S.Relocs.back();
+    if (Last.Target == Hole::CONTINUE && Last.Kind == RelocKind::Rel32 &&
+        Last.Offset + 4 == S.Bytes.size() &&
+        S.Bytes[S.Bytes.size() - 5] == 0xE9) {
+      S.Bytes.resize(S.Bytes.size() - 5);
+      S.Relocs.pop_back();
+    }
+  }
+  return S;
+}
+
+Expected<std::vector<Stencil>> readStencils(StringRef Path) {
+  Expected<object::OwningBinary<object::ObjectFile>> Bin =
+      object::ObjectFile::createObjectFile(Path);
+  if (!Bin)
+    return Bin.takeError();
+  const auto *Obj =
+      dyn_cast<object::ELF64LEObjectFile>(Bin->getBinary());
+  if (!Obj || Obj->getArch() != Triple::x86_64)
+    return createStringError(inconvertibleErrorCode(),
+                             "%s: not an x86-64 ELF object", Path.str().c_str());
+  std::vector<Stencil> Out;
+  for (const object::SymbolRef &Sym : Obj->symbols()) {
+    Expected<StringRef> Name = Sym.getName();
+    if (!Name)
+      return Name.takeError();
+    Expected<object::SymbolRef::Type> Type = Sym.getType();
+    if (!Type)
+      return Type.takeError();
+    if (!Name->starts_with(kPrefix) ||
+        *Type != object::SymbolRef::ST_Function)
+      continue;
+    Expected<Stencil> S = readStencil(*Obj, Sym, *Name);
+    if (!S)
+      return S.takeError();
+    Out.push_back(std::move(*S));
+  }
+  std::sort(Out.begin(), Out.end(),
+            [](const Stencil &A, const Stencil &B) { return A.Name < B.Name; });
+  if (Out.empty())
+    return createStringError(inconvertibleErrorCode(), "%s: no stencils",
+                             Path.str().c_str());
+  return Out;
+}
+
+void writeTable(raw_ostream &OS, const std::vector<Stencil> &Stencils) {
+  OS << "// Generated by vmjit-stencil-gen from the baseline tier's "
+        "stencils. Do not edit.\n\n";
+  OS << "enum class StencilId : uint16_t {\n";
+  for (const Stencil &S : Stencils)
+    OS << "  " << enumName(S.Name) << ",\n";
+  OS << "};\n";
+  OS << "inline constexpr size_t kNumStencils = " << Stencils.size()
+     << ";\n\n";
+  OS << "inline constexpr uint8_t kStencilBytes[] = {";
+  size_t N = 0;
+  for (const Stencil &S : Stencils)
+    for (uint8_t B : S.Bytes)
+      OS << (N++ % 16 == 0 ? "\n    " : " ") << unsigned(B) << ",";
+  OS << "\n    0};\n\n";
+  OS << "inline constexpr StencilReloc kStencilRelocs[] = {\n";
+  for (const Stencil &S : Stencils)
+    for (const StencilReloc &R : S.Relocs)
+      OS << "    {" << R.Offset << ", RelocKind::" << kindName(R.Kind)
+         << ", Hole::" << holeEnumName(R.Target) << ", " << R.Addend
+         << "}, // " << S.Name << "\n";
+  OS << "    {0, RelocKind::Abs64, Hole::IMM, 0}};\n\n";
+  OS << "inline constexpr StencilInfo kStencils[] = {\n";
+  uint32_t Byte = 0, Reloc = 0;
+  for (const Stencil &S : Stencils) {
+    OS << "    {\"" << S.Name << "\", " << Byte << ", " << S.Bytes.size()
+       << ", " << Reloc << ", " << S.Relocs.size() << "},\n";
+    Byte += static_cast<uint32_t>(S.Bytes.size());
+    Reloc += static_cast<uint32_t>(S.Relocs.size());
+  }
+  OS << "};\n";
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  if (Argc != 3) {
+    errs() << "usage: vmjit-stencil-gen STENCILS.o OUT.inc\n";
+    return 2;
+  }
+  Expected<std::vector<Stencil>> Stencils = readStencils(Argv[1]);
+  if (!Stencils) {
+    errs() << "vmjit-stencil-gen: " << toString(Stencils.takeError()) << "\n";
+    return 1;
+  }
+  std::error_code EC;
+  raw_fd_ostream OS(Argv[2], EC, sys::fs::OF_Text);
+  if (EC) {
+    errs() << "vmjit-stencil-gen: " << Argv[2] << ": " << EC.message() << "\n";
+    return 1;
+  }
+  writeTable(OS, *Stencils);
+  return 0;
+}

@@ -1,0 +1,362 @@
+//===- stencils.cpp - The baseline tier's stencils --------------------------===//
+//
+// Compiled by clang at build time (never linked into vmjit): stencil_gen
+// turns each `vmjit_stencil_<name>` function into a row of bytes and
+// relocations (see stencil_abi.h). A bytecode instruction becomes one or
+// more stencils: a Call is one argument stencil per argument, filling the
+// function's argument stack, then a call stencil; the others are one each.
+//
+// Chain stencils share one signature and tail-call the next piece; the
+// entry stencil has the native signature of vm/native_code.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "stencil_abi.h"
+#include "vmjit/kernels/scalar_ops.h"
+#include "vmjit/runtime/c_api.h"
+#include "vmjit/vm/native_code.h"
+
+#if !defined(__clang__) || !defined(__x86_64__)
+#error "stencils are compiled by clang for x86-64"
+#endif
+
+using namespace vmjit::jit::baseline;
+using vmjit::vm::NativeContext;
+using vmjit::vm::StepControl;
+namespace ops = vmjit::kernels::scalar;
+
+typedef VMJITAny Val;
+typedef struct Pool Pool; // std::atomic<FunctionObj *>[], as raw pointers
+
+#define CHAIN_ARGS Val *Regs, Val *Args, const Val *Consts, NativeContext *Ctx, void **Funcs
+#define CHAIN_PASS Regs, Args, Consts, Ctx, Funcs
+#define PN __attribute__((preserve_none))
+
+extern "C" {
+#define VMJIT_DECLARE_HOLE(Name, Wide) extern char _JIT_##Name[];
+VMJIT_BASELINE_HOLES(VMJIT_DECLARE_HOLE)
+#undef VMJIT_DECLARE_HOLE
+PN int _JIT_CONTINUE_FN(CHAIN_ARGS) __asm__("_JIT_CONTINUE");
+PN int _JIT_TARGET_FN(CHAIN_ARGS) __asm__("_JIT_TARGET");
+PN int _JIT_ERROR_FN(CHAIN_ARGS) __asm__("_JIT_ERROR");
+}
+
+typedef PN int (*ChainFn)(CHAIN_ARGS);
+typedef int (*SafeCall)(void *, const Val *, int32_t, Val *);
+typedef void (*DestroyFn)(VMJITObject *, uint64_t);
+typedef int (*IfErrorFn)(const Val *);
+typedef int (*StepFn)(NativeContext *);
+typedef void (*HotFn)(TierUpSite *);
+
+/// A small hole's value: a byte offset or count below 2^31.
+#define SMALL(Name) ((intptr_t)_JIT_##Name)
+/// A wide hole's value, materialized with one movabs.
+#define WIDE(Name)                                                             \
+  ({                                                                           \
+    uint64_t V_;                                                               \
+    __asm__("movabsq $_JIT_" #Name ", %0" : "=r"(V_));                         \
+    V_;                                                                        \
+  })
+#define AT(Base, Name) ((Val *)((char *)(Base) + SMALL(Name)))
+#define NEXT() [[clang::musttail]] return _JIT_CONTINUE_FN(CHAIN_PASS)
+#define JUMP() [[clang::musttail]] return _JIT_TARGET_FN(CHAIN_PASS)
+#define FAIL()                                                                 \
+  do {                                                                         \
+    Ctx->ErrorPC = SMALL(PC);                                                  \
+    [[clang::musttail]] return _JIT_ERROR_FN(CHAIN_PASS);                      \
+  } while (0)
+
+#define STENCIL(Name) extern "C" PN int vmjit_stencil_##Name(CHAIN_ARGS)
+
+static inline __attribute__((always_inline)) void release(const Val &V) {
+  if (V.type_index >= kVMJITStaticObjectBegin) {
+    VMJITObject *O = V.v_obj;
+    uint64_t Old =
+        __atomic_fetch_sub(&O->combined_ref_count, 1, __ATOMIC_RELEASE);
+    if (__builtin_expect((Old & 0xffffffffu) == 1, 0))
+      ((DestroyFn)WIDE(DESTROY))(O, Old);
+  }
+}
+
+/// Moves an owned value into register REG_A, releasing the old one.
+static inline __attribute__((always_inline)) void moveToA(Val *Regs,
+                                                          const Val &New) {
+  Val *D = AT(Regs, REG_A);
+  Val Old = *D;
+  *D = New;
+  release(Old);
+}
+
+static inline __attribute__((always_inline)) void setNone(Val *V) {
+  V->type_index = kVMJITNone;
+  V->zero_padding = 0;
+  V->v_int64 = 0;
+}
+
+/// Releases every register of the frame (the native contract leaves the
+/// register file all None).
+static inline __attribute__((always_inline)) void clearRegisters(Val *Regs) {
+  Val *End = (Val *)((char *)Regs + 16 * SMALL(NREGS));
+  for (Val *R = Regs; R != End; ++R) {
+    release(*R);
+    setNone(R);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Entry: the native signature; runs the chain from the requested pc.
+//===----------------------------------------------------------------------===//
+
+static inline __attribute__((always_inline)) int
+enter(NativeContext *Ctx, Val *Regs, const Val *Consts, void **Funcs,
+      int64_t EntryPC) {
+  Val *Args = (Val *)__builtin_alloca(SMALL(ARG_BYTES));
+  ChainFn *Table = (ChainFn *)WIDE(PC_TABLE);
+  return Table[EntryPC](CHAIN_PASS);
+}
+
+extern "C" int vmjit_stencil_entry(NativeContext *Ctx, Val *Regs,
+                                   const Val *Consts, void **Funcs,
+                                   int64_t EntryPC) {
+  return enter(Ctx, Regs, Consts, Funcs, EntryPC);
+}
+
+/// Counts toward tier 2; moves the whole call there once tier 2 exists.
+extern "C" int vmjit_stencil_entry_counted(NativeContext *Ctx, Val *Regs,
+                                          const Val *Consts, void **Funcs,
+                                          int64_t EntryPC) {
+  TierUpSite *Site = (TierUpSite *)WIDE(SITE);
+  if (__builtin_expect(--Site->Countdown <= 0, 0))
+    ((HotFn)WIDE(HOT))(Site);
+  void *T2 = __atomic_load_n(&Site->Tier2, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(T2 != nullptr, 0))
+    return ((vmjit::vm::NativeFn)T2)(Ctx, (vmjit::Any *)Regs,
+                                     (const vmjit::Any *)Consts,
+                                     (std::atomic<vmjit::FunctionObj *> *)Funcs,
+                                     EntryPC);
+  return enter(Ctx, Regs, Consts, Funcs, EntryPC);
+}
+
+//===----------------------------------------------------------------------===//
+// Arguments: fill slot ARG of the argument stack (borrowed views).
+//===----------------------------------------------------------------------===//
+
+STENCIL(arg_reg) {
+  *AT(Args, ARG) = *AT(Regs, REG_A);
+  NEXT();
+}
+
+STENCIL(arg_vm) {
+  Val *A = AT(Args, ARG);
+  A->type_index = kVMJITOpaquePtr;
+  A->zero_padding = 0;
+  A->v_ptr = Ctx->VM;
+  NEXT();
+}
+
+STENCIL(arg_imm) {
+  Val *A = AT(Args, ARG);
+  A->type_index = kVMJITInt;
+  A->zero_padding = 0;
+  A->v_int64 = (int64_t)WIDE(IMM);
+  NEXT();
+}
+
+STENCIL(arg_const) {
+  *AT(Args, ARG) = *AT(Consts, CONST);
+  NEXT();
+}
+
+STENCIL(arg_func) {
+  Val *A = AT(Args, ARG);
+  A->type_index = kVMJITFunction;
+  A->zero_padding = 0;
+  A->v_ptr = __atomic_load_n((void **)((char *)Funcs + SMALL(FUNC)),
+                             __ATOMIC_ACQUIRE);
+  NEXT();
+}
+
+//===----------------------------------------------------------------------===//
+// Calls: through the pool (bytecode callees: later swaps are seen) or
+// direct (packed callees bound when the code was made); the result moves
+// into REG_A or is dropped.
+//===----------------------------------------------------------------------===//
+
+static inline __attribute__((always_inline)) SafeCall poolEntry(void **Funcs,
+                                                                void **Self) {
+  *Self = __atomic_load_n((void **)((char *)Funcs + SMALL(FUNC)),
+                          __ATOMIC_ACQUIRE);
+  return *(SafeCall *)((char *)*Self + vmjit::kFunctionEntryOffset);
+}
+
+#define CALL_STENCILS(Kind, GetEntry)                                          \
+  STENCIL(call_##Kind) {                                                       \
+    void *Self;                                                                \
+    SafeCall Entry = GetEntry;                                                 \
+    Val R;                                                                     \
+    R.type_index = kVMJITNone;                                                 \
+    if (__builtin_expect(Entry(Self, Args, (int32_t)SMALL(NARGS), &R), 0))     \
+      FAIL();                                                                  \
+    moveToA(Regs, R);                                                          \
+    NEXT();                                                                    \
+  }                                                                            \
+  STENCIL(call_##Kind##_void) {                                                \
+    void *Self;                                                                \
+    SafeCall Entry = GetEntry;                                                 \
+    Val R;                                                                     \
+    R.type_index = kVMJITNone;                                                 \
+    if (__builtin_expect(Entry(Self, Args, (int32_t)SMALL(NARGS), &R), 0))     \
+      FAIL();                                                                  \
+    release(R);                                                                \
+    NEXT();                                                                    \
+  }
+
+CALL_STENCILS(pool, poolEntry(Funcs, &Self))
+CALL_STENCILS(direct, (Self = (void *)WIDE(SELF), (SafeCall)WIDE(ENTRY)))
+
+//===----------------------------------------------------------------------===//
+// scalar.*: the int fast path inline; anything else (floats, bools,
+// division by zero, errors) through the direct call of the builtin.
+//===----------------------------------------------------------------------===//
+
+static inline __attribute__((always_inline)) bool
+fallback(Val *Regs, Val *Args) {
+  Val R;
+  R.type_index = kVMJITNone;
+  if (((SafeCall)WIDE(ENTRY))((void *)WIDE(SELF), Args,
+                              (int32_t)SMALL(NARGS), &R))
+    return false;
+  moveToA(Regs, R);
+  return true;
+}
+
+template <ops::Op O>
+static inline __attribute__((always_inline)) bool scalarFast(Val *Regs,
+                                                             Val *Args) {
+  const Val &A = Args[0];
+  if (A.type_index != kVMJITInt)
+    return false;
+  int64_t Out;
+  if constexpr (ops::arity(O) == 1) {
+    if (!ops::intOp<O>(A.v_int64, 0, Out))
+      return false;
+  } else {
+    const Val &B = Args[1];
+    if (B.type_index != kVMJITInt || !ops::intOp<O>(A.v_int64, B.v_int64, Out))
+      return false;
+  }
+  Val R;
+  R.type_index = ops::returnsBool(O) ? kVMJITBool : kVMJITInt;
+  R.zero_padding = 0;
+  R.v_int64 = Out;
+  moveToA(Regs, R);
+  return true;
+}
+
+#define SCALAR_STENCIL(Enum, Name, Arity)                                      \
+  STENCIL(scalar_##Enum) {                                                     \
+    if (__builtin_expect(!scalarFast<ops::Op::Enum>(Regs, Args), 0) &&         \
+        !fallback(Regs, Args))                                                 \
+      FAIL();                                                                  \
+    NEXT();                                                                    \
+  }
+VMJIT_SCALAR_OPS(SCALAR_STENCIL)
+#undef SCALAR_STENCIL
+
+//===----------------------------------------------------------------------===//
+// Control flow. A backward jump is a step (budget, deadline, interrupt) and,
+// in counted code, a hotness tick toward tier 2, which it enters (OSR) at
+// the target once tier 2 exists.
+//===----------------------------------------------------------------------===//
+
+static inline __attribute__((always_inline)) bool step(NativeContext *Ctx) {
+  StepControl *C = Ctx->Control;
+  bool OutOfFuel = --C->Fuel < 0;
+  bool Interrupted =
+      __atomic_load_n((uint32_t *)&C->Interrupt, __ATOMIC_RELAXED) != 0;
+  if (__builtin_expect(OutOfFuel | Interrupted, 0))
+    return ((StepFn)WIDE(STEP))(Ctx) == 0;
+  return true;
+}
+
+/// Counted backward jumps: 0 go on, else the frame's return code (it
+/// finished in tier 2).
+static inline __attribute__((always_inline)) int
+tierUp(CHAIN_ARGS, bool *Done) {
+  TierUpSite *Site = (TierUpSite *)WIDE(SITE);
+  if (__builtin_expect(--Site->Countdown <= 0, 0))
+    ((HotFn)WIDE(HOT))(Site);
+  void *T2 = __atomic_load_n(&Site->Tier2, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(T2 == nullptr, 1))
+    return 0;
+  *Done = true;
+  return ((vmjit::vm::NativeFn)T2)(Ctx, (vmjit::Any *)Regs,
+                                   (const vmjit::Any *)Consts,
+                                   (std::atomic<vmjit::FunctionObj *> *)Funcs,
+                                   SMALL(TARGET_PC));
+}
+
+STENCIL(goto) { JUMP(); }
+
+STENCIL(goto_back) {
+  if (__builtin_expect(!step(Ctx), 0))
+    FAIL();
+  JUMP();
+}
+
+STENCIL(goto_back_counted) {
+  if (__builtin_expect(!step(Ctx), 0))
+    FAIL();
+  bool Done = false;
+  int Rc = tierUp(CHAIN_PASS, &Done);
+  if (Done)
+    return Rc;
+  JUMP();
+}
+
+#define IF_HEAD()                                                              \
+  const Val *C = AT(Regs, REG_A);                                              \
+  if (__builtin_expect(C->type_index != kVMJITInt &&                          \
+                           C->type_index != kVMJITBool,                        \
+                       0)) {                                                   \
+    ((IfErrorFn)WIDE(IF_ERROR))(C);                                            \
+    FAIL();                                                                    \
+  }                                                                            \
+  if (C->v_int64 != 0)                                                         \
+    NEXT();
+
+STENCIL(if) {
+  IF_HEAD();
+  JUMP();
+}
+
+STENCIL(if_back) {
+  IF_HEAD();
+  if (__builtin_expect(!step(Ctx), 0))
+    FAIL();
+  JUMP();
+}
+
+STENCIL(if_back_counted) {
+  IF_HEAD();
+  if (__builtin_expect(!step(Ctx), 0))
+    FAIL();
+  bool Done = false;
+  int Rc = tierUp(CHAIN_PASS, &Done);
+  if (Done)
+    return Rc;
+  JUMP();
+}
+
+STENCIL(ret) {
+  Val *Src = AT(Regs, REG_A);
+  *(Val *)Ctx->Result = *Src;
+  setNone(Src);
+  clearRegisters(Regs);
+  return 0;
+}
+
+STENCIL(error_exit) {
+  clearRegisters(Regs);
+  return -1;
+}
