@@ -8,6 +8,8 @@
 // codegen, see docs/jit.md), 10 .. 1000 at O2: O2 took 4.6 s at 1000
 // instructions, and at 10^4 had not finished after 95 s (one iteration;
 // machine loaded), too long for a harness run with repetitions.
+// compile/baseline/<instructions>: the baseline tier's copy-and-patch of
+// the same function, N = 10 .. 10^5.
 // compile/cached_O1/<instructions>: the same compile with a warm object
 // cache (a directory of this process, filled by one untimed compile per
 // size): hashing the key, reading and linking the object.
@@ -23,6 +25,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -134,7 +137,55 @@ void compileLatency(benchmark::State &State, int Level, int64_t N,
   }
 }
 
+double threadCpuSeconds() {
+  timespec T;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T);
+  return static_cast<double>(T.tv_sec) + 1e-9 * static_cast<double>(T.tv_nsec);
+}
+
+/// compile/baseline/<instructions>: tier 1's copy-and-patch of the same
+/// function (counted code, as tiered mode makes it), pages mapped and
+/// sealed included.
+void baselineLatency(benchmark::State &State, int64_t N) {
+  if (!jit::baselineAvailable()) {
+    State.SkipWithError("no baseline tier in this build");
+    return;
+  }
+  // Timed by hand around the compile alone, in this thread's CPU time: a
+  // compile of 10 instructions takes microseconds, less than pausing and
+  // resuming the timers or than one preemption on a loaded machine.
+  auto Exe = program(N);
+  for (auto _ : State) {
+    auto VM = VirtualMachine::create(Exe);
+    jit::JITOptions O;
+    O.Background = false;
+    jit::enableJIT(*VM, O);
+    jit::TierManager *TM = jit::tierManagerOf(*VM);
+    const int64_t F = VM->functionIndex("f");
+    const double Start = threadCpuSeconds();
+    bool Ok = TM->compileBaselineNow(F, /*Counted=*/true);
+    State.SetIterationTime(threadCpuSeconds() - Start);
+    if (!Ok) {
+      State.SkipWithError("baseline compile failed");
+      break;
+    }
+  }
+  // Seconds per bytecode instruction (shown with the time's unit prefix).
+  State.counters["per_instr"] = benchmark::Counter(
+      static_cast<double>(State.iterations()) * static_cast<double>(N),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 bool registerCompileBenchmarks() {
+  for (int64_t N : {10, 50, 100, 1000, 10000, 100000}) {
+    std::string Name = "compile/baseline/" + std::to_string(N);
+    benchmark::RegisterBenchmark(Name.c_str(),
+                                 [N](benchmark::State &S) {
+                                   baselineLatency(S, N);
+                                 })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
   // Sizes are part of the names (Arg() would add "/instrs:N" again).
   for (int Level : {0, 1, 2})
     for (int64_t N : {10, 50, 100, 1000, 10000}) {

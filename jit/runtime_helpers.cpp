@@ -45,6 +45,19 @@ int vmjit_jit_step(vmjit::vm::NativeContext *Ctx) {
   return Ctx->VM->stepSlow();
 }
 
+int vmjit_baseline_call_into(VMJITAny *Dst, const VMJITAny *Args,
+                             int32_t NumArgs, void *Entry, void *Self) {
+  VMJITAny R;
+  vmjit::detail::setNone(R);
+  if (reinterpret_cast<VMJITSafeCallType>(Entry)(Self, Args, NumArgs, &R))
+    return -1;
+  VMJITAny Old;
+  vmjit::detail::copyWords(Old, *Dst);
+  vmjit::detail::copyWords(*Dst, R);
+  vmjit::detail::releaseValue(Old);
+  return 0;
+}
+
 } // extern "C"
 
 namespace vmjit::jit {

@@ -20,6 +20,11 @@ int vmjit_jit_step(vmjit::vm::NativeContext *Ctx);
 /// Baseline code of a function became hot (its TierUpSite counted down):
 /// queue it for tier 2 (jit/tier_manager.cpp).
 void vmjit_baseline_hot(void *Site);
+/// Calls safe-call `Entry` with `Self` and moves its result into *Dst
+/// (releasing the old value): the slow path of the baseline tier's inline
+/// builtins. 0, or -1 with the callee's error raised.
+int vmjit_baseline_call_into(VMJITAny *Dst, const VMJITAny *Args,
+                             int32_t NumArgs, void *Entry, void *Self);
 }
 
 namespace vmjit::jit {

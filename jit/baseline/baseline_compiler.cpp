@@ -66,29 +66,34 @@ namespace {
 }
 
 /// Lays out (Base null: only sizes) or writes one function's code.
+/// Lays out (W null: only sizes) or writes one function's code: bytes go
+/// to W, addresses are those of the code at X (where it will run).
 class Emitter {
 public:
-  explicit Emitter(uint8_t *Base) : Base(Base) {}
+  Emitter(uint8_t *W, uint8_t *X) : W(W), XBase(X) {}
   size_t pos() const noexcept { return Pos; }
-  uint8_t *base() const noexcept { return Base; }
+  bool writing() const noexcept { return W != nullptr; }
+  /// Where offset `Off` of the code runs.
+  int64_t addressAt(size_t Off) const noexcept {
+    return reinterpret_cast<int64_t>(XBase + Off);
+  }
   int64_t &operator[](Hole H) { return V[static_cast<size_t>(H)]; }
 
   /// Appends stencil `Id`, patched with the current hole values.
   void put(StencilId Id) {
     const StencilInfo &S = kStencils[static_cast<size_t>(Id)];
-    if (Base) {
-      uint8_t *Dst = Base + Pos;
-      std::memcpy(Dst, kStencilBytes + S.ByteBegin, S.Size);
-      (*this)[Hole::CONTINUE] = reinterpret_cast<int64_t>(Dst + S.Size);
+    if (W) {
+      std::memcpy(W + Pos, kStencilBytes + S.ByteBegin, S.Size);
+      (*this)[Hole::CONTINUE] = addressAt(Pos + S.Size);
       for (uint32_t K = 0; K < S.NumRelocs; ++K)
-        patch(S, kStencilRelocs[S.RelocBegin + K], Dst);
+        patch(S, kStencilRelocs[S.RelocBegin + K]);
     }
     Pos += S.Size;
   }
 
 private:
-  void patch(const StencilInfo &S, const StencilReloc &R, uint8_t *Dst) {
-    uint8_t *At = Dst + R.Offset;
+  void patch(const StencilInfo &S, const StencilReloc &R) {
+    uint8_t *At = W + Pos + R.Offset;
     int64_t X = V[static_cast<size_t>(R.Target)] + R.Addend;
     switch (R.Kind) {
     case RelocKind::Abs64:
@@ -101,7 +106,7 @@ private:
     case RelocKind::Abs32S:
       break;
     case RelocKind::Rel32:
-      X -= reinterpret_cast<int64_t>(At);
+      X -= addressAt(Pos + R.Offset);
       break;
     }
     if (R.Kind != RelocKind::Abs32 &&
@@ -112,7 +117,8 @@ private:
     std::memcpy(At, &W, 4);
   }
 
-  uint8_t *Base;
+  uint8_t *W;
+  uint8_t *XBase;
   size_t Pos = 0;
   int64_t V[kNumHoles] = {};
 };
@@ -145,27 +151,28 @@ public:
 
   /// Pass 1: sizes; returns the bytes of code (the table follows).
   size_t size() {
-    Emitter E(nullptr);
+    Emitter E(nullptr, nullptr);
     emitAll(E);
     return E.pos();
   }
 
-  /// Pass 2: writes into `Base` (at least size() + 8 * instructions bytes,
-  /// 8-aligned after the code).
-  void write(uint8_t *Base, size_t CodeBytes) {
-    auto **Table = reinterpret_cast<uint8_t **>(Base + CodeBytes);
+  /// Pass 2: writes `Code` (at least size() + 8 * instructions bytes; the
+  /// table of instruction addresses follows the code, 8-aligned).
+  void write(const CodeBlock &Code, size_t CodeBytes) {
+    Emitter E(Code.writable(), Code.executable());
+    auto *Table = reinterpret_cast<int64_t *>(Code.writable() + CodeBytes);
     for (int64_t PC = 0; PC < F.numInstrs(); ++PC)
-      Table[PC] = Base + InstrStart[static_cast<size_t>(PC)];
-    Emitter E(Base);
-    E[Hole::PC_TABLE] = reinterpret_cast<int64_t>(Table);
+      Table[PC] = E.addressAt(InstrStart[static_cast<size_t>(PC)]);
+    E[Hole::PC_TABLE] = E.addressAt(CodeBytes);
     E[Hole::SITE] = reinterpret_cast<int64_t>(Opts.Site);
     E[Hole::NREGS] = F.RegisterFileSize;
     E[Hole::ARG_BYTES] = ArgBytes;
-    E[Hole::ERROR] = reinterpret_cast<int64_t>(Base + ErrorExit);
+    E[Hole::ERROR] = E.addressAt(ErrorExit);
     E[Hole::DESTROY] = reinterpret_cast<int64_t>(&vmjit_jit_destroy);
     E[Hole::IF_ERROR] = reinterpret_cast<int64_t>(&vmjit_jit_if_error);
     E[Hole::STEP] = reinterpret_cast<int64_t>(&vmjit_jit_step);
     E[Hole::HOT] = reinterpret_cast<int64_t>(&vmjit_baseline_hot);
+    E[Hole::CALL_INTO] = reinterpret_cast<int64_t>(&vmjit_baseline_call_into);
     emitAll(E);
   }
 
@@ -183,9 +190,8 @@ private:
   void setTarget(Emitter &E, int64_t PC, int64_t Offset) {
     const int64_t T = PC + Offset;
     E[Hole::TARGET_PC] = T;
-    if (E.base())
-      E[Hole::TARGET] =
-          reinterpret_cast<int64_t>(E.base() + InstrStart[static_cast<size_t>(T)]);
+    if (E.writing())
+      E[Hole::TARGET] = E.addressAt(InstrStart[static_cast<size_t>(T)]);
   }
 
   void emitInstr(Emitter &E, int64_t PC) {
@@ -288,9 +294,9 @@ compileBaseline(const vm::Executable &Exe, int64_t Func,
   const size_t CodeBytes = (FE.size() + 7) & ~size_t(7);
   const size_t TableBytes = 8 * static_cast<size_t>(Exe.function(Func).numInstrs());
   std::unique_ptr<BaselineCode> Code(new BaselineCode(CodeBytes + TableBytes));
-  uint8_t *Base = Code->Memory.data();
-  FE.write(Base, CodeBytes);
+  FE.write(Code->Memory, CodeBytes);
   Code->Memory.seal();
+  uint8_t *Base = Code->Memory.executable();
   Code->Entry = reinterpret_cast<vm::NativeFn>(Base);
   Code->CodeBytes = CodeBytes;
   if (Opts.PerfMap)

@@ -49,7 +49,7 @@ private:
   compileBaseline(const vm::Executable &, int64_t,
                   const std::vector<CalleeBinding> &, const BaselineOptions &);
   explicit BaselineCode(size_t Bytes) : Memory(Bytes) {}
-  ExecutableMemory Memory;
+  CodeBlock Memory;
   vm::NativeFn Entry = nullptr;
   size_t CodeBytes = 0;
 };

@@ -1,9 +1,16 @@
-//===- executable_memory.h - Pages for baseline code ----------------*- C++ -*-===//
+//===- executable_memory.h - Memory for baseline code ---------------*- C++ -*-===//
 //
-// Baseline code lives in pages of its own: written while they are
-// read-write, then sealed read-execute (never both), and unmapped when the
-// owner goes. Also the perf map (/tmp/perf-PID.map) that lets `perf
-// report` name the code.
+// Baseline compiles take microseconds, so their memory must not cost a
+// system call each: on the machines vmjit runs on (virtual machines), one
+// mmap or mprotect costs tens of microseconds. Code therefore lives in a
+// process-wide arena of large chunks, each mapped twice from one memfd: a
+// read-write view the compiler writes through and a read-execute view the
+// code runs from (no page is ever writable and executable in one mapping).
+// Blocks are handed out first-fit and reused after their owner frees them.
+// Where memfd is not available, every block gets pages of its own, made
+// read-execute when sealed.
+//
+// Also the perf map (/tmp/perf-PID.map) that lets `perf report` name code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,23 +23,28 @@
 
 namespace vmjit::jit::baseline {
 
-class ExecutableMemory {
+/// A block of code memory: written through writable(), run at executable()
+/// (the same bytes, maybe at another address). Freed on destruction.
+class CodeBlock {
 public:
-  /// Maps at least `Size` bytes read-write. Throws Error("JITError") when
-  /// the system refuses.
-  explicit ExecutableMemory(size_t Size);
-  ~ExecutableMemory();
-  ExecutableMemory(const ExecutableMemory &) = delete;
-  ExecutableMemory &operator=(const ExecutableMemory &) = delete;
+  /// At least `Size` bytes, 16-aligned. Throws Error("JITError") when the
+  /// system refuses memory.
+  explicit CodeBlock(size_t Size);
+  ~CodeBlock();
+  CodeBlock(const CodeBlock &) = delete;
+  CodeBlock &operator=(const CodeBlock &) = delete;
 
-  uint8_t *data() const noexcept { return Base; }
+  uint8_t *writable() const noexcept { return W; }
+  uint8_t *executable() const noexcept { return X; }
   size_t size() const noexcept { return Size; }
-  /// Makes the pages read-execute; no more writes.
+  /// No more writes: the code may run from now on.
   void seal();
 
 private:
-  uint8_t *Base = nullptr;
+  uint8_t *W = nullptr;
+  uint8_t *X = nullptr;
   size_t Size = 0;
+  bool OwnPages = false; ///< the fallback: pages of its own
 };
 
 /// Appends "START SIZE NAME" to /tmp/perf-PID.map (thread-safe).

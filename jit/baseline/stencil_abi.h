@@ -51,6 +51,7 @@ namespace vmjit::jit::baseline {
   X(IF_ERROR, true)   /* vmjit_jit_if_error */                                \
   X(STEP, true)       /* vmjit_jit_step */                                    \
   X(HOT, true)        /* vmjit_baseline_hot */                                \
+  X(CALL_INTO, true)  /* vmjit_baseline_call_into */                          \
   /* jumps */                                                                 \
   X(CONTINUE, false)  /* the next piece */                                    \
   X(TARGET, false)    /* a jump target */                                     \

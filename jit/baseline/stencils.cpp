@@ -47,6 +47,7 @@ typedef void (*DestroyFn)(VMJITObject *, uint64_t);
 typedef int (*IfErrorFn)(const Val *);
 typedef int (*StepFn)(NativeContext *);
 typedef void (*HotFn)(TierUpSite *);
+typedef int (*CallIntoFn)(Val *, const Val *, int32_t, void *, void *);
 
 /// A small hole's value: a byte offset or count below 2^31.
 #define SMALL(Name) ((intptr_t)_JIT_##Name)
@@ -68,7 +69,29 @@ typedef void (*HotFn)(TierUpSite *);
 
 #define STENCIL(Name) extern "C" PN int vmjit_stencil_##Name(CHAIN_ARGS)
 
-static inline __attribute__((always_inline)) void release(const Val &V) {
+// Values move as two 8-byte words, never as one 16-byte access: the runtime
+// writes them as two words (any.h's copyWords), and a 16-byte load of two
+// recent 8-byte stores cannot be store-forwarded (a stall of ~15 cycles).
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE void copyVal(Val *D, const Val *S) {
+  uint64_t W0, W1;
+  __builtin_memcpy(&W0, S, 8);
+  __builtin_memcpy(&W1, (const char *)S + 8, 8);
+  __asm__("" : "+r"(W0), "+r"(W1)); // keep the two words apart
+  __builtin_memcpy(D, &W0, 8);
+  __builtin_memcpy((char *)D + 8, &W1, 8);
+}
+
+/// Writes a value of type `Type` (zero padding) with payload `Bits`.
+INLINE void setVal(Val *D, uint32_t Type, uint64_t Bits) {
+  uint64_t W0 = Type;
+  __asm__("" : "+r"(W0), "+r"(Bits));
+  __builtin_memcpy(D, &W0, 8);
+  __builtin_memcpy((char *)D + 8, &Bits, 8);
+}
+
+INLINE void release(const Val &V) {
   if (V.type_index >= kVMJITStaticObjectBegin) {
     VMJITObject *O = V.v_obj;
     uint64_t Old =
@@ -79,23 +102,19 @@ static inline __attribute__((always_inline)) void release(const Val &V) {
 }
 
 /// Moves an owned value into register REG_A, releasing the old one.
-static inline __attribute__((always_inline)) void moveToA(Val *Regs,
-                                                          const Val &New) {
+INLINE void moveToA(Val *Regs, const Val &New) {
   Val *D = AT(Regs, REG_A);
-  Val Old = *D;
-  *D = New;
+  Val Old;
+  copyVal(&Old, D);
+  copyVal(D, &New);
   release(Old);
 }
 
-static inline __attribute__((always_inline)) void setNone(Val *V) {
-  V->type_index = kVMJITNone;
-  V->zero_padding = 0;
-  V->v_int64 = 0;
-}
+INLINE void setNone(Val *V) { setVal(V, kVMJITNone, 0); }
 
 /// Releases every register of the frame (the native contract leaves the
 /// register file all None).
-static inline __attribute__((always_inline)) void clearRegisters(Val *Regs) {
+INLINE void clearRegisters(Val *Regs) {
   Val *End = (Val *)((char *)Regs + 16 * SMALL(NREGS));
   for (Val *R = Regs; R != End; ++R) {
     release(*R);
@@ -107,8 +126,7 @@ static inline __attribute__((always_inline)) void clearRegisters(Val *Regs) {
 // Entry: the native signature; runs the chain from the requested pc.
 //===----------------------------------------------------------------------===//
 
-static inline __attribute__((always_inline)) int
-enter(NativeContext *Ctx, Val *Regs, const Val *Consts, void **Funcs,
+INLINE int enter(NativeContext *Ctx, Val *Regs, const Val *Consts, void **Funcs,
       int64_t EntryPC) {
   Val *Args = (Val *)__builtin_alloca(SMALL(ARG_BYTES));
   ChainFn *Table = (ChainFn *)WIDE(PC_TABLE);
@@ -142,37 +160,29 @@ extern "C" int vmjit_stencil_entry_counted(NativeContext *Ctx, Val *Regs,
 //===----------------------------------------------------------------------===//
 
 STENCIL(arg_reg) {
-  *AT(Args, ARG) = *AT(Regs, REG_A);
+  copyVal(AT(Args, ARG), AT(Regs, REG_A));
   NEXT();
 }
 
 STENCIL(arg_vm) {
-  Val *A = AT(Args, ARG);
-  A->type_index = kVMJITOpaquePtr;
-  A->zero_padding = 0;
-  A->v_ptr = Ctx->VM;
+  setVal(AT(Args, ARG), kVMJITOpaquePtr, (uint64_t)Ctx->VM);
   NEXT();
 }
 
 STENCIL(arg_imm) {
-  Val *A = AT(Args, ARG);
-  A->type_index = kVMJITInt;
-  A->zero_padding = 0;
-  A->v_int64 = (int64_t)WIDE(IMM);
+  setVal(AT(Args, ARG), kVMJITInt, WIDE(IMM));
   NEXT();
 }
 
 STENCIL(arg_const) {
-  *AT(Args, ARG) = *AT(Consts, CONST);
+  copyVal(AT(Args, ARG), AT(Consts, CONST));
   NEXT();
 }
 
 STENCIL(arg_func) {
-  Val *A = AT(Args, ARG);
-  A->type_index = kVMJITFunction;
-  A->zero_padding = 0;
-  A->v_ptr = __atomic_load_n((void **)((char *)Funcs + SMALL(FUNC)),
-                             __ATOMIC_ACQUIRE);
+  setVal(AT(Args, ARG), kVMJITFunction,
+         (uint64_t)__atomic_load_n((void **)((char *)Funcs + SMALL(FUNC)),
+                                   __ATOMIC_ACQUIRE));
   NEXT();
 }
 
@@ -182,8 +192,7 @@ STENCIL(arg_func) {
 // into REG_A or is dropped.
 //===----------------------------------------------------------------------===//
 
-static inline __attribute__((always_inline)) SafeCall poolEntry(void **Funcs,
-                                                                void **Self) {
+INLINE SafeCall poolEntry(void **Funcs, void **Self) {
   *Self = __atomic_load_n((void **)((char *)Funcs + SMALL(FUNC)),
                           __ATOMIC_ACQUIRE);
   return *(SafeCall *)((char *)*Self + vmjit::kFunctionEntryOffset);
@@ -219,20 +228,15 @@ CALL_STENCILS(direct, (Self = (void *)WIDE(SELF), (SafeCall)WIDE(ENTRY)))
 // division by zero, errors) through the direct call of the builtin.
 //===----------------------------------------------------------------------===//
 
-static inline __attribute__((always_inline)) bool
-fallback(Val *Regs, Val *Args) {
-  Val R;
-  R.type_index = kVMJITNone;
-  if (((SafeCall)WIDE(ENTRY))((void *)WIDE(SELF), Args,
-                              (int32_t)SMALL(NARGS), &R))
-    return false;
-  moveToA(Regs, R);
-  return true;
+/// The call itself, out of line (one copy for every slow path).
+INLINE bool fallback(Val *Regs, Val *Args) {
+  return ((CallIntoFn)WIDE(CALL_INTO))(AT(Regs, REG_A), Args,
+                                       (int32_t)SMALL(NARGS),
+                                       (void *)WIDE(ENTRY),
+                                       (void *)WIDE(SELF)) == 0;
 }
 
-template <ops::Op O>
-static inline __attribute__((always_inline)) bool scalarFast(Val *Regs,
-                                                             Val *Args) {
+template <ops::Op O> INLINE bool scalarFast(Val *Regs, Val *Args) {
   const Val &A = Args[0];
   if (A.type_index != kVMJITInt)
     return false;
@@ -245,11 +249,11 @@ static inline __attribute__((always_inline)) bool scalarFast(Val *Regs,
     if (B.type_index != kVMJITInt || !ops::intOp<O>(A.v_int64, B.v_int64, Out))
       return false;
   }
-  Val R;
-  R.type_index = ops::returnsBool(O) ? kVMJITBool : kVMJITInt;
-  R.zero_padding = 0;
-  R.v_int64 = Out;
-  moveToA(Regs, R);
+  Val *D = AT(Regs, REG_A);
+  Val Old;
+  copyVal(&Old, D);
+  setVal(D, ops::returnsBool(O) ? kVMJITBool : kVMJITInt, (uint64_t)Out);
+  release(Old);
   return true;
 }
 
@@ -269,7 +273,7 @@ VMJIT_SCALAR_OPS(SCALAR_STENCIL)
 // the target once tier 2 exists.
 //===----------------------------------------------------------------------===//
 
-static inline __attribute__((always_inline)) bool step(NativeContext *Ctx) {
+INLINE bool step(NativeContext *Ctx) {
   StepControl *C = Ctx->Control;
   bool OutOfFuel = --C->Fuel < 0;
   bool Interrupted =
@@ -281,8 +285,7 @@ static inline __attribute__((always_inline)) bool step(NativeContext *Ctx) {
 
 /// Counted backward jumps: 0 go on, else the frame's return code (it
 /// finished in tier 2).
-static inline __attribute__((always_inline)) int
-tierUp(CHAIN_ARGS, bool *Done) {
+INLINE int tierUp(CHAIN_ARGS, bool *Done) {
   TierUpSite *Site = (TierUpSite *)WIDE(SITE);
   if (__builtin_expect(--Site->Countdown <= 0, 0))
     ((HotFn)WIDE(HOT))(Site);
@@ -350,7 +353,7 @@ STENCIL(if_back_counted) {
 
 STENCIL(ret) {
   Val *Src = AT(Regs, REG_A);
-  *(Val *)Ctx->Result = *Src;
+  copyVal((Val *)Ctx->Result, Src);
   setNone(Src);
   clearRegisters(Regs);
   return 0;
