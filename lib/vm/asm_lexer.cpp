@@ -171,6 +171,14 @@ Token Lexer::lex() {
       ++I;
     return Finish(Tok::Directive);
   }
+  if (C == '@' && Next(1) == '"') {
+    // @"NAME": a function whose name is not an identifier.
+    ++I;
+    lexString(T);
+    T.Kind = Tok::FuncRef;
+    T.Text = Line.substr(Start, I - Start);
+    return T;
+  }
   if (C == '%' || C == '$' || C == '@') {
     ++I;
     while (I < Line.size() && isIdentChar(Line[I]))
@@ -183,6 +191,8 @@ Token Lexer::lex() {
     bool Name = !Body.empty() && isIdentStart(Body[0]);
     if (Numeric ? (C == '@' || !isAllDigits(Body)) : !Name)
       failAt(T.P, fmt::format("expected {} after '{}'", What, C));
+    if (C == '@')
+      T.Str = std::string(Body);
     return Finish(C == '%' ? Tok::Reg : C == '$' ? Tok::Const : Tok::FuncRef);
   }
   if (C == '"') {

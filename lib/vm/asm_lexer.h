@@ -39,7 +39,7 @@ enum class Tok {
   Directive, // .func
   Reg,       // %x, %3, %vm
   Const,     // $w, $3
-  FuncRef,   // @f
+  FuncRef,   // @f, @"any name" (the name in Token::Str)
   Number,    // 42, -7, 0x1F, 1.5e-3, -inf: parsed in context
   String,    // "..." (decoded into Token::Str)
   LParen,
@@ -56,7 +56,7 @@ struct Token {
   Tok Kind = Tok::End;
   /// The token as written (sigils included; for a string, with quotes).
   std::string_view Text;
-  /// A string's value, escapes decoded.
+  /// A string's value, escapes decoded; a FuncRef's function name.
   std::string Str;
   Pos P;
 

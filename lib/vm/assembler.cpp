@@ -304,9 +304,13 @@ struct Stmt {
   bool HasName = false;
   bool NameIsIndex = false; // `.const $3 = ...`
   int64_t NameIndex = 0;
-  std::vector<std::string> Params; // Func
-  Any Value;                       // Const
-  int64_t Count = 0;               // Regs
+  std::vector<std::string> Params; // Func, Native
+  /// Per parameter: written as a string (a name only, not a register name).
+  std::vector<char> ParamQuoted;
+  bool HasParamList = false; // Native: `(...)` was written
+  Any Value;                 // Const
+  int64_t Count = 0;         // Regs; Native with HasRegs
+  bool HasRegs = false;      // Native: `.regs N` was written
   bool HasDst = false;             // Call
   RegRef Dst;
   std::vector<Operand> Args;
@@ -325,12 +329,15 @@ struct FuncDecl {
   FunctionKind Kind;
   std::vector<std::string> Params;
   Pos P;
+  /// Native: the register file size (`.regs N`, else the parameter count).
+  int64_t Regs = 0;
 };
 
 /// The statements between `.func` and `.end`.
 struct Body {
   std::string Name;
   std::vector<std::string> Params;
+  std::vector<char> ParamQuoted;
   Pos P;
   std::vector<size_t> Items; // labels and instructions
   bool HasRegs = false;
@@ -373,6 +380,8 @@ private:
   void parseLine(std::string_view Line, int LineNo);
   void parseStmt(Lexer &Lx, Stmt &S, bool &HasKind);
   void parseFuncHeader(Lexer &Lx, Stmt &S);
+  void parseParams(Lexer &Lx, Stmt &S);
+  void parseNative(Lexer &Lx, Stmt &S);
   void parseCall(Lexer &Lx, Stmt &S);
   Operand parseArg(const Token &T);
   RegRef parseReg(const Token &T, std::string_view Expected,
@@ -388,6 +397,7 @@ private:
               const std::vector<int64_t> &Dims);
   static void expectEnd(Lexer &Lx,
                         std::string_view Msg = "expected end of line");
+  static void takeFunctionName(Lexer &Lx, Stmt &S, std::string_view Expected);
 
   // Checking and resolving.
   void analyze();
@@ -481,14 +491,6 @@ void Assembler::parseStmt(Lexer &Lx, Stmt &S, bool &HasKind) {
     S.Kind = K;
     HasKind = true;
   };
-  auto TakeName = [&](std::string_view Expected) {
-    Token N = Lx.next();
-    if (!N.is(Tok::Ident))
-      failAt(N.P, std::string(Expected));
-    S.Name = std::string(N.Text);
-    S.NamePos = N.P;
-    S.HasName = true;
-  };
 
   switch (T.Kind) {
   case Tok::Directive: {
@@ -498,9 +500,12 @@ void Assembler::parseStmt(Lexer &Lx, Stmt &S, bool &HasKind) {
       parseFuncHeader(Lx, S);
     } else if (D == ".end") {
       Begin(StmtKind::End);
-    } else if (D == ".extern" || D == ".native") {
-      Begin(D == ".extern" ? StmtKind::Extern : StmtKind::Native);
-      TakeName(fmt::format("expected a function name after '{}'", D));
+    } else if (D == ".extern") {
+      Begin(StmtKind::Extern);
+      takeFunctionName(Lx, S, "expected a function name after '.extern'");
+    } else if (D == ".native") {
+      Begin(StmtKind::Native);
+      parseNative(Lx, S);
     } else if (D == ".regs") {
       Begin(StmtKind::Regs);
       Token N = Lx.next();
@@ -570,35 +575,84 @@ void Assembler::parseStmt(Lexer &Lx, Stmt &S, bool &HasKind) {
   expectEnd(Lx);
 }
 
-void Assembler::parseFuncHeader(Lexer &Lx, Stmt &S) {
+/// A function name: an identifier, or a string for any other name.
+void Assembler::takeFunctionName(Lexer &Lx, Stmt &S,
+                                 std::string_view Expected) {
   Token N = Lx.next();
-  if (!N.is(Tok::Ident))
-    failAt(N.P, "expected a function name after '.func'");
-  S.Name = std::string(N.Text);
+  if (N.is(Tok::Ident)) {
+    S.Name = std::string(N.Text);
+  } else if (N.is(Tok::String)) {
+    if (N.Str.empty())
+      failAt(N.P, "a function name cannot be empty");
+    S.Name = N.Str;
+  } else {
+    failAt(N.P, std::string(Expected));
+  }
   S.NamePos = N.P;
   S.HasName = true;
+}
+
+void Assembler::parseFuncHeader(Lexer &Lx, Stmt &S) {
+  takeFunctionName(Lx, S, "expected a function name after '.func'");
+  parseParams(Lx, S);
+}
+
+/// `(p, "q", ...)`: an identifier names the parameter's register; a string
+/// is only the parameter's name in the function table.
+void Assembler::parseParams(Lexer &Lx, Stmt &S) {
   Token L = Lx.next();
   if (!L.is(Tok::LParen))
     failAt(L.P, "expected '(' after the function name");
+  S.HasParamList = true;
   if (Lx.peek().is(Tok::RParen)) {
     Lx.next();
     return;
   }
   while (true) {
     Token P = Lx.next();
-    if (!P.is(Tok::Ident))
-      failAt(P.P, "expected a parameter name");
-    if (P.Text == "vm")
-      failAt(P.P, "a parameter cannot be named 'vm' (%vm is the VM register)");
-    if (std::find(S.Params.begin(), S.Params.end(), P.Text) != S.Params.end())
-      failAt(P.P, fmt::format("duplicate parameter '{}'", P.Text));
-    S.Params.emplace_back(P.Text);
+    if (P.is(Tok::String)) {
+      S.Params.push_back(P.Str);
+      S.ParamQuoted.push_back(1);
+    } else if (P.is(Tok::Ident)) {
+      if (P.Text == "vm")
+        failAt(P.P, "a parameter cannot be named 'vm' (%vm is the VM "
+                    "register; a quoted \"vm\" is a name only)");
+      for (size_t I = 0; I < S.Params.size(); ++I)
+        if (!S.ParamQuoted[I] && S.Params[I] == P.Text)
+          failAt(P.P, fmt::format("duplicate parameter '{}' (a quoted "
+                                  "\"{}\" may repeat: it is a name only)",
+                                  P.Text, P.Text));
+      S.Params.emplace_back(P.Text);
+      S.ParamQuoted.push_back(0);
+    } else {
+      failAt(P.P, "expected a parameter name (an identifier or a string)");
+    }
     Token Sep = Lx.next();
     if (Sep.is(Tok::Comma))
       continue;
     if (Sep.is(Tok::RParen))
       return;
     failAt(Sep.P, "expected ',' or ')' after a parameter");
+  }
+}
+
+/// `.native NAME`, optionally with `(PARAMS)` and then `.regs N`.
+void Assembler::parseNative(Lexer &Lx, Stmt &S) {
+  takeFunctionName(Lx, S, "expected a function name after '.native'");
+  if (Lx.peek().is(Tok::LParen))
+    parseParams(Lx, S);
+  if (Lx.peek().is(Tok::Directive) && Lx.peek().Text == ".regs") {
+    Lx.next();
+    Token N = Lx.next();
+    auto V = tokenInt64(N);
+    if (!V || *V < 0)
+      failAt(N.P, "expected a register count after '.regs'");
+    if (*V < static_cast<int64_t>(S.Params.size()))
+      failAt(N.P, fmt::format("'.regs {}' is smaller than the {} parameters "
+                              "of native function '{}'",
+                              *V, S.Params.size(), S.Name));
+    S.HasRegs = true;
+    S.Count = *V;
   }
 }
 
@@ -629,12 +683,7 @@ RegRef Assembler::parseReg(const Token &T, std::string_view Expected,
 }
 
 void Assembler::parseCall(Lexer &Lx, Stmt &S) {
-  Token F = Lx.next();
-  if (!F.is(Tok::Ident))
-    failAt(F.P, "expected a function name after 'call'");
-  S.Name = std::string(F.Text);
-  S.NamePos = F.P;
-  S.HasName = true;
+  takeFunctionName(Lx, S, "expected a function name after 'call'");
   Token L = Lx.next();
   if (!L.is(Tok::LParen))
     failAt(L.P, "expected '(' after the function name");
@@ -690,8 +739,10 @@ Operand Assembler::parseArg(const Token &T) {
     return O;
   }
   case Tok::FuncRef:
+    if (T.Str.empty())
+      failAt(T.P, "a function name cannot be empty");
     O.Kind = ArgKind::FuncIdx;
-    O.Name = std::string(T.body());
+    O.Name = T.Str;
     return O;
   case Tok::String:
     failAt(T.P, "a string cannot be an argument: define it with "
@@ -977,12 +1028,20 @@ void Assembler::declareFunctions() {
       continue;
     if (S.Broken)
       continue;
+    int64_t Regs = S.HasRegs ? S.Count : static_cast<int64_t>(S.Params.size());
     auto [It, New] = Index.emplace(S.Name, Decls.size());
     if (New) {
-      Decls.push_back({S.Name, K, S.Params, S.P});
+      Decls.push_back({S.Name, K, S.Params, S.P, Regs});
       continue;
     }
     const FuncDecl &D = Decls[It->second];
+    if (D.Kind == K && K == FunctionKind::Native &&
+        (D.Params != S.Params || D.Regs != Regs)) {
+      report(S.NamePos, fmt::format("native function '{}' is declared with "
+                                    "other parameters or registers at line {}",
+                                    S.Name, D.P.Line));
+      continue;
+    }
     if (D.Kind == K && K != FunctionKind::Bytecode)
       continue; // a repeated .extern or .native
     if (D.Kind == K)
@@ -1079,15 +1138,29 @@ void Assembler::finishBody(Body &B, Pos EndPos) {
   for (const RegRef *R : Refs)
     if (R->Name.empty())
       Explicit.insert(R->Num);
+  // Unquoted parameters name their registers; quoted ones name nothing.
   std::unordered_map<std::string, int64_t> Names;
+  std::unordered_map<std::string, int64_t> QuotedOnly;
   for (size_t I = 0; I < B.Params.size(); ++I)
-    Names.emplace(B.Params[I], static_cast<int64_t>(I));
+    if (I >= B.ParamQuoted.size() || !B.ParamQuoted[I])
+      Names.emplace(B.Params[I], static_cast<int64_t>(I));
+  for (size_t I = 0; I < B.Params.size() && I < B.ParamQuoted.size(); ++I)
+    if (B.ParamQuoted[I] && !Names.count(B.Params[I]))
+      QuotedOnly.emplace(B.Params[I], static_cast<int64_t>(I));
   int64_t NextFree = static_cast<int64_t>(B.Params.size());
   int64_t Needed = NextFree;
   for (RegRef *R : Refs) {
     if (!R->Name.empty()) {
       auto It = Names.find(R->Name);
       if (It == Names.end()) {
+        if (auto Q = QuotedOnly.find(R->Name); Q != QuotedOnly.end()) {
+          report(R->P, fmt::format("'%{}' is not a register name: parameter "
+                                   "{} is written quoted, which names no "
+                                   "register (write %{})",
+                                   R->Name, Q->second, Q->second));
+          R->Num = Q->second;
+          continue;
+        }
         while (Explicit.count(NextFree))
           ++NextFree;
         It = Names.emplace(R->Name, NextFree++).first;
@@ -1121,7 +1194,8 @@ void Assembler::analyze() {
                                 Bodies[Open].Name));
         Close(S.P);
       }
-      Bodies.push_back(Body{S.Name, S.Params, S.P, {}, false, 0, {}});
+      Bodies.push_back(
+          Body{S.Name, S.Params, S.ParamQuoted, S.P, {}, false, 0, {}});
       Open = Bodies.size() - 1;
       break;
     case StmtKind::End:
@@ -1208,7 +1282,7 @@ std::shared_ptr<Executable> Assembler::build() {
         B.declarePacked(D.Name);
         break;
       case FunctionKind::Native:
-        B.declareNative(D.Name);
+        B.declareNative(D.Name, D.Params, D.Regs);
         break;
       }
     }

@@ -2,7 +2,8 @@
 //
 // Every read is bounds-checked against its section; every count is checked
 // against the bytes left before anything is allocated for it; checksums are
-// compared before a section is parsed. The verifier runs last.
+// compared before a section is parsed. The verifier runs last. A file with
+// TVM's magic goes to tvm_reader.cpp instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/serialize.h"
+#include "vmjit/vm/tvm_format.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -409,7 +411,12 @@ std::shared_ptr<Executable> loadExecutable(const std::string &Path,
     throwError("IOError",
                fmt::format("cannot map '{}': {}", Path, std::strerror(Err)));
   ObjectRef Image(makeObject<ImageObj>(Map, Size, /*Mapped=*/true));
-  return parseImage(static_cast<const char *>(Map), Size, Image, Path, Opts);
+  std::span<const char> Bytes(static_cast<const char *>(Map), Size);
+  // TVM's format (tvm_format.h) copies what it keeps: the mapping goes
+  // when this returns.
+  if (hasTvmMagic(Bytes))
+    return loadTvmExecutableFromBytes(Bytes, Path, Opts);
+  return parseImage(Bytes.data(), Size, Image, Path, Opts);
 }
 
 std::shared_ptr<Executable> loadExecutableFromBytes(std::span<const char> Bytes,
@@ -418,6 +425,8 @@ std::shared_ptr<Executable> loadExecutableFromBytes(std::span<const char> Bytes,
   if (Bytes.size() > static_cast<uint64_t>(Opts.MaxFileBytes))
     formatError(Name, fmt::format("the file is {} bytes, over the limit of {}",
                                   Bytes.size(), Opts.MaxFileBytes));
+  if (hasTvmMagic(Bytes))
+    return loadTvmExecutableFromBytes(Bytes, Name, Opts);
   size_t Rounded = binfmt::alignUp(std::max<size_t>(Bytes.size(), 1));
   void *Mem = std::aligned_alloc(binfmt::kAlign, Rounded);
   if (!Mem)

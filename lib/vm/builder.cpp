@@ -135,6 +135,26 @@ int64_t ExecutableBuilder::declareNative(const std::string &Name) {
   return declare(Name, FunctionKind::Native, nullptr);
 }
 
+int64_t ExecutableBuilder::declareNative(const std::string &Name,
+                                         const std::vector<std::string> &Params,
+                                         int64_t RegisterFileSize) {
+  if (RegisterFileSize < static_cast<int64_t>(Params.size()))
+    throwError("ValueError",
+               fmt::format("native function '{}': a register file of {} "
+                           "registers cannot hold its {} parameters",
+                           Name, RegisterFileSize, Params.size()));
+  bool Existed = lookup(Name).has_value();
+  int64_t I = declare(Name, FunctionKind::Native, &Params);
+  if (Existed && Functions[I].RegisterFileSize != RegisterFileSize)
+    throwError("ValueError",
+               fmt::format("native function '{}' is declared with {} and "
+                           "with {} registers",
+                           Name, Functions[I].RegisterFileSize,
+                           RegisterFileSize));
+  Functions[I].RegisterFileSize = RegisterFileSize;
+  return I;
+}
+
 int64_t
 ExecutableBuilder::declareFunction(const std::string &Name,
                                    const std::vector<std::string> &Params) {

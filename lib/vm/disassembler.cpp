@@ -123,19 +123,53 @@ void writeString(std::string &Out, std::string_view S) {
   Out += '"';
 }
 
-/// Names are written as they are: one the assembler would read
-/// differently (or not at all) is an error, never a silent rename.
-void checkName(std::string_view Name, size_t Index, const char *What) {
-  if (asmtext::isIdentifier(Name) && !(std::string_view(What) == "parameter" &&
-                                   Name == "vm"))
-    return;
-  std::string Quoted;
-  writeString(Quoted, Name);
-  throwError("ValueError",
-             fmt::format("function table entry {}: the {} name {} is not a "
-                         "vmasm identifier, so the executable cannot be "
-                         "written as vmasm",
-                         Index, What, Quoted));
+/// A function name: as it is if the lexer reads it back as one
+/// identifier, else quoted (the assembler takes a string for any name), so
+/// that no name is ever renamed.
+void writeName(std::string &Out, std::string_view Name) {
+  if (asmtext::isIdentifier(Name))
+    Out += Name;
+  else
+    writeString(Out, Name);
+}
+
+/// A parameter list. A name is written quoted (a name only, naming no
+/// register) where a bare one would not assemble or would mean something
+/// else: not an identifier, `vm`, or a name that repeats in the list.
+void writeParams(std::string &Out, const std::vector<std::string> &Params) {
+  Out += '(';
+  for (size_t P = 0; P < Params.size(); ++P) {
+    if (P)
+      Out += ", ";
+    const std::string &N = Params[P];
+    bool Bare = asmtext::isIdentifier(N) && N != "vm" &&
+                std::count(Params.begin(), Params.end(), N) == 1;
+    if (Bare)
+      Out += N;
+    else
+      writeString(Out, N);
+  }
+  Out += ')';
+}
+
+/// What vmasm cannot write: an empty function name (the assembler rejects
+/// one), and a native function whose parameters and registers `.native
+/// NAME(PARAMS) .regs N` cannot give back.
+void checkWritable(const FunctionInfo &F, size_t Index) {
+  if (F.Name.empty())
+    throwError("ValueError",
+               fmt::format("function table entry {} has an empty name, which "
+                           "vmasm cannot write",
+                           Index));
+  if (F.Kind == FunctionKind::Native &&
+      (F.NumParams != static_cast<int64_t>(F.ParamNames.size()) ||
+       F.RegisterFileSize < F.NumParams))
+    throwError("ValueError",
+               fmt::format("native function '{}' has {} parameters, {} "
+                           "parameter names and {} registers, which vmasm "
+                           "cannot write",
+                           F.Name, F.NumParams, F.ParamNames.size(),
+                           F.RegisterFileSize));
 }
 
 void writeDims(std::string &Out, std::span<const int64_t> Dims) {
@@ -347,10 +381,10 @@ public:
     for (auto &[Target, Number] : Labels)
       Number = Next++;
 
-    fmt::format_to(OutIt(Out), ".func {}(", F.Name);
-    for (size_t P = 0; P < F.ParamNames.size(); ++P)
-      fmt::format_to(OutIt(Out), "{}{}", P ? ", " : "", F.ParamNames[P]);
-    Out += ")\n";
+    Out += ".func ";
+    writeName(Out, F.Name);
+    writeParams(Out, F.ParamNames);
+    Out += '\n';
     if (F.RegisterFileSize > Used)
       fmt::format_to(OutIt(Out), "  .regs {}\n", F.RegisterFileSize);
     for (int64_t L = 0; L < N; ++L) {
@@ -387,7 +421,7 @@ private:
 
   void writeFuncName(int64_t Index) {
     if (Index >= 0 && Index < static_cast<int64_t>(Exe.functions().size()))
-      Out += Exe.function(Index).Name;
+      writeName(Out, Exe.function(Index).Name);
     else
       fmt::format_to(OutIt(Out), "<function {}>", Index);
   }
@@ -458,12 +492,8 @@ private:
 } // namespace
 
 std::string disassemble(const Executable &Exe) {
-  for (size_t I = 0; I < Exe.functions().size(); ++I) {
-    const FunctionInfo &F = Exe.functions()[I];
-    checkName(F.Name, I, "function");
-    for (const std::string &P : F.ParamNames)
-      checkName(P, I, "parameter");
-  }
+  for (size_t I = 0; I < Exe.functions().size(); ++I)
+    checkWritable(Exe.functions()[I], I);
   std::string Out;
   const auto &Consts = Exe.constants();
   for (size_t I = 0; I < Consts.size(); ++I) {
@@ -482,10 +512,18 @@ std::string disassemble(const Executable &Exe) {
     Prev = G;
     switch (F.Kind) {
     case FunctionKind::Packed:
-      fmt::format_to(OutIt(Out), ".extern {}\n", F.Name);
+      Out += ".extern ";
+      writeName(Out, F.Name);
+      Out += '\n';
       break;
     case FunctionKind::Native:
-      fmt::format_to(OutIt(Out), ".native {}\n", F.Name);
+      Out += ".native ";
+      writeName(Out, F.Name);
+      if (!F.ParamNames.empty() || F.RegisterFileSize != 0)
+        writeParams(Out, F.ParamNames);
+      if (F.RegisterFileSize != F.NumParams)
+        fmt::format_to(OutIt(Out), " .regs {}", F.RegisterFileSize);
+      Out += '\n';
       break;
     case FunctionKind::Bytecode:
       FunctionWriter(Exe, F, Out).write();

@@ -1,13 +1,13 @@
 //===- asm_command.cpp - vmjit asm -----------------------------------------===//
 //
-// vmjit asm PROG.vmasm -o PROG.bin: assemble and verify, write the binary.
+// vmjit asm PROG.vmasm -o OUT [--format vmjit|tvm]: assemble and verify,
+// write vmjit's binary format (the default) or TVM's VMExecutable format.
 //
 //===----------------------------------------------------------------------===//
 
 #include "command.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/assembler.h"
-#include "vmjit/vm/serialize.h"
 
 namespace vmjit::tool {
 
@@ -16,14 +16,20 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
                                         "executable");
   auto Input = std::make_shared<std::string>();
   auto Output = std::make_shared<std::string>();
+  auto Format = std::make_shared<std::string>("vmjit");
   Cmd->add_option("PROG", *Input, "the .vmasm file")->required();
   Cmd->add_option("-o,--output", *Output, "the binary executable to write")
       ->required();
-  Cmd->callback([&Run, Input, Output] {
-    Run = [Input, Output] {
+  Cmd->add_option("--format", *Format,
+                  "vmjit (vmjit's binary format) or tvm (TVM's VMExecutable "
+                  "format, as ex.mod.write_to_file writes it)")
+      ->check(CLI::IsMember({"vmjit", "tvm"}))
+      ->capture_default_str();
+  Cmd->callback([&Run, Input, Output, Format] {
+    Run = [Input, Output, Format] {
       try {
         auto Exe = vm::assembleFile(*Input);
-        vm::saveExecutable(*Exe, *Output);
+        writeProgram(*Exe, *Format, *Input, *Output);
         return kExitOk;
       } catch (const Error &E) {
         return static_cast<ExitCode>(reportError(E));

@@ -1,6 +1,7 @@
 //===- dis_command.cpp - vmjit dis -----------------------------------------===//
 //
-// vmjit dis PROG: print the vmasm text of an executable (.bin or .vmasm).
+// vmjit dis PROG: print the vmasm text of a program in any format vmjit
+// reads (vmasm, vmjit binary, TVM VMExecutable).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +18,8 @@ void addDisCommand(CLI::App &App, Runner &Run) {
   auto *Cmd = App.add_subcommand("dis", "print the vmasm text of an "
                                         "executable");
   auto Input = std::make_shared<std::string>();
-  Cmd->add_option("PROG", *Input, "the executable (.bin or .vmasm)")
+  Cmd->add_option("PROG", *Input,
+                  "the program (vmasm, vmjit binary or TVM executable)")
       ->required();
   Cmd->callback([&Run, Input] {
     Run = [Input] {

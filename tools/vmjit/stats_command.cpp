@@ -50,7 +50,8 @@ nlohmann::ordered_json collectStats(const std::string &Path,
   std::error_code Ec;
   auto Size = std::filesystem::file_size(Path, Ec);
   J["file_bytes"] = Ec ? 0 : Size;
-  J["format"] = vm::isVmasmPath(Path) ? "vmasm" : "binary";
+  J["format"] = std::string(
+      vm::programFormatName(vm::detectProgramFormat(Path)));
 
   std::map<std::string, int64_t> KindCounts;
   ordered_json Fns = ordered_json::array();
@@ -62,6 +63,11 @@ nlohmann::ordered_json collectStats(const std::string &Path,
     E["index"] = I;
     E["name"] = F.Name;
     E["kind"] = Kind;
+    if (F.Kind == vm::FunctionKind::Native) {
+      // TVM's VMTIR functions: arguments and result in a register file.
+      E["params"] = F.NumParams;
+      E["registers"] = F.RegisterFileSize;
+    }
     if (F.Kind == vm::FunctionKind::Bytecode) {
       int64_t Calls = 0, Words = 0;
       for (int64_t P = F.StartInstr; P < F.EndInstr; ++P) {
@@ -119,9 +125,9 @@ void printText(const nlohmann::ordered_json &J) {
   fmt::print("\n{:>5}  {:<8}  {:<24}  {:>6}  {:>9}  {:>12}  {:>6}\n", "index",
              "kind", "name", "params", "registers", "instructions", "calls");
   for (const auto &E : J["function_table"]) {
-    bool Bc = E["kind"] == "bytecode";
     auto Num = [&](const char *K) {
-      return Bc ? std::to_string(E[K].get<int64_t>()) : std::string("-");
+      return E.contains(K) ? std::to_string(E[K].get<int64_t>())
+                           : std::string("-");
     };
     fmt::print("{:>5}  {:<8}  {:<24}  {:>6}  {:>9}  {:>12}  {:>6}\n",
                E["index"].get<int64_t>(), E["kind"].get<std::string>(),
@@ -137,7 +143,8 @@ void addStatsCommand(CLI::App &App, Runner &Run) {
                                           "instruction counts");
   auto Input = std::make_shared<std::string>();
   auto Json = std::make_shared<bool>(false);
-  Cmd->add_option("PROG", *Input, "the executable (.bin or .vmasm)")
+  Cmd->add_option("PROG", *Input,
+                  "the program (vmasm, vmjit binary or TVM executable)")
       ->required();
   Cmd->add_flag("--json", *Json, "print one JSON object instead of a table");
   Cmd->callback([&Run, Input, Json] {

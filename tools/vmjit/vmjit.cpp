@@ -59,6 +59,7 @@ int main(int Argc, char **Argv) {
   vmjit::tool::addStatsCommand(App, Run);
   vmjit::tool::addRunCommand(App, Run);
   vmjit::tool::addIrCommand(App, Run);
+  vmjit::tool::addConvertCommand(App, Run);
   try {
     App.parse(Argc, Argv);
   } catch (const CLI::ParseError &E) {

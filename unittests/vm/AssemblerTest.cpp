@@ -186,6 +186,90 @@ TEST(AssemblerTest, NativeAndRegsDirectives) {
   EXPECT_EQ(fn(*Params, "f").RegisterFileSize, 3);
 }
 
+TEST(AssemblerTest, NativeParametersAndRegisters) {
+  // TVM's VMTIR functions: parameters and a register file, no code.
+  auto Exe = asmText(".native plain\n"
+                     ".native empty()\n"
+                     ".native add(x, \"x\") .regs 3\n"
+                     ".native scratch() .regs 2\n"
+                     ".native add(x, \"x\") .regs 3\n");
+  const FunctionInfo &Plain = fn(*Exe, "plain");
+  EXPECT_EQ(Plain.NumParams, 0);
+  EXPECT_EQ(Plain.RegisterFileSize, 0);
+  EXPECT_EQ(fn(*Exe, "empty").RegisterFileSize, 0);
+  const FunctionInfo &Add = fn(*Exe, "add");
+  EXPECT_EQ(Add.Kind, FunctionKind::Native);
+  EXPECT_EQ(Add.ParamNames, (std::vector<std::string>{"x", "x"}));
+  EXPECT_EQ(Add.NumParams, 2);
+  EXPECT_EQ(Add.RegisterFileSize, 3);
+  EXPECT_EQ(Add.StartInstr, Add.EndInstr);
+  EXPECT_EQ(fn(*Exe, "scratch").RegisterFileSize, 2);
+  // Without .regs the register file holds the parameters.
+  EXPECT_EQ(fn(*asmText(".native f(a, b)\n"), "f").RegisterFileSize, 2);
+  EXPECT_EQ(asmError(".native f(a, b) .regs 1\n"),
+            "ParseError: prog.vmasm:1:23: error: '.regs 1' is smaller than the "
+            "2 parameters of native function 'f'");
+  EXPECT_EQ(asmError(".native f(a)\n.native f(b)\n"),
+            "ParseError: prog.vmasm:2:9: error: native function 'f' is "
+            "declared with other parameters or registers at line 1");
+  EXPECT_EQ(asmError(".native f(a) .regs\n"),
+            "ParseError: prog.vmasm:1:19: error: expected a register count "
+            "after '.regs'");
+}
+
+TEST(AssemblerTest, QuotedFunctionNames) {
+  // Any function name can be written as a string; an identifier written
+  // as a string is the same name.
+  auto Exe = asmText(".extern \"my kernel;1\"\n"
+                     ".func \"main-v2\"(x)\n"
+                     "  %f = call vm.builtin.copy(@\"my kernel;1\")\n"
+                     "  %r = call \"my kernel;1\"(%x)\n"
+                     "  %s = call \"scalar.add\"(%r, 1)\n"
+                     "  %t = call scalar.add(%s, 1)\n"
+                     "  %u = call \"h\\x00\\n\"()\n"
+                     "  ret %t\n"
+                     ".end\n");
+  EXPECT_EQ(names(*Exe),
+            (std::vector<std::string>{"my kernel;1", "main-v2",
+                                      "vm.builtin.copy", "scalar.add",
+                                      std::string("h\0\n", 3)}));
+  EXPECT_EQ(Exe->instr(0).callArg(0), Arg::func(0));
+  EXPECT_EQ(Exe->instr(1).callFunc(), 0);
+  EXPECT_EQ(asmError(".extern \"\"\n"),
+            "ParseError: prog.vmasm:1:9: error: a function name cannot be "
+            "empty");
+  EXPECT_EQ(asmError(".func f()\n  %r = call g(@\"\")\n  ret %r\n.end\n"),
+            "ParseError: prog.vmasm:2:15: error: a function name cannot be "
+            "empty");
+  EXPECT_EQ(asmError(".func f()\n  %r = call g(@\"x)\n  ret %r\n.end\n"),
+            "ParseError: prog.vmasm:2:16: error: unterminated string");
+}
+
+TEST(AssemblerTest, QuotedParameterNamesAreNamesOnly) {
+  // A quoted parameter name goes into the function table but names no
+  // register: it may repeat, be "vm" or be any string.
+  auto Exe = asmText(".func affine(\"i\", \"i\", b, \"vm\", \"a b\")\n"
+                     "  %r = call scalar.add(%0, %b)\n"
+                     "  ret %r\n"
+                     ".end\n");
+  const FunctionInfo &F = fn(*Exe, "affine");
+  EXPECT_EQ(F.ParamNames,
+            (std::vector<std::string>{"i", "i", "b", "vm", "a b"}));
+  EXPECT_EQ(F.NumParams, 5);
+  EXPECT_EQ(Exe->instr(0).callArg(1), Arg::reg(2));
+  EXPECT_EQ(Exe->instr(0).callDst(), 5);
+  // An unquoted name binds even when a quoted one repeats it.
+  auto Mixed = asmText(".func f(\"x\", x)\n  ret %x\n.end\n");
+  EXPECT_EQ(Mixed->instr(0).retReg(), 1);
+  EXPECT_EQ(asmError(".func f(\"x\")\n  ret %x\n.end\n"),
+            "ParseError: prog.vmasm:2:7: error: '%x' is not a register name: "
+            "parameter 0 is written quoted, which names no register (write "
+            "%0)");
+  EXPECT_EQ(asmError(".func f(1x)\n  ret %0\n.end\n"),
+            "ParseError: prog.vmasm:1:9: error: expected a parameter name (an "
+            "identifier or a string)");
+}
+
 //===----------------------------------------------------------------------===//
 // Registers, labels, arguments
 //===----------------------------------------------------------------------===//
@@ -622,7 +706,7 @@ TEST(AssemblerErrorTest, VMAsDestination) {
             "ParseError: prog.vmasm:2:7: error: 'ret' cannot return %vm");
   EXPECT_EQ(asmError(".func f(vm)\n  ret %vm\n.end\n"),
             "ParseError: prog.vmasm:1:9: error: a parameter cannot be named "
-            "'vm' (%vm is the VM register)");
+            "'vm' (%vm is the VM register; a quoted \"vm\" is a name only)");
 }
 
 TEST(AssemblerErrorTest, UnknownDirective) {
@@ -654,7 +738,8 @@ TEST(AssemblerErrorTest, FunctionDeclarations) {
             "ParseError: prog.vmasm:2:7: error: function 'f' is already "
             "declared with .extern at line 1");
   EXPECT_EQ(asmError(".func f(x, x)\n  ret %x\n.end\n"),
-            "ParseError: prog.vmasm:1:12: error: duplicate parameter 'x'");
+            "ParseError: prog.vmasm:1:12: error: duplicate parameter 'x' (a "
+            "quoted \"x\" may repeat: it is a name only)");
   EXPECT_EQ(asmError(".func f(x)\n.end\n"),
             "ParseError: prog.vmasm:2:1: error: function 'f' has no "
             "instructions");

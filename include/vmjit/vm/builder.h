@@ -84,6 +84,13 @@ public:
   int64_t declarePacked(const std::string &Name);
   /// Declares a native function (resolved like a packed one).
   int64_t declareNative(const std::string &Name);
+  /// Declares a native function with parameters and a register file (TVM's
+  /// VMTIR functions have both). Throws ValueError if `RegisterFileSize` is
+  /// smaller than the parameter count, or if `Name` is already declared
+  /// with another kind or parameter list.
+  int64_t declareNative(const std::string &Name,
+                        const std::vector<std::string> &Params,
+                        int64_t RegisterFileSize);
   /// Declares a bytecode function to be defined later; returns its index.
   /// Throws ValueError if `Name` is already declared with another kind or
   /// parameter list.

@@ -1,8 +1,9 @@
 //===- vmjit/vm/program.h - Loading a program from a file --------*- C++ -*-===//
 //
-// One entry point for "a program on disk", as the `vmjit` command takes it:
-// a `.vmasm` file is assembled, anything else is loaded as a binary
-// executable. Either way the result is verified.
+// One entry point for "a program on disk", as the `vmjit` command takes it,
+// recognised by its content, not its name: a vmjit binary or a TVM
+// VMExecutable file by its magic, vmasm text by looking like text that
+// starts with a directive. Whatever the format, the result is verified.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,14 +13,42 @@
 #include "vmjit/vm/serialize.h"
 
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 
 namespace vmjit::vm {
+
+/// The formats loadProgram reads.
+enum class ProgramFormat {
+  /// vmasm text (assembler.h).
+  Vmasm,
+  /// vmjit's binary format (serialize.h).
+  Binary,
+  /// Apache TVM's VMExecutable serialization (tvm_format.h).
+  Tvm,
+};
+
+/// "vmasm", "binary", "tvm".
+std::string_view programFormatName(ProgramFormat F) noexcept;
 
 /// True if `Path` names vmasm text (it ends in ".vmasm").
 bool isVmasmPath(const std::string &Path);
 
-/// Assembles (.vmasm) or loads (anything else) the program at `Path`.
+/// The format of a file whose first bytes are `Head` (up to 4 KiB is
+/// enough): the vmjit or TVM magic decides; otherwise text with no NUL
+/// byte whose first statement (after blank and comment lines) is a
+/// directive is vmasm; otherwise a name ending in ".vmasm" says vmasm (so
+/// that a broken .vmasm file gets the assembler's message); anything else
+/// is taken as a binary (and gets the binary loader's "bad magic" error).
+ProgramFormat detectProgramFormat(std::span<const char> Head,
+                                  const std::string &Path);
+
+/// Reads the start of the file at `Path` and detects its format as above.
+/// Throws Error("IOError") if the file cannot be read.
+ProgramFormat detectProgramFormat(const std::string &Path);
+
+/// Assembles or loads the program at `Path`, whichever its format is.
 /// Throws Error with kind IOError, ParseError, FormatError or VerifyError;
 /// every message names the file.
 std::shared_ptr<Executable> loadProgram(const std::string &Path,

@@ -42,11 +42,12 @@ std::string serializeExecutable(const Executable &Exe);
 void saveExecutable(const Executable &Exe, const std::string &Path);
 
 /// Maps and loads the file at `Path`. Tensor constants point into the
-/// mapping (copy-on-write), which they keep alive.
+/// mapping (copy-on-write), which they keep alive. A file with TVM's
+/// executable magic is read as TVM's format instead (tvm_format.h).
 std::shared_ptr<Executable> loadExecutable(const std::string &Path,
                                            const LoadOptions &Opts = {});
 /// Loads from memory (copied once into an aligned buffer). `Name` is used
-/// in error messages.
+/// in error messages. TVM's format is recognised by its magic, as above.
 std::shared_ptr<Executable> loadExecutableFromBytes(std::span<const char> Bytes,
                                                     const std::string &Name,
                                                     const LoadOptions &Opts = {});
