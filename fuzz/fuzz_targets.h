@@ -34,11 +34,13 @@ public:
 /// or accepted (and every check after that was run).
 enum class Outcome { Rejected, Accepted };
 
-/// Binary format: loadExecutableFromBytes on the bytes as they are and,
-/// for inputs with the magic, again with the file size and every checksum
-/// recomputed (so that mutations reach the section parsers and the
-/// verifier). A loaded executable must serialize to an image that loads
-/// back equal and serializes to the same bytes, and disassemble. Inputs
+/// Binary formats: loadExecutableFromBytes on the bytes as they are (vmjit's
+/// format or TVM's, by magic) and, for inputs with vmjit's magic, again with
+/// the file size and every checksum recomputed (so that mutations reach the
+/// section parsers and the verifier). A loaded executable must serialize in
+/// both formats to images that load back equal and serialize to the same
+/// bytes (TVM's writer may refuse only constants TVM cannot hold), and
+/// disassemble with every name written so that it reads back. Inputs
 /// starting with the .npy magic go through parseNpy and serializeNpy.
 Outcome runLoaderInput(std::span<const uint8_t> Data);
 

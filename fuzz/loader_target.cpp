@@ -1,14 +1,17 @@
 //===- loader_target.cpp - The binary loader fuzz target ------------------===//
 //
-// runLoaderInput: the binary format reader and the verifier on arbitrary
-// bytes. Mutated files rarely keep valid checksums, so every input with
-// the magic is also loaded with its file size and checksums recomputed;
-// that variant is what reaches the section parsers and the verifier.
-// What loads must survive serialize -> load (equal executable, same bytes)
-// and the disassembler, which must refuse (ValueError) names that are not
-// vmasm identifiers; when its layout is the builder's (the disassembler's
-// documented limit), the disassembly must reassemble to an equal
-// executable.
+// runLoaderInput: the binary format readers (vmjit's and TVM's) and the
+// verifier on arbitrary bytes. Mutated vmjit files rarely keep valid
+// checksums, so every input with the vmjit magic is also loaded with its
+// file size and checksums recomputed; that variant is what reaches the
+// section parsers and the verifier (TVM's format has no checksums). What
+// loads must survive serialize -> load in both formats (equal executable,
+// same bytes; TVM's writer may refuse only constants TVM cannot hold) and
+// the disassembler, which must write every name so that it reads back: as
+// it is when it is a vmasm identifier, else quoted (an oracle of its own
+// here checks the declaration lines); when its layout is the builder's
+// (the disassembler's documented limit), the disassembly must reassemble
+// to an equal executable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,7 @@
 #include "vmjit/vm/disassembler.h"
 #include "vmjit/vm/npy.h"
 #include "vmjit/vm/serialize.h"
+#include "vmjit/vm/tvm_format.h"
 
 #include <algorithm>
 #include <cstring>
@@ -70,9 +74,11 @@ std::optional<std::string> withFixedChecksums(const std::string &In) {
   return S;
 }
 
-/// Bytecode functions' code in table order, back to back, and packed or
-/// native entries with no parameters, registers or code: the layout the
-/// builder (hence the assembler) makes, which reassembly reproduces.
+/// Bytecode functions' code in table order, back to back; packed entries
+/// with no parameters, registers or code; native entries with no code and
+/// one name per parameter in a register file that holds them (what
+/// `.native NAME(PARAMS) .regs N` writes): the layout the builder (hence
+/// the assembler) makes, which reassembly reproduces.
 bool hasBuilderLayout(const Executable &Exe) {
   int64_t Next = 0;
   for (const vm::FunctionInfo &F : Exe.functions()) {
@@ -80,8 +86,13 @@ bool hasBuilderLayout(const Executable &Exe) {
       if (F.StartInstr != Next)
         return false;
       Next = F.EndInstr;
-    } else if (F.StartInstr != 0 || F.EndInstr != 0 || F.NumParams != 0 ||
-               F.RegisterFileSize != 0 || !F.ParamNames.empty()) {
+    } else if (F.StartInstr != 0 || F.EndInstr != 0) {
+      return false;
+    } else if (F.Kind == vm::FunctionKind::Native
+                   ? (F.NumParams != int64_t(F.ParamNames.size()) ||
+                      F.RegisterFileSize < F.NumParams)
+                   : (F.NumParams != 0 || F.RegisterFileSize != 0 ||
+                      !F.ParamNames.empty())) {
       return false;
     }
   }
@@ -100,17 +111,73 @@ bool isVmasmIdentifier(const std::string &S) {
   return true;
 }
 
-/// Every function and parameter name is one vmasm can write (the
-/// disassembler writes names as they are: "f;x" would reassemble as "f").
-bool hasVmasmNames(const Executable &Exe) {
-  for (const vm::FunctionInfo &F : Exe.functions()) {
-    if (!isVmasmIdentifier(F.Name))
-      return false;
-    for (const std::string &P : F.ParamNames)
-      if (!isVmasmIdentifier(P) || P == "vm")
-        return false;
+/// A vmasm string literal: printable ASCII as it is, \" \\ \n \t, and
+/// \xHH for every other byte (the escapes the vmasm contract lists).
+std::string vmasmString(const std::string &S) {
+  static const char *Hex = "0123456789abcdef";
+  std::string Out = "\"";
+  for (char C : S) {
+    auto U = static_cast<unsigned char>(C);
+    if (C == '"' || C == '\\')
+      Out += {'\\', C};
+    else if (C == '\n')
+      Out += "\\n";
+    else if (C == '\t')
+      Out += "\\t";
+    else if (U >= 0x20 && U < 0x7f)
+      Out += C;
+    else
+      Out += {'\\', 'x', Hex[U >> 4], Hex[U & 15]};
   }
-  return true;
+  return Out + "\"";
+}
+
+/// How vmasm must write a function name: bare only if it is an identifier
+/// ("f;x" bare would reassemble as "f"), else as a string.
+std::string functionName(const std::string &Name) {
+  return isVmasmIdentifier(Name) ? Name : vmasmString(Name);
+}
+
+/// A parameter list: a name is bare only if it is an identifier, not "vm"
+/// and not repeated (a bare one names a register); else quoted.
+std::string paramList(const std::vector<std::string> &Params) {
+  std::string Out = "(";
+  for (size_t I = 0; I < Params.size(); ++I) {
+    const std::string &P = Params[I];
+    bool Bare = isVmasmIdentifier(P) && P != "vm" &&
+                std::count(Params.begin(), Params.end(), P) == 1;
+    Out += (I ? ", " : "") + (Bare ? P : vmasmString(P));
+  }
+  return Out + ")";
+}
+
+/// The declaration line of each table entry is in `Text` with every name
+/// written as above: the quoting rule, checked independently of the
+/// disassembler's own code. Returns the first line missing, or "".
+std::string missingDeclaration(const Executable &Exe, const std::string &Text) {
+  for (const vm::FunctionInfo &F : Exe.functions()) {
+    std::string Line;
+    switch (F.Kind) {
+    case vm::FunctionKind::Packed:
+      Line = ".extern " + functionName(F.Name);
+      break;
+    case vm::FunctionKind::Bytecode:
+      Line = ".func " + functionName(F.Name) + paramList(F.ParamNames);
+      break;
+    case vm::FunctionKind::Native:
+      Line = ".native " + functionName(F.Name);
+      if (!F.ParamNames.empty() || F.RegisterFileSize != 0)
+        Line += paramList(F.ParamNames);
+      if (F.RegisterFileSize != F.NumParams)
+        Line += " .regs " + std::to_string(F.RegisterFileSize);
+      break;
+    }
+    Line += "\n";
+    if (Text.compare(0, Line.size(), Line) != 0 &&
+        Text.find("\n" + Line) == std::string::npos)
+      return Line;
+  }
+  return "";
 }
 
 std::string functionText(const vm::FunctionInfo &F) {
@@ -142,6 +209,88 @@ std::string firstDifference(const Executable &A, const Executable &B) {
   return "the constants";
 }
 
+/// A constant TVM's format cannot hold: anything but an int, float, dtype,
+/// string, shape or a compact CPU tensor of one lane of a vmasm dtype.
+bool hasConstantTvmCannotHold(const Executable &Exe) {
+  for (const Any &C : Exe.constants()) {
+    switch (C.typeIndex()) {
+    case kVMJITInt:
+    case kVMJITFloat:
+    case kVMJITDataType:
+    case kVMJITSmallStr:
+    case kVMJITStr:
+    case kVMJITShape:
+      continue;
+    case kVMJITTensor: {
+      DLDataType T = C.as<Tensor>()->dtype();
+      bool Ok = T.lanes == 1 &&
+                ((T.code == kDLBool && T.bits == 8) ||
+                 ((T.code == kDLInt || T.code == kDLUInt) &&
+                  (T.bits == 8 || T.bits == 16 || T.bits == 32 ||
+                   T.bits == 64)) ||
+                 (T.code == kDLFloat &&
+                  (T.bits == 16 || T.bits == 32 || T.bits == 64)) ||
+                 (T.code == kDLBfloat && T.bits == 16));
+      if (Ok)
+        continue;
+      return true;
+    }
+    default:
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Through TVM's format: the writer refuses only constants TVM cannot hold
+/// (ValueError). A program in the builder's layout loads back equal (the
+/// reader keeps exactly what that layout has); any other loads back
+/// normalised (docs/tvm.md) or is rejected cleanly. What loads back saves
+/// to bytes that load to an equal executable and save to the same bytes.
+void checkTvmRoundTrip(const Executable &Exe) {
+  std::string Image;
+  try {
+    Image = vm::serializeTvmExecutable(Exe);
+  } catch (const Error &E) {
+    if (E.kind() != "ValueError" || !hasConstantTvmCannotHold(Exe))
+      fail("TVM's writer refused a program it can hold: " + E.format());
+    return;
+  }
+  if (hasConstantTvmCannotHold(Exe))
+    fail("TVM's writer wrote a constant TVM's format cannot hold");
+  // The TVM reader bounds a parameter count by the register limit.
+  bool Exact = hasBuilderLayout(Exe);
+  for (const vm::FunctionInfo &F : Exe.functions())
+    Exact &= F.NumParams <= vm::VerifierLimits().MaxRegisters;
+  std::shared_ptr<Executable> Back;
+  try {
+    Back = vm::loadExecutableFromBytes(Image, "resaved.tvmexec");
+  } catch (const Error &E) {
+    if (Exact)
+      fail("a program written in TVM's format does not load: " + E.format());
+    if (E.kind() != "FormatError" && E.kind() != "VerifyError")
+      fail("TVM's reader threw an undocumented error kind: " + E.format());
+    return;
+  }
+  if (Exact && !Back->equals(Exe))
+    fail("vmjit -> TVM format -> vmjit changed the executable (" +
+         firstDifference(Exe, *Back) + ")");
+  std::string Again;
+  std::shared_ptr<Executable> Back2;
+  try {
+    Again = vm::serializeTvmExecutable(*Back);
+    Back2 = vm::loadExecutableFromBytes(Again, "resaved2.tvmexec");
+  } catch (const Error &E) {
+    fail("a program TVM's reader loaded does not save and load again: " +
+         E.format());
+  }
+  if (!Back2->equals(*Back))
+    fail("TVM format -> vmjit -> TVM format changed the executable (" +
+         firstDifference(*Back, *Back2) + ")");
+  if (vm::serializeTvmExecutable(*Back2) != Again)
+    fail("saving the reloaded TVM-format executable gave other bytes");
+}
+
 void checkRoundTrips(const Executable &Exe) {
   std::string Image;
   std::shared_ptr<Executable> Reloaded;
@@ -158,20 +307,23 @@ void checkRoundTrips(const Executable &Exe) {
   if (vm::serializeExecutable(*Reloaded) != Image)
     fail("serializing the reloaded executable gave other bytes");
 
+  checkTvmRoundTrip(Exe);
+
   std::string Text;
   try {
     Text = vm::disassemble(Exe);
   } catch (const Error &E) {
-    // Constants vmasm cannot write (e.g. a float8 or vector tensor).
+    // Constants vmasm cannot write (e.g. a float8 or vector tensor), or a
+    // native entry whose parameters `.native` cannot give back.
     if (E.kind() != "ValueError")
       fail("disassemble threw " + E.format());
     return;
   }
-  // The disassembler refuses names vmasm cannot write (a ValueError
-  // above); writing one would rename the function silently.
-  if (!hasVmasmNames(Exe))
-    fail("the disassembler wrote a name that is not a vmasm identifier:\n" +
-         Text);
+  // Every name is written so that it reads back as itself.
+  std::string Missing = missingDeclaration(Exe, Text);
+  if (!Missing.empty())
+    fail("the disassembly lacks the declaration " + vmasmString(Missing) +
+         ":\n" + Text);
   if (!hasBuilderLayout(Exe))
     return;
   std::shared_ptr<Executable> Again;

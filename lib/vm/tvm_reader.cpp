@@ -225,13 +225,13 @@ void TvmReader::readFunctions() {
     if (F.Kind == FunctionKind::Bytecode) {
       F.StartInstr = Start;
       F.EndInstr = End;
-    } else if (Regs < NumArgs || Regs > Opts.Limits.MaxRegisters) {
+    } else if (Regs < NumArgs) {
       // A VMTIR function has no code here (TVM ignores its range); its
       // register file holds its arguments and result.
       C.failAt(NumArgsAt + 8,
-               fmt::format("{}: a register file of {} registers for {} "
-                           "parameters (the limit is {})",
-                           What, Regs, NumArgs, Opts.Limits.MaxRegisters));
+               fmt::format("{}: a register file of {} registers cannot hold "
+                           "its {} parameters",
+                           What, Regs, NumArgs));
     }
     Functions.push_back(std::move(F));
   }

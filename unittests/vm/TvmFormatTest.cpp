@@ -277,8 +277,8 @@ TEST(TvmFormatTest, FunctionTableErrors) {
   Regs.header().put<uint64_t>(1).func(2, "tir", 0, 0, 2, 1, {"a", "b"});
   Regs.put<uint64_t>(0).put<uint64_t>(0).words({}, {});
   EXPECT_THAT(loadError(Regs.Buf),
-              HasSubstr("function 0 ('tir'): a register file of 1 registers "
-                        "for 2 parameters"));
+              HasSubstr("offset 67: function 0 ('tir'): a register file of "
+                        "1 registers cannot hold its 2 parameters"));
   // Names made up for unnamed parameters have a budget: a few bytes of
   // file cannot make millions of them.
   Image Unnamed;
