@@ -15,6 +15,14 @@ void throwArityError(const std::string &Name, int32_t Expected, int32_t Got) {
                          Expected == 1 ? "" : "s", Got));
 }
 
+void throwArityError(const std::string &Name, int32_t Min, int32_t Max,
+                     int32_t Got) {
+  throwError("TypeError", fmt::format("{}: expected {} to {} arguments but got "
+                                      "{}",
+                                      Name.empty() ? "function" : Name, Min,
+                                      Max, Got));
+}
+
 void throwArgTypeError(const std::string &Name, int32_t Index,
                        std::string_view Expected, const AnyView &Got) {
   throwError("TypeError",

@@ -7,7 +7,8 @@
 //    entry ignores self, so JIT code may call it directly ("cpacked");
 //  - a C++ callable taking (PackedArgs, Any* result);
 //  - a C++ callable with typed parameters, whose arguments are checked and
-//    converted ("tensor.add: argument 2 expected Tensor but got int").
+//    converted ("tensor.add: argument 2 expected Tensor but got int");
+//    trailing std::optional<T> parameters may be left out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +18,10 @@
 #include "vmjit/runtime/error.h"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -116,6 +119,10 @@ private:
 namespace detail {
 [[noreturn]] VMJIT_DLL void throwArityError(const std::string &Name,
                                             int32_t Expected, int32_t Got);
+/// "NAME: expected Min to Max arguments but got Got".
+[[noreturn]] VMJIT_DLL void throwArityError(const std::string &Name,
+                                            int32_t Min, int32_t Max,
+                                            int32_t Got);
 [[noreturn]] VMJIT_DLL void throwArgTypeError(const std::string &Name,
                                               int32_t Index,
                                               std::string_view Expected,
@@ -135,11 +142,42 @@ struct Signature<R (C::*)(A...) const> : Signature<R (*)(A...)> {};
 template <typename C, typename R, typename... A>
 struct Signature<R (C::*)(A...)> : Signature<R (*)(A...)> {};
 
+/// std::optional<T> as a typed parameter: may be left out (when trailing)
+/// or passed as None.
+template <typename T> struct OptionalParam : std::false_type {};
+template <typename T>
+struct OptionalParam<std::optional<T>> : std::true_type {
+  using Inner = T;
+};
+
+/// Parameters before the trailing std::optional ones: the fewest
+/// arguments a call may pass.
+template <typename Tuple, size_t... I>
+constexpr size_t requiredArity(std::index_sequence<I...>) {
+  size_t Required = 0;
+  ((Required = OptionalParam<std::tuple_element_t<I, Tuple>>::value
+                   ? Required
+                   : I + 1),
+   ...);
+  return Required;
+}
+template <typename Tuple, size_t... I>
+constexpr size_t optionalCount(std::index_sequence<I...>) {
+  return (size_t(0) + ... +
+          size_t(OptionalParam<std::tuple_element_t<I, Tuple>>::value));
+}
+
 template <typename T>
 T unpackArg(const std::string &Name, const PackedArgs &Args, int32_t I) {
-  if (auto V = TypeTraitsOf<T>::fromAny(&Args[I].raw()))
-    return std::move(*V);
-  throwArgTypeError(Name, I + 1, TypeTraitsOf<T>::typeName(), Args[I]);
+  if constexpr (OptionalParam<T>::value) {
+    if (I >= Args.size() || Args[I].isNone())
+      return std::nullopt;
+    return unpackArg<typename OptionalParam<T>::Inner>(Name, Args, I);
+  } else {
+    if (auto V = TypeTraitsOf<T>::fromAny(&Args[I].raw()))
+      return std::move(*V);
+    throwArgTypeError(Name, I + 1, TypeTraitsOf<T>::typeName(), Args[I]);
+  }
 }
 
 template <typename F, size_t... I>
@@ -147,13 +185,17 @@ void callTyped(const std::string &Name, F &Fn, const PackedArgs &Args,
                Any *Result, std::index_sequence<I...>) {
   using Sig = Signature<std::decay_t<F>>;
   using R = typename Sig::Return;
+  // Braced initialization converts the arguments from the first to the
+  // last, so an error names the first one that does not convert (function
+  // call arguments have no evaluation order).
+  typename Sig::Args Unpacked{
+      unpackArg<std::tuple_element_t<I, typename Sig::Args>>(Name, Args,
+                                                             I)...};
   if constexpr (std::is_void_v<R>) {
-    Fn(unpackArg<std::tuple_element_t<I, typename Sig::Args>>(Name, Args,
-                                                              I)...);
+    Fn(std::get<I>(std::move(Unpacked))...);
     Result->reset();
   } else {
-    *Result = Any(Fn(unpackArg<std::tuple_element_t<I, typename Sig::Args>>(
-        Name, Args, I)...));
+    *Result = Any(Fn(std::get<I>(std::move(Unpacked))...));
   }
 }
 } // namespace detail
@@ -181,14 +223,27 @@ public:
   }
   /// Wraps a callable with typed parameters. Calls with the wrong number
   /// of arguments or an argument that does not convert raise TypeError
-  /// naming the function and the argument (counted from 1).
+  /// naming the function and the argument (counted from 1). Trailing
+  /// std::optional<T> parameters may be left out; None passes nullopt.
   template <typename F> static Function fromTyped(std::string Name, F Fn) {
+    using Params = typename detail::Signature<F>::Args;
     constexpr size_t Arity = detail::Signature<F>::Arity;
+    constexpr size_t Required =
+        detail::requiredArity<Params>(std::make_index_sequence<Arity>());
+    static_assert(detail::optionalCount<Params>(
+                      std::make_index_sequence<Arity>()) == Arity - Required,
+                  "only trailing parameters may be std::optional");
     std::string N = Name;
     return fromPacked(std::move(Name), [Fn = std::move(Fn), N = std::move(N)](
                                            PackedArgs Args, Any *Result) mutable {
-      if (Args.size() != static_cast<int32_t>(Arity))
-        detail::throwArityError(N, static_cast<int32_t>(Arity), Args.size());
+      if (Args.size() < static_cast<int32_t>(Required) ||
+          Args.size() > static_cast<int32_t>(Arity)) {
+        if constexpr (Required == Arity)
+          detail::throwArityError(N, static_cast<int32_t>(Arity), Args.size());
+        else
+          detail::throwArityError(N, static_cast<int32_t>(Required),
+                                  static_cast<int32_t>(Arity), Args.size());
+      }
       detail::callTyped(N, Fn, Args, Result, std::make_index_sequence<Arity>());
     });
   }

@@ -38,6 +38,13 @@ public:
   void addTyped(std::string Name, F Fn, bool AllowOverride = false) {
     add(Name, Function::fromTyped(Name, std::move(Fn)), AllowOverride);
   }
+  /// Shorthand for add(Name, Function::fromPacked(Name, Fn)): `Fn` is
+  /// `void(PackedArgs, Any*)` and checks its own arguments (variadic
+  /// functions, or ones whose parameters depend on the argument count).
+  template <typename F>
+  void addPacked(std::string Name, F Fn, bool AllowOverride = false) {
+    add(Name, Function::fromPacked(Name, std::move(Fn)), AllowOverride);
+  }
   /// The function registered under `Name`, if any.
   VMJIT_DLL std::optional<Function> find(std::string_view Name) const;
   /// Removes `Name`; returns whether it was there.
@@ -48,6 +55,31 @@ public:
 private:
   struct Impl;
   std::unique_ptr<Impl> I;
+};
+
+/// Chained registration in the style of tvm-ffi's reflection::GlobalDef,
+/// so that each function is registered by one line next to its code:
+///
+///   GlobalDef(R)
+///       .def("vm.builtin.copy", copy)             // typed: checked arguments
+///       .defPacked("vm.builtin.make_tuple", makeTuple); // (PackedArgs, Any*)
+class GlobalDef {
+public:
+  explicit GlobalDef(Registry &R = Registry::global()) noexcept : R(R) {}
+  /// Registers a callable with typed parameters (Registry::addTyped).
+  template <typename F> GlobalDef &def(std::string Name, F Fn) {
+    R.addTyped(std::move(Name), std::move(Fn));
+    return *this;
+  }
+  /// Registers a `void(PackedArgs, Any*)` callable (Registry::addPacked).
+  template <typename F> GlobalDef &defPacked(std::string Name, F Fn) {
+    R.addPacked(std::move(Name), std::move(Fn));
+    return *this;
+  }
+  Registry &registry() const noexcept { return R; }
+
+private:
+  Registry &R;
 };
 
 } // namespace vmjit

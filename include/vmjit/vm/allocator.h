@@ -51,6 +51,21 @@ private:
   std::shared_ptr<Releaser> Owner;
 };
 
+/// A reference to a storage block. As a typed parameter it accepts only a
+/// Storage ("argument 1 expected Storage but got Tensor").
+class Storage : public ObjectRef {
+public:
+  using ContainerType = StorageObj;
+  static constexpr const char *kTypeName = "Storage";
+  Storage() = default;
+  explicit Storage(ObjectPtr<Object> P) : ObjectRef(std::move(P)) {}
+
+  StorageObj *get() const noexcept {
+    return static_cast<StorageObj *>(ObjectRef::get());
+  }
+  StorageObj *operator->() const noexcept { return get(); }
+};
+
 class Allocator {
 public:
   virtual ~Allocator() = default;
@@ -68,5 +83,16 @@ public:
 std::unique_ptr<Allocator> makeAllocator(AllocatorKind Kind);
 
 } // namespace vmjit::vm
+
+namespace vmjit {
+/// Storage's type index is given at run time, so its traits check it.
+template <> struct TypeTraits<vm::Storage> : ObjectRefTypeTraits<vm::Storage> {
+  static std::optional<vm::Storage> fromAny(const VMJITAny *V) {
+    if (V->type_index == vm::StorageObj::typeIndex())
+      return vm::Storage(ObjectPtr<Object>::share(Object::fromRaw(V->v_obj)));
+    return std::nullopt;
+  }
+};
+} // namespace vmjit
 
 #endif // VMJIT_VM_ALLOCATOR_H

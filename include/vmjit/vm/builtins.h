@@ -1,10 +1,14 @@
 //===- vmjit/vm/builtins.h - The vm.builtin.* functions ----------*- C++ -*-===//
 //
-// The VM builtins of the contract (names and semantics follow Apache TVM's
-// Relax VM builtins): copy, make_tuple, tuple_getitem, read_if_cond,
-// null_value, make_closure, invoke_closure, alloc_storage, alloc_tensor,
-// shape_of, check_tensor_info, alloc_shape_heap, match_shape, make_shape.
-// They are registered in the global registry when the first VM is created.
+// The VM builtins: the contract's (copy, make_tuple, tuple_getitem,
+// read_if_cond, null_value, make_closure, invoke_closure, alloc_storage,
+// alloc_tensor, shape_of, check_tensor_info, alloc_shape_heap, match_shape,
+// make_shape) and the rest of the CPU set of Apache TVM's Relax VM
+// (match_prim_value, make_prim_value, check_shape_info, check_tuple_info,
+// check_prim_value_info, check_func_info, tuple_reset_item, call_tir_dyn,
+// reshape, tensor_to_shape, ensure_zero_offset, to_device), all with TVM's
+// argument orders. They are registered in the global registry when the
+// first VM is created. docs/tvm-builtins.md describes each one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,11 +19,19 @@
 
 #include <vector>
 
+namespace vmjit {
+class Registry;
+}
+
 namespace vmjit::vm {
 
 /// Registers vm.builtin.* (and, when linked in, the standard kernels) into
 /// the global registry, once per process. Thread-safe.
 void registerVMBuiltins();
+
+/// Registers vm.builtin.* (only) into `R`, e.g. a registry given to a VM
+/// through VMOptions. Throws ValueError if a name is already taken there.
+void registerVMBuiltins(Registry &R);
 
 /// A closure: calling it calls `Target` with the call's own arguments
 /// followed by `Captured`. It is a Function (type 68), so it can be called

@@ -1,0 +1,135 @@
+//===- builtins_check.cpp - The argument checks of compiled drivers --------===//
+//
+// vm.builtin.check_tensor_info, check_shape_info, check_tuple_info,
+// check_prim_value_info and check_func_info: TVM's drivers call them on
+// their arguments before anything else. Each takes an error-context text
+// (str or None) that starts its messages. A value of the wrong kind is a
+// TypeError, a wrong rank, size or dtype a ValueError, as in TVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "builtins_internal.h"
+#include "vmjit/runtime/array.h"
+#include "vmjit/runtime/data_type.h"
+#include "vmjit/runtime/shape.h"
+#include "vmjit/runtime/string.h"
+
+#include <fmt/format.h>
+
+namespace vmjit::vm::builtin {
+namespace {
+
+/// check_tensor_info(x, ndim, [dtype or None,] text): x if it is a tensor
+/// of rank ndim (-1: any) and that dtype (None or left out: any). TVM's
+/// three-argument form has no dtype; TVM returns None, vmjit returns x.
+void checkTensorInfo(PackedArgs A, Any *Rv) {
+  const char *Fn = "vm.builtin.check_tensor_info";
+  needArgs(Fn, A, 3, 4);
+  int64_t NDim = arg<int64_t>(Fn, A, 1);
+  std::optional<DLDataType> Want;
+  if (A.size() == 4 && !A[2].isNone())
+    Want = arg<DLDataType>(Fn, A, 2);
+  const int32_t TextIndex = A.size() - 1;
+  std::optional<std::string> Text;
+  if (!A[TextIndex].isNone())
+    Text = arg<std::string>(Fn, A, TextIndex);
+  std::string Prefix = contextPrefix(Text);
+  auto T = A[0].as<DLTensor *>();
+  if (!T)
+    fail(Fn,
+         fmt::format("{}expected a Tensor but got {}", Prefix,
+                     A[0].typeName()),
+         "TypeError");
+  if (NDim != -1 && (*T)->ndim != NDim)
+    fail(Fn, fmt::format("{}expected a tensor of rank {} but got rank {}",
+                         Prefix, NDim, (*T)->ndim));
+  if (Want && (*T)->dtype != *Want)
+    fail(Fn, fmt::format("{}expected dtype {} but got {}", Prefix,
+                         dtypeName(*Want), dtypeName((*T)->dtype)));
+  *Rv = Any(A[0]);
+}
+
+/// check_shape_info(x, ndim, text): x is a shape of ndim dimensions (-1:
+/// any).
+void checkShapeInfo(AnyView X, int64_t NDim, std::optional<std::string> Text) {
+  const char *Fn = "vm.builtin.check_shape_info";
+  std::string Prefix = contextPrefix(Text);
+  auto S = X.as<Shape>();
+  if (!S)
+    fail(Fn,
+         fmt::format("{}expected a Shape but got {}", Prefix, X.typeName()),
+         "TypeError");
+  if (NDim != -1 && static_cast<int64_t>(S->size()) != NDim)
+    fail(Fn, fmt::format("{}expected a shape of {} dimensions but got {}",
+                         Prefix, NDim, shapeString(S->dims())));
+}
+
+/// check_tuple_info(x, size, text): x is a tuple of `size` elements.
+void checkTupleInfo(AnyView X, int64_t Size, std::optional<std::string> Text) {
+  const char *Fn = "vm.builtin.check_tuple_info";
+  std::string Prefix = contextPrefix(Text);
+  auto T = X.as<Array>();
+  if (!T)
+    fail(Fn,
+         fmt::format("{}expected a tuple but got {}", Prefix, X.typeName()),
+         "TypeError");
+  if (static_cast<int64_t>(T->size()) != Size)
+    fail(Fn, fmt::format("{}expected a tuple of {} elements but got {}",
+                         Prefix, Size, T->size()));
+}
+
+/// check_func_info(x, text): x is a function or closure.
+void checkFuncInfo(AnyView X, std::optional<std::string> Text) {
+  if (X.typeIndex() != kVMJITFunction)
+    fail("vm.builtin.check_func_info",
+         fmt::format("{}expected a function but got {}", contextPrefix(Text),
+                     X.typeName()),
+         "TypeError");
+}
+
+/// check_prim_value_info(x, dtype, text): x is a scalar that converts to
+/// dtype: bool and int take an int or bool, uint the same, float also a
+/// float, a handle an opaque pointer or None. A handle with 0 bits and 0
+/// lanes (void) or another type code is unsupported, as in TVM.
+void checkPrimValueInfo(AnyView X, DLDataType DType,
+                        std::optional<std::string> Text) {
+  const char *Fn = "vm.builtin.check_prim_value_info";
+  std::string Prefix = contextPrefix(Text);
+  bool Ok;
+  switch (DType.code) {
+  case kDLBool:
+  case kDLInt:
+  case kDLUInt:
+    Ok = X.as<int64_t>().has_value();
+    break;
+  case kDLFloat:
+    Ok = X.as<double>().has_value();
+    break;
+  case kDLOpaqueHandle:
+    if (DType.bits == 0 && DType.lanes == 0)
+      fail(Fn, fmt::format("{}unsupported dtype {}", Prefix, dtypeName(DType)),
+           "TypeError");
+    Ok = X.as<void *>().has_value();
+    break;
+  default:
+    fail(Fn, fmt::format("{}unsupported dtype {}", Prefix, dtypeName(DType)),
+         "TypeError");
+  }
+  if (!Ok)
+    fail(Fn,
+         fmt::format("{}expected a {} value but got {}", Prefix,
+                     dtypeName(DType), X.typeName()),
+         "TypeError");
+}
+
+} // namespace
+
+void registerCheckBuiltins(GlobalDef &D) {
+  D.defPacked("vm.builtin.check_tensor_info", checkTensorInfo)
+      .def("vm.builtin.check_shape_info", checkShapeInfo)
+      .def("vm.builtin.check_tuple_info", checkTupleInfo)
+      .def("vm.builtin.check_prim_value_info", checkPrimValueInfo)
+      .def("vm.builtin.check_func_info", checkFuncInfo);
+}
+
+} // namespace vmjit::vm::builtin

@@ -1,0 +1,109 @@
+//===- builtins_internal.h - What the vm.builtin.* files share ---*- C++ -*-===//
+//
+// Private to lib/vm. The builtins live in one file per family
+// (builtins_values.cpp, builtins_closure.cpp, builtins_shape.cpp,
+// builtins_check.cpp, builtins_storage.cpp, builtins_tensor.cpp); each ends
+// with its register*Builtins function, one GlobalDef line per builtin.
+// This header holds what they share: the %vm parameter type, the argument
+// helpers of the packed (variadic) builtins with the same messages as typed
+// ones, the shape heap, and the error-context text.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_LIB_VM_BUILTINS_INTERNAL_H
+#define VMJIT_LIB_VM_BUILTINS_INTERNAL_H
+
+#include "vmjit/runtime/function.h"
+#include "vmjit/runtime/registry.h"
+#include "vmjit/runtime/tensor.h"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace vmjit::vm {
+class VirtualMachine;
+
+namespace builtin {
+
+/// The `%vm` argument: the calling VM, passed as an opaque pointer. As a
+/// typed parameter: "argument 1 expected the VM (%vm) but got int".
+struct VMContext {
+  VirtualMachine *VM;
+  VirtualMachine &operator*() const noexcept { return *VM; }
+  VirtualMachine *operator->() const noexcept { return VM; }
+};
+
+/// Throws `Kind` with "FN: MSG".
+[[noreturn]] void fail(const char *Fn, std::string_view Msg,
+                       const char *Kind = "ValueError");
+
+/// TypeError unless Min <= A.size() <= Max (INT32_MAX: no upper bound),
+/// worded like the typed functions' arity errors.
+void needArgs(const char *Fn, const PackedArgs &A, int32_t Min, int32_t Max);
+
+/// Argument I as T, or the typed functions' TypeError ("argument 2
+/// expected Shape but got int").
+template <typename T> T arg(const char *Fn, const PackedArgs &A, int32_t I) {
+  if (auto V = A[I].as<T>())
+    return std::move(*V);
+  detail::throwArgTypeError(Fn, I + 1, TypeTraitsOf<T>::typeName(), A[I]);
+}
+
+/// The error-context text of a check: "TEXT: " to put before a message,
+/// or nothing when the text is None or empty (TVM's err_ctx is optional).
+std::string contextPrefix(const std::optional<std::string> &Text);
+
+/// The int64 slots of a shape heap (vm.builtin.alloc_shape_heap). The
+/// heap may be None, as in TVM, when only immediate codes are used; a slot
+/// is then an error, not a null dereference.
+struct ShapeHeap {
+  int64_t *Data = nullptr;
+  int64_t Size = 0;
+  /// heap[Index]: IndexError when out of range, ValueError when the heap
+  /// is None.
+  int64_t &slot(const char *Fn, int64_t Index) const;
+};
+/// Argument I as a shape heap: None, or a rank-1 int64 compact CPU tensor.
+ShapeHeap heapArg(const char *Fn, const AnyView &V, int32_t I);
+
+/// The dimensions of a Tensor, a DLTensor pointer or a Shape (what TVM's
+/// match_shape takes); nullopt for anything else. The span stays valid
+/// while `V` does.
+std::optional<std::span<const int64_t>> dimsOf(const AnyView &V);
+
+/// Copies Src's elements, following its strides, into `Dst`: compact
+/// row-major memory of Src.nbytes() bytes. Src must be on the CPU.
+void copyElements(const Tensor &Src, void *Dst);
+
+/// ValueError unless `T` is on the CPU (its memory is read or written).
+void needCpu(const char *Fn, const Tensor &T, std::string_view What);
+
+// One per file, called once by registerVMBuiltins.
+void registerValueBuiltins(GlobalDef &D);   // builtins_values.cpp
+void registerClosureBuiltins(GlobalDef &D); // builtins_closure.cpp
+void registerShapeBuiltins(GlobalDef &D);   // builtins_shape.cpp
+void registerCheckBuiltins(GlobalDef &D);   // builtins_check.cpp
+void registerStorageBuiltins(GlobalDef &D); // builtins_storage.cpp
+void registerTensorBuiltins(GlobalDef &D);  // builtins_tensor.cpp
+
+} // namespace builtin
+} // namespace vmjit::vm
+
+namespace vmjit {
+template <> struct TypeTraits<vm::builtin::VMContext> {
+  static constexpr bool enabled = true;
+  static std::string_view typeName() noexcept { return "the VM (%vm)"; }
+  static std::optional<vm::builtin::VMContext>
+  fromAny(const VMJITAny *V) noexcept {
+    if (V->type_index == kVMJITOpaquePtr && V->v_ptr)
+      return vm::builtin::VMContext{
+          static_cast<vm::VirtualMachine *>(V->v_ptr)};
+    return std::nullopt;
+  }
+};
+} // namespace vmjit
+
+#endif // VMJIT_LIB_VM_BUILTINS_INTERNAL_H

@@ -1,0 +1,105 @@
+//===- builtins_storage.cpp - alloc_storage and alloc_tensor --------------===//
+//
+// vm.builtin.alloc_storage(%vm, shape [nbytes], device index, dtype hint
+// [, memory scope]) takes a block from the VM's allocator;
+// vm.builtin.alloc_tensor(storage, byte offset, shape, dtype [, memory
+// scope]) is a tensor that lives in it. TVM always passes the scope (5
+// arguments to alloc_storage); the spec's 4-argument form leaves it out.
+// On the CPU the only scope is "global" (or ""), as in TVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "builtins_internal.h"
+#include "vmjit/runtime/data_type.h"
+#include "vmjit/runtime/shape.h"
+#include "vmjit/runtime/string.h"
+#include "vmjit/vm/allocator.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <fmt/format.h>
+
+namespace vmjit::vm::builtin {
+namespace {
+
+void checkScope(const char *Fn, const std::optional<std::string> &Scope) {
+  if (Scope && !Scope->empty() && *Scope != "global")
+    fail(Fn, fmt::format("memory scope '{}' is not supported: CPU storage has "
+                         "only the \"global\" scope",
+                         *Scope));
+}
+
+/// alloc_storage(%vm, shape [nbytes], device index, dtype hint [, scope]).
+/// Device index -1 is the host; the block holds exactly nbytes (the dtype
+/// hint does not scale it).
+Storage allocStorage(VMContext VM, Shape Size, int64_t DeviceIndex,
+                     DLDataType /*Hint*/, std::optional<std::string> Scope) {
+  const char *Fn = "vm.builtin.alloc_storage";
+  const auto &Devices = VM->devices();
+  if (DeviceIndex < -1 || DeviceIndex >= static_cast<int64_t>(Devices.size()))
+    fail(Fn, fmt::format("device index {} is out of range: the VM has {} "
+                         "device(s)",
+                         DeviceIndex, Devices.size()));
+  checkScope(Fn, Scope);
+  if (Size.size() != 1 || Size[0] < 0)
+    fail(Fn, fmt::format("the size must be a shape [nbytes], not {}",
+                         shapeString(Size.dims())));
+  DLDevice Dev = cpuDevice();
+  if (DeviceIndex >= 0)
+    Dev = Devices[static_cast<size_t>(DeviceIndex)];
+  return Storage(VM->allocator().allocate(static_cast<size_t>(Size[0]), Dev));
+}
+
+/// TVM's check of a tensor's element type: whole bytes (or 1 bit), a
+/// power of two, at least one lane.
+void checkElementType(const char *Fn, DLDataType T) {
+  bool Bits = T.bits == 1 || (T.bits >= 8 && T.bits % 8 == 0 &&
+                              (T.bits & (T.bits - 1)) == 0);
+  if (!Bits || T.lanes < 1)
+    fail(Fn, fmt::format("cannot allocate a tensor of element type {}",
+                         dtypeName(T)));
+}
+
+/// alloc_tensor(storage, byte offset, shape, dtype [, scope]): a tensor at
+/// that offset of the storage, which it keeps alive. The tensor must fit in
+/// the nbytes the storage was asked for, at an offset that is a multiple of
+/// the element size.
+Tensor allocTensor(Storage S, int64_t Offset, Shape Dims, DLDataType T,
+                   std::optional<std::string> Scope) {
+  const char *Fn = "vm.builtin.alloc_tensor";
+  checkScope(Fn, Scope);
+  checkElementType(Fn, T);
+  const uint64_t Capacity = S->size();
+  uint64_t Bytes = dtypeBytes(T);
+  for (int64_t D : Dims) {
+    if (D < 0)
+      fail(Fn, fmt::format("negative dimension in shape {}",
+                           shapeString(Dims.dims())));
+    if (D && Bytes > Capacity / static_cast<uint64_t>(D))
+      Bytes = UINT64_MAX;
+    else
+      Bytes *= static_cast<uint64_t>(D);
+  }
+  if (Offset < 0)
+    fail(Fn, fmt::format("the byte offset {} is negative", Offset));
+  if (Offset % static_cast<int64_t>(dtypeBytes(T)))
+    fail(Fn, fmt::format("the byte offset {} is not a multiple of {} (the "
+                         "size of a {} element)",
+                         Offset, dtypeBytes(T), dtypeName(T)));
+  if (static_cast<uint64_t>(Offset) > Capacity ||
+      Bytes > Capacity - static_cast<uint64_t>(Offset))
+    fail(Fn, fmt::format("a {} tensor of shape {} at offset {} does not fit "
+                         "in a storage of {} bytes",
+                         dtypeName(T), shapeString(Dims.dims()), Offset,
+                         Capacity));
+  return Tensor::view(S, static_cast<char *>(S->data()) + Offset, Dims.dims(),
+                      T, S->device());
+}
+
+} // namespace
+
+void registerStorageBuiltins(GlobalDef &D) {
+  D.def("vm.builtin.alloc_storage", allocStorage)
+      .def("vm.builtin.alloc_tensor", allocTensor);
+}
+
+} // namespace vmjit::vm::builtin
