@@ -17,10 +17,21 @@
 //   kinds, or defining a `.func` twice, is an error; repeating an `.extern`
 //   (or `.native`) is allowed.
 // Extension directives.
-//   `.native NAME` declares a native function (resolved like a packed one).
+//   `.native NAME` declares a native function (resolved like a packed one);
+//   `.native NAME(PARAMS) .regs N` also gives its parameters and register
+//   file (TVM's VMTIR functions), both parts optional, N defaulting to the
+//   parameter count and never smaller. Repeating a `.native` with other
+//   parameters or registers is an error.
 //   `.regs N` inside a function body makes the register file N registers;
 //   N may not be smaller than the registers the function uses, and appears
 //   at most once per function.
+// Names. A function name is an identifier or a string (`.func "a-b"(x)`,
+//   `call "k;1"(%0)`, `@"k;1"`), any non-empty string, the string of an
+//   identifier being that identifier. A parameter is an identifier, which
+//   names its register (unique among the unquoted ones, not `vm`), or a
+//   string, which is only its name in the function table (it may repeat,
+//   be `vm` or be any string; its register is `%N`, and `%NAME` of a name
+//   only a quoted parameter has is an error).
 // Registers. Parameters are %0..%k-1 and may be named (`%x`). `%N` is a
 //   register by number (below 2^54). A fresh `%name` gets the lowest number
 //   at or above the parameter count that is neither given to an earlier

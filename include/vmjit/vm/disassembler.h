@@ -9,8 +9,11 @@
 //
 //   .extern scalar.add               ; the function table, in order:
 //   .native fused_kernel             ;   .extern / .native / .func
+//   .native tir_add(a, b) .regs 3    ; a native function's parameters
+//   .extern "my kernel;1"            ; a name that is no identifier: quoted
 //
-//   .func main(x)                    ; parameters by name
+//   .func main(x, "x", "vm")         ; parameters by name; repeated ones,
+//                                    ;   vm and non-identifiers quoted
 //     .regs 8                        ; only if larger than the registers used
 //     %1 = call scalar.add(%0, 1)    ; registers by number, %vm, $cN, @F
 //     if %1 else L0                  ; labels L0, L1, ... in target order
@@ -25,11 +28,14 @@
 // NaNs as nan(0xMANTISSA) (optionally signed); strings with \" \\ \n \t and
 // \xHH for every other byte outside printable ASCII.
 //
-// Limits: names are written as they are, so a function or parameter name
-// that is not a vmasm identifier (or a parameter named vm) is an error.
-// Equality after reassembly also assumes the layout the
-// builder makes: bytecode functions' code in table order, and packed or
-// native entries with no parameters, registers or code range.
+// Names are written bare when the assembler reads them back as the same
+// name (an identifier; for a parameter, also not `vm` and not repeated in
+// its list) and quoted otherwise, so any name survives. Limits: an empty
+// function name and a native function whose parameter names do not match
+// its parameter count (or whose register file is smaller) are errors.
+// Equality after reassembly also assumes the layout the builder makes:
+// bytecode functions' code in table order, packed entries with no
+// parameters, registers or code range, native entries with no code range.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,9 +51,9 @@ namespace vmjit::vm {
 /// The vmasm text of `Exe`; assembling it gives an executable equal to
 /// `Exe`. Throws Error("ValueError") for a constant vmasm cannot write (a
 /// value other than null, int, float, bool, string, dtype, shape or a CPU
-/// tensor of a supported dtype), a function or parameter name that is not
-/// a vmasm identifier, or a function whose code range lies outside the
-/// executable's code.
+/// tensor of a supported dtype), an empty function name, a native function
+/// `.native` cannot express, or a function whose code range lies outside
+/// the executable's code.
 std::string disassemble(const Executable &Exe);
 
 } // namespace vmjit::vm
