@@ -20,6 +20,7 @@
 
 #include <cstring>
 #include <fmt/format.h>
+#include <unordered_map>
 #include <vector>
 
 namespace vmjit::vm {
@@ -139,6 +140,7 @@ private:
   const LoadOptions &Opts;
   bool HasMemoryScopes = false;
   int64_t UnnamedParams = 0;
+  std::unordered_map<std::string, uint64_t> NameIndex;
   std::vector<FunctionInfo> Functions;
   std::vector<MemoryScope> Scopes;
   std::vector<Any> Constants;
@@ -175,7 +177,12 @@ void TvmReader::readFunctions() {
                                    "or 2 (VMTIR)",
                                    What, Kind));
     FunctionInfo F;
+    uint64_t NameAt = C.pos();
     F.Name = C.str(What + " name");
+    auto [It, New] = NameIndex.emplace(F.Name, I);
+    if (!New)
+      C.failAt(NameAt, fmt::format("{} is called '{}', as function {} is",
+                                   What, F.Name, It->second));
     What = fmt::format("function {} ('{}')", I, F.Name);
     int64_t Start = C.get<int64_t>(What + " start_instr");
     int64_t End = C.get<int64_t>(What + " end_instr");

@@ -279,6 +279,13 @@ TEST(TvmFormatTest, FunctionTableErrors) {
   EXPECT_THAT(loadError(Regs.Buf),
               HasSubstr("offset 67: function 0 ('tir'): a register file of "
                         "1 registers cannot hold its 2 parameters"));
+  Image Twice;
+  Twice.header().put<uint64_t>(2).func(0, "f", 0, 0, 0, 0).func(0, "f", 0, 0,
+                                                                0, 0);
+  Twice.put<uint64_t>(0).put<uint64_t>(0).words({}, {});
+  EXPECT_EQ(loadError(Twice.Buf),
+            "FormatError: t.tvmexec: offset 85: function 1 is called 'f', as "
+            "function 0 is");
   // Names made up for unnamed parameters have a budget: a few bytes of
   // file cannot make millions of them.
   Image Unnamed;
