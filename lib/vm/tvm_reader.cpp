@@ -26,9 +26,10 @@
 namespace vmjit::vm {
 namespace {
 
-/// At most `Max` bytes of `S`, quoted and escaped, for messages.
-std::string quoted(std::string_view S, size_t Max = 40) {
-  std::string Out = "\"";
+/// At most `Max` bytes of `S` for a message: printable ASCII as it is,
+/// other bytes as \xHH, "..." if cut.
+std::string escaped(std::string_view S, size_t Max = 40) {
+  std::string Out;
   for (size_t I = 0; I < S.size() && I < Max; ++I) {
     auto U = static_cast<unsigned char>(S[I]);
     if (U == '"' || U == '\\')
@@ -38,9 +39,10 @@ std::string quoted(std::string_view S, size_t Max = 40) {
     else
       Out += fmt::format("\\x{:02x}", U);
   }
-  Out += S.size() > Max ? "\"..." : "\"";
-  return Out;
+  return S.size() > Max ? Out + "..." : Out;
 }
+
+std::string quoted(std::string_view S) { return "\"" + escaped(S) + "\""; }
 
 /// A cursor over the image; every error names the file and the offset.
 class Cursor {
@@ -182,8 +184,8 @@ void TvmReader::readFunctions() {
     auto [It, New] = NameIndex.emplace(F.Name, I);
     if (!New)
       C.failAt(NameAt, fmt::format("{} is called '{}', as function {} is",
-                                   What, F.Name, It->second));
-    What = fmt::format("function {} ('{}')", I, F.Name);
+                                   What, escaped(F.Name), It->second));
+    What = fmt::format("function {} ('{}')", I, escaped(F.Name));
     int64_t Start = C.get<int64_t>(What + " start_instr");
     int64_t End = C.get<int64_t>(What + " end_instr");
     uint64_t NumArgsAt = C.pos();
