@@ -188,7 +188,7 @@ void callTyped(const std::string &Name, F &Fn, const PackedArgs &Args,
   // Braced initialization converts the arguments from the first to the
   // last, so an error names the first one that does not convert (function
   // call arguments have no evaluation order).
-  typename Sig::Args Unpacked{
+  [[maybe_unused]] typename Sig::Args Unpacked{
       unpackArg<std::tuple_element_t<I, typename Sig::Args>>(Name, Args,
                                                              I)...};
   if constexpr (std::is_void_v<R>) {
