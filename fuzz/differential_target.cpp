@@ -107,14 +107,15 @@ std::string runIn(const GeneratedProgram &G, const ModeSpec &M) {
     J.Threshold = 1;
     J.Background = false;
     jit::enableJIT(*VM, J);
-    if (M.Mode == ExecMode::Compiled)
+    if (M.Mode == ExecMode::Compiled || M.Mode == ExecMode::Baseline)
       for (int64_t F = 0; F < int64_t(G.Exe->functions().size()); ++F)
         if (G.Exe->function(F).Kind == vm::FunctionKind::Bytecode &&
             !VM->isNative(F))
-          fail(fmt::format("compiled mode (O{}) left function '{}' on the "
+          fail(fmt::format("{} mode (O{}) left function '{}' on the "
                            "interpreter (the JIT failed to compile a verified "
                            "program)",
-                           M.OptLevel, G.Exe->function(F).Name));
+                           execModeName(M.Mode), M.OptLevel,
+                           G.Exe->function(F).Name));
   }
   std::string Out;
   for (int Call = 0; Call < 2; ++Call) {
@@ -151,8 +152,11 @@ Outcome runDifferentialInput(std::span<const uint8_t> Data) {
     std::fprintf(stderr, "--- program (main(%lld)):\n%s--- bytecode:\n%s",
                  static_cast<long long>(G.Arg),
                  vm::disassemble(*G.Exe).c_str(), Expected.c_str());
-  for (const ModeSpec &M : {ModeSpec{ExecMode::Compiled, OptLevel},
+  for (const ModeSpec &M : {ModeSpec{ExecMode::Baseline, 0},
+                            ModeSpec{ExecMode::Compiled, OptLevel},
                             ModeSpec{ExecMode::Tiered, 0}}) {
+    if (M.Mode == ExecMode::Baseline && !jit::baselineAvailable())
+      continue;
     std::string Got = runIn(G, M);
     if (Got != Expected)
       fail(fmt::format("{} mode (O{}) disagrees with the interpreter on main({})"

@@ -27,8 +27,9 @@
 //   recompiled from the module.
 // * Perf support: LLVM's PerfSupportPlugin (jitdump, for `perf inject
 //   --jit`) plus a perf map (/tmp/perf-<pid>.map) written by a small
-//   plugin here. JITLoaderPerf keeps process-global state, so only one live
-//   engine may enable it. Debugger support: the GDB JIT interface through
+//   plugin here. JITLoaderPerf keeps process-global state, so only the
+//   first live engine with perf support writes the jitdump; every one
+//   writes the perf map. Debugger support: the GDB JIT interface through
 //   DebugObjectManagerPlugin, like LLJIT's enableDebuggerSupport but bound
 //   to the registration function's address rather than found by dlsym.
 //   Either option is checked by linking a probe object at creation. LLVM
@@ -510,11 +511,9 @@ EngineImpl::create(const EngineOptions &Opts) {
     return makeError("perf and debugger support need an ELF host");
   State->JTMB = *JTMB;
 
-  // Perf support holds process-global state; claim it before building.
-  if (Opts.PerfSupport) {
-    if (PerfSupportInUse.exchange(true))
-      return makeError("perf support is already enabled by another JIT "
-                       "engine in this process");
+  // The jitdump holds process-global state: the first engine with perf
+  // support writes it; every such engine writes the perf map.
+  if (Opts.PerfSupport && !PerfSupportInUse.exchange(true)) {
     State->OwnsPerfSupport = true;
     if (Error E = checkJitDumpDirectory())
       return E;
@@ -556,7 +555,7 @@ EngineImpl::create(const EngineOptions &Opts) {
   if (Error E = State->Runtime->define(absoluteSymbols(std::move(RuntimeSyms))))
     return E;
 
-  if (Opts.PerfSupport) {
+  if (State->OwnsPerfSupport) {
     // PerfSupportPlugin finds JITLoaderPerf's entry points by lookup in a
     // JITDylib; this one is private to the engine.
     JITDylib &Support = ES.createBareJITDylib("vmjit.perf");
@@ -570,12 +569,17 @@ EngineImpl::create(const EngineOptions &Opts) {
         ExecutorAddr::fromPtr(&llvm_orc_registerJITLoaderPerfImpl), Flags};
     if (Error E = Support.define(absoluteSymbols(std::move(PerfSyms))))
       return E;
+    // No unwind records: LLVM prints a line to stderr for each one, and
+    // JIT frames keep frame pointers ("frame-pointer"="all"), which is
+    // how `perf record -g` unwinds them.
     auto Perf = PerfSupportPlugin::Create(ES.getExecutorProcessControl(),
                                           Support, /*EmitDebugInfo=*/true,
-                                          /*EmitUnwindInfo=*/true);
+                                          /*EmitUnwindInfo=*/false);
     if (!Perf)
       return Perf.takeError();
     Linker.addPlugin(std::move(*Perf));
+  }
+  if (Opts.PerfSupport) {
     auto Map = PerfMapPlugin::create();
     if (!Map)
       return Map.takeError();

@@ -755,7 +755,9 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
   Out.Context = std::make_unique<LLVMContext>();
   Out.Module = std::make_unique<Module>("vmjit", *Out.Context);
   for (int64_t K : Funcs) {
-    std::string Symbol = fmt::format("vmjit_f{}", K);
+    // The bytecode function's name in the symbol: perf and gdb show it.
+    std::string Symbol =
+        fmt::format("vmjit_f{}.{}", K, Exe.function(K).Name);
     Out.KeyText += fmt::format("F{};", K);
     FunctionLowering(*Out.Module, Exe, K, Callees, Opts, Out.KeyText)
         .lower(Symbol);

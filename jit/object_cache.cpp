@@ -10,6 +10,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace vmjit::jit {
 
@@ -94,7 +96,8 @@ int readAll(const std::string &Path, std::string &Out) {
 
 } // namespace
 
-ObjectCache::ObjectCache(std::string Dir) : Dir(std::move(Dir)) {}
+ObjectCache::ObjectCache(std::string Dir, uintmax_t MaxBytes)
+    : Dir(std::move(Dir)), MaxBytes(MaxBytes) {}
 
 std::string ObjectCache::pathFor(std::string_view Key) const {
   XXH128_hash_t H = XXH3_128bits(Key.data(), Key.size());
@@ -139,6 +142,8 @@ std::optional<std::string> ObjectCache::load(std::string_view Key) const {
     return std::nullopt;
   }
   Data.resize(ObjSize);
+  // A hit makes the file the newest: trimming removes the least used.
+  ::utimensat(AT_FDCWD, Path.c_str(), nullptr, 0);
   return Data;
 }
 
@@ -200,7 +205,45 @@ void ObjectCache::store(std::string_view Key, std::string_view Object) const {
   if (Err) {
     ::unlink(Tmp.c_str());
     warn("cannot write " + Path + ": " + errnoText(Err));
+    return;
   }
+  trim();
+}
+
+void ObjectCache::trim() const {
+  // Oldest first (a hit refreshes a file's time, see load), down to 3/4
+  // of the bound so that stores do not trim every time.
+  struct Entry {
+    std::filesystem::file_time_type Time;
+    uintmax_t Size;
+    std::filesystem::path Path;
+  };
+  std::vector<Entry> Files;
+  uintmax_t Total = 0;
+  std::error_code EC;
+  for (const auto &E : std::filesystem::directory_iterator(Dir, EC)) {
+    std::error_code FEC;
+    if (E.path().extension() != ".o" || !E.is_regular_file(FEC))
+      continue;
+    uintmax_t Size = E.file_size(FEC);
+    auto Time = E.last_write_time(FEC);
+    if (FEC)
+      continue;
+    Files.push_back({Time, Size, E.path()});
+    Total += Size;
+  }
+  if (EC || Total <= MaxBytes)
+    return;
+  std::sort(Files.begin(), Files.end(),
+            [](const Entry &A, const Entry &B) { return A.Time < B.Time; });
+  for (const Entry &F : Files) {
+    if (Total <= MaxBytes / 4 * 3)
+      break;
+    std::error_code REC;
+    if (std::filesystem::remove(F.Path, REC))
+      Total -= F.Size;
+  }
+  logger().debug("JIT object cache: trimmed {} to {} bytes", Dir, Total);
 }
 
 } // namespace vmjit::jit

@@ -14,7 +14,9 @@
 // collision, a truncated or a corrupt file is a miss, never an error.
 // Stores write a temporary file in the same directory and rename it over
 // the final name, so readers (other threads, other processes) only ever
-// see complete files. Every I/O failure degrades to "no cache" with a
+// see complete files. The directory is bounded (MaxBytes, 256 MiB by
+// default): a store that takes it over removes the least recently used
+// files (a hit refreshes a file's time). Every I/O failure degrades to "no cache" with a
 // warning in the vmjit log. Thread-safe.
 //
 // No LLVM headers here: this file compiles fast.
@@ -25,6 +27,7 @@
 #define VMJIT_JIT_OBJECT_CACHE_H
 
 #include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,7 +36,10 @@ namespace vmjit::jit {
 
 class ObjectCache {
 public:
-  explicit ObjectCache(std::string Dir);
+  /// The default bound on the directory's object files.
+  static constexpr uintmax_t kDefaultMaxBytes = uintmax_t(256) << 20;
+
+  explicit ObjectCache(std::string Dir, uintmax_t MaxBytes = kDefaultMaxBytes);
 
   /// The object stored under `Key`, or nullopt on a miss (no file, a
   /// damaged file, another key with the same hash, an I/O error).
@@ -50,8 +56,12 @@ public:
 
 private:
   void warn(const std::string &Message) const;
+  /// Removes the least recently used files while the directory holds more
+  /// than MaxBytes.
+  void trim() const;
 
   std::string Dir;
+  uintmax_t MaxBytes;
   /// Only the first failure is logged as a warning, later ones at debug
   /// level, so that an unwritable directory does not flood the log.
   mutable std::atomic<bool> Warned{false};

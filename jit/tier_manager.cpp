@@ -154,9 +154,23 @@ TierManager::codeSlot(int64_t Func) const noexcept {
 
 bool baselineAvailable() noexcept { return baseline::available(); }
 
+std::string defaultCacheDir() {
+  const char *Xdg = std::getenv("XDG_CACHE_HOME");
+  if (Xdg && *Xdg)
+    return std::string(Xdg) + "/vmjit";
+  const char *Home = std::getenv("HOME");
+  if (Home && *Home)
+    return std::string(Home) + "/.cache/vmjit";
+  return "";
+}
+
 FunctionJITStats TierManager::stats(int64_t Func) const {
   std::lock_guard Lock(I->Mutex);
-  return I->Stats[static_cast<size_t>(Func)];
+  FunctionJITStats S = I->Stats[static_cast<size_t>(Func)];
+  const baseline::TierUpSite &Site = I->Sites[static_cast<size_t>(Func)];
+  S.Tier2OsrEntries = __atomic_load_n(&Site.Tier2Entries, __ATOMIC_RELAXED);
+  S.BaselineCalls = __atomic_load_n(&Site.Tier1Calls, __ATOMIC_RELAXED);
+  return S;
 }
 
 void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
@@ -174,9 +188,11 @@ bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
   baseline::TierUpSite *Site = nullptr;
   if (Counted) {
     Site = &I->Sites[K];
-    // The interpreter counted up to its threshold; tier 1 counts the rest.
+    // The interpreter counted up to its threshold; tier 1 counts the rest
+    // (the call or jump that crossed the threshold enters tier 1 and is
+    // counted again there: hence + 1).
     __atomic_store_n(&Site->Countdown,
-                     std::max<int64_t>(1, Threshold - InterpThreshold),
+                     std::max<int64_t>(1, Threshold - InterpThreshold + 1),
                      __ATOMIC_RELAXED);
   }
   baseline::BaselineOptions BO;
@@ -290,7 +306,7 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
       L.Absolute[Name] = Addr;
     // The key covers everything the object code depends on.
     const HostInfo &H = hostInfo();
-    std::string Key = fmt::format("vmjit-jit-3|llvm {}|{}|{}|{}|O{}|", H.LLVMVersion,
+    std::string Key = fmt::format("vmjit-jit-4|llvm {}|{}|{}|{}|O{}|", H.LLVMVersion,
                                   H.Triple, H.CPU, H.Features,
                                   Eng->options().OptLevel);
     for (int64_t K : Funcs) {
@@ -415,7 +431,8 @@ public:
       M->I->Code[K].store(nullptr, std::memory_order_relaxed);
       M->I->Requested[K].store(0, std::memory_order_relaxed);
       M->I->Tier1Tried[K].store(0, std::memory_order_relaxed);
-      M->I->Sites[K] = {INT64_MAX, nullptr, M.get(), static_cast<int64_t>(K)};
+      M->I->Sites[K] = {INT64_MAX, nullptr, 0, 0, M.get(),
+                        static_cast<int64_t>(K)};
     }
     M->I->Stats.resize(N);
     M->I->Bind = std::move(B);
@@ -437,7 +454,9 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   fromEnv(Opts.Threshold, "VMJIT_TIER_THRESHOLD", kDefaultTierThreshold);
   fromEnv(Opts.BaselineThreshold, "VMJIT_BASELINE_THRESHOLD",
           kDefaultBaselineThreshold);
-  if (Opts.CacheDir.empty())
+  if (Opts.NoCache)
+    Opts.CacheDir.clear();
+  else if (Opts.CacheDir.empty())
     if (const char *Env = std::getenv("VMJIT_CACHE_DIR"))
       Opts.CacheDir = Env;
   if (Opts.Mode == vm::ExecMode::Bytecode) {

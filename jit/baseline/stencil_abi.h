@@ -97,12 +97,18 @@ struct TierUpSite {
   int64_t Countdown;
   /// Tier-2 code (a NativeFn) or null. Written once, with release order.
   void *Tier2;
+  /// Frames that moved from baseline code into tier 2 at a backward jump.
+  uint64_t Tier2Entries;
+  /// Calls that ran baseline code.
+  uint64_t Tier1Calls;
   /// For vmjit_baseline_hot.
   void *Manager;
   int64_t Func;
 };
 static_assert(offsetof(TierUpSite, Countdown) == 0);
 static_assert(offsetof(TierUpSite, Tier2) == 8);
+static_assert(offsetof(TierUpSite, Tier2Entries) == 16);
+static_assert(offsetof(TierUpSite, Tier1Calls) == 24);
 
 } // namespace vmjit::jit::baseline
 

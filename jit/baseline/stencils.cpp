@@ -139,19 +139,15 @@ extern "C" int vmjit_stencil_entry(NativeContext *Ctx, Val *Regs,
   return enter(Ctx, Regs, Consts, Funcs, EntryPC);
 }
 
-/// Counts toward tier 2; moves the whole call there once tier 2 exists.
+/// Counts toward tier 2 (calls reach tier 2 through the pool entry, which
+/// reads the best code at every call).
 extern "C" int vmjit_stencil_entry_counted(NativeContext *Ctx, Val *Regs,
                                           const Val *Consts, void **Funcs,
                                           int64_t EntryPC) {
   TierUpSite *Site = (TierUpSite *)WIDE(SITE);
   if (__builtin_expect(--Site->Countdown <= 0, 0))
     ((HotFn)WIDE(HOT))(Site);
-  void *T2 = __atomic_load_n(&Site->Tier2, __ATOMIC_ACQUIRE);
-  if (__builtin_expect(T2 != nullptr, 0))
-    return ((vmjit::vm::NativeFn)T2)(Ctx, (vmjit::Any *)Regs,
-                                     (const vmjit::Any *)Consts,
-                                     (std::atomic<vmjit::FunctionObj *> *)Funcs,
-                                     EntryPC);
+  Site->Tier1Calls += EntryPC == 0;
   return enter(Ctx, Regs, Consts, Funcs, EntryPC);
 }
 
@@ -292,6 +288,7 @@ INLINE int tierUp(CHAIN_ARGS, bool *Done) {
   void *T2 = __atomic_load_n(&Site->Tier2, __ATOMIC_ACQUIRE);
   if (__builtin_expect(T2 == nullptr, 1))
     return 0;
+  __atomic_fetch_add(&Site->Tier2Entries, 1, __ATOMIC_RELAXED);
   *Done = true;
   return ((vmjit::vm::NativeFn)T2)(Ctx, (vmjit::Any *)Regs,
                                    (const vmjit::Any *)Consts,

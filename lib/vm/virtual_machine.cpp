@@ -273,6 +273,7 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E,
   BackEdges.assign(N, 0);
   OSREntries.assign(N, 0);
   IsNative.assign(N, 0);
+  CallsBeforeNative.assign(N, 0);
   Profile.resize(N);
   Stateful->InterpEntries.assign(N, nullptr);
   Frames.reserve(64);
@@ -895,6 +896,7 @@ bool VirtualMachine::adoptNativeCode(int64_t Func) {
   Stateful->NativeEntries.push_back(Entry.get());
   replacePoolEntry(Func, Function(ObjectPtr<Object>(std::move(Entry))));
   IsNative[I] = 1;
+  CallsBeforeNative[I] = CallCounts[I];
   logger().debug("swapped native code into function '{}' after {} calls",
                  Exe->function(Func).Name, CallCounts[I]);
   return true;

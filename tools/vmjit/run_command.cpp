@@ -45,6 +45,7 @@ struct RunOptions {
   int64_t BaselineThreshold = 0; // 0: not given
   int OptLevel = -1;         // -1: the engine's default
   std::string CacheDir;
+  bool NoCache = false;
   bool Perf = false;
   bool Gdb = false;
   int64_t Repeat = 1;
@@ -134,6 +135,13 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
       // copy-and-patch) or "optimized" (tier 2, LLVM).
       if (Native)
         E["tier"] = JS.tier() == 2 ? "optimized" : "baseline";
+      // How many calls each tier ran.
+      const uint64_t Interp = VM.interpretedCalls(K);
+      const uint64_t Base = O.Mode == "baseline" ? Calls - Interp
+                                                 : JS.BaselineCalls;
+      E["calls_by_tier"] = {{"interpreter", Interp},
+                            {"baseline", Base},
+                            {"optimized", Calls - Interp - Base}};
       CompileMs = JS.CompileMs;
       E["baseline"] = JS.Baseline;
       E["baseline_us"] = JS.BaselineUs;
@@ -172,17 +180,27 @@ void printStatsText(const ordered_json &S) {
                "; baseline compiles: {}, compiles: {}, object cache hits: {}",
                S["baseline_compiles"].get<int64_t>(),
                S["compiles"].get<int64_t>(), S["cache_hits"].get<int64_t>());
-  fmt::print(stderr, "\n{:<28} {:<8} {:>12} {:<12} {:>11} {:>11} {:>5}\n",
-             "function", "kind", "calls", "tier", "baseline us", "compile ms",
-             "osr");
+  fmt::print(stderr,
+             "\n{:<20} {:<8} {:>10} {:<16} {:>22} {:>11} {:>10} {:>4}\n",
+             "function", "kind", "calls", "tier", "calls interp/base/opt",
+             "baseline us", "compile ms", "osr");
   for (const auto &F : S["functions"]) {
     std::string Tier = F["tier"].get<std::string>();
     if (F.contains("tier2"))
       Tier += "+queued";
-    fmt::print(stderr, "{:<28} {:<8} {:>12} {:<12} {:>11.1f} {:>11.3f} {:>5}\n",
+    std::string ByTier = "-";
+    if (F.contains("calls_by_tier")) {
+      const auto &B = F["calls_by_tier"];
+      ByTier = fmt::format("{}/{}/{}", B["interpreter"].get<uint64_t>(),
+                           B["baseline"].get<uint64_t>(),
+                           B["optimized"].get<uint64_t>());
+    }
+    fmt::print(stderr,
+               "{:<20} {:<8} {:>10} {:<16} {:>22} {:>11.1f} {:>10.3f} {:>4}\n",
                F["name"].get<std::string>(), F["kind"].get<std::string>(),
-               F["calls"].get<uint64_t>(), Tier, F.value("baseline_us", 0.0),
-               F.value("compile_ms", 0.0), F.value("osr_entries", uint64_t(0)));
+               F["calls"].get<uint64_t>(), Tier, ByTier,
+               F.value("baseline_us", 0.0), F.value("compile_ms", 0.0),
+               F.value("osr_entries", uint64_t(0)));
   }
 }
 
@@ -237,7 +255,12 @@ int run(const RunOptions &O) {
     JO.BaselineThreshold = O.BaselineThreshold;
     if (O.OptLevel >= 0)
       JO.OptLevel = O.OptLevel;
+    // The object cache is on by default for the command (a second run of
+    // the same program compiles nothing at tier 2).
+    JO.NoCache = O.NoCache;
     JO.CacheDir = O.CacheDir;
+    if (!O.NoCache && JO.CacheDir.empty() && !std::getenv("VMJIT_CACHE_DIR"))
+      JO.CacheDir = jit::defaultCacheDir();
     JO.PerfSupport = O.Perf;
     JO.DebuggerSupport = O.Gdb;
     jit::enableJIT(*VM, JO);
@@ -352,7 +375,11 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                   "LLVM optimization level of JIT code, 0-3")
       ->check(CLI::Range(0, 3));
   Cmd->add_option("--cache-dir", O->CacheDir,
-                  "on-disk object cache for JIT code (also VMJIT_CACHE_DIR)");
+                  "on-disk object cache of optimized code (also "
+                  "VMJIT_CACHE_DIR; default: $XDG_CACHE_HOME/vmjit or "
+                  "~/.cache/vmjit)");
+  Cmd->add_flag("--no-cache", O->NoCache,
+                "no on-disk object cache for this run");
   Cmd->add_flag("--perf", O->Perf, "register JIT code with perf");
   Cmd->add_flag("--gdb", O->Gdb, "register JIT code with GDB");
   Cmd->add_option("--max-steps", O->MaxSteps,

@@ -1,15 +1,20 @@
 //===- CallErrors.h - What a VM call raised, for the JIT tests --*- C++ -*-===//
 //
-// The JIT tests compare the errors of the same call in several modes; these
-// helpers turn "the call raised" into text that EXPECT_EQ can compare.
+// The JIT tests compare the values and errors of the same call in several
+// modes; these helpers turn "the call returned/raised" into text that
+// EXPECT_EQ can compare.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef VMJIT_UNITTESTS_JIT_CALLERRORS_H
 #define VMJIT_UNITTESTS_JIT_CALLERRORS_H
 
+#include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/string.h"
 #include "vmjit/vm/virtual_machine.h"
+
+#include <fmt/format.h>
 
 #include <optional>
 #include <string>
@@ -42,6 +47,30 @@ template <typename... A>
 std::string kindOf(vm::VirtualMachine &VM, std::string_view F, A &&...Args) {
   auto E = raisedBy(VM, F, std::forward<A>(Args)...);
   return E ? E->kind() : "no error";
+}
+
+/// A value as text: ints, floats (exactly), bools, strings, tuples
+/// (recursively), functions by name, anything else by its type.
+inline std::string describe(const Any &V) {
+  if (auto I = V.as<int64_t>(); I && V.typeIndex() == kVMJITInt)
+    return fmt::format("int {}", *I);
+  if (V.typeIndex() == kVMJITBool)
+    return fmt::format("bool {}", V.cast<bool>());
+  if (V.typeIndex() == kVMJITFloat)
+    return fmt::format("float {:.17g}", V.cast<double>());
+  if (V.typeIndex() == kVMJITNone)
+    return "null";
+  if (auto S = V.as<String>())
+    return fmt::format("str '{}'", S->view());
+  if (auto A = V.as<Array>()) {
+    std::string Out = "(";
+    for (size_t K = 0; K < A->size(); ++K)
+      Out += (K ? ", " : "") + describe((*A)[K]);
+    return Out + ")";
+  }
+  if (auto F = V.as<Function>())
+    return "function " + F->get()->name();
+  return std::string(valueTypeName(V.raw()));
 }
 
 } // namespace vmjit::jittest

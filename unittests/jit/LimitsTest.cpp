@@ -291,9 +291,7 @@ TEST_P(LimitsTest, NoReferencesSurviveAnErrorInAnyTier) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, LimitsTest,
-                         ::testing::Values(ExecMode::Bytecode,
-                                           ExecMode::Compiled,
-                                           ExecMode::Tiered),
+                         ::testing::ValuesIn(kAllExecModes),
                          [](const auto &Info) {
                            return std::string(execModeName(Info.param));
                          });

@@ -9,6 +9,8 @@
 #include "vmjit/vm/virtual_machine.h"
 
 #include <filesystem>
+#include <optional>
+#include <pthread.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <thread>
@@ -90,7 +92,7 @@ std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode, int64_t Threshold = 1,
 } // namespace
 
 TEST(TierTest, ModesAgreeOnResults) {
-  for (ExecMode M : {ExecMode::Bytecode, ExecMode::Compiled, ExecMode::Tiered}) {
+  for (ExecMode M : kAllExecModes) {
     auto VM = makeVM(M);
     for (int I = 0; I < 3; ++I) { // tiered: the first call interprets
       EXPECT_EQ(VM->call("fib", 15).cast<int64_t>(), 610);
@@ -110,18 +112,168 @@ TEST(TierTest, CompiledModeRunsEverythingNatively) {
 
 TEST(TierTest, ErrorsFromNativeFramesMatchTheInterpreter) {
   auto Interp = makeVM(ExecMode::Bytecode);
-  auto Native = makeVM(ExecMode::Compiled);
-  for (auto [F, X] : {std::pair{"outer", -1}, {"tuple", 1}, {"badif", 1}}) {
-    std::string Expected = errorOf(*Interp, F, X);
-    EXPECT_NE(Expected, "no error");
-    EXPECT_EQ(errorOf(*Native, F, X), Expected) << F;
+  for (ExecMode M : {ExecMode::Baseline, ExecMode::Compiled}) {
+    auto Native = makeVM(M);
+    for (auto [F, X] : {std::pair{"outer", -1}, {"tuple", 1}, {"badif", 1}}) {
+      std::string Expected = errorOf(*Interp, F, X);
+      EXPECT_NE(Expected, "no error");
+      EXPECT_EQ(errorOf(*Native, F, X), Expected) << F;
+    }
+    EXPECT_EQ(errorOf(*Native, "outer", -1),
+              "ValueError: scalar.div: integer division by zero\n"
+              "  in function 'inner', instruction 0 (call 'scalar.div')\n"
+              "  in function 'outer', instruction 1 (call 'inner')");
+    // And the VM keeps working.
+    EXPECT_EQ(Native->call("outer", 4).cast<int64_t>(), 2);
   }
-  EXPECT_EQ(errorOf(*Native, "outer", -1),
-            "ValueError: scalar.div: integer division by zero\n"
-            "  in function 'inner', instruction 0 (call 'scalar.div')\n"
-            "  in function 'outer', instruction 1 (call 'inner')");
-  // And the VM keeps working.
-  EXPECT_EQ(Native->call("outer", 4).cast<int64_t>(), 2);
+}
+
+TEST(TierTest, BaselineModeRunsEverythingAtTierOne) {
+  if (!baselineAvailable())
+    GTEST_SKIP() << "no baseline tier on this target";
+  auto VM = makeVM(ExecMode::Baseline);
+  TierManager *TM = tierManagerOf(*VM);
+  ASSERT_NE(TM, nullptr);
+  for (const char *F : {"fib", "sum", "inner", "outer", "tuple", "badif"}) {
+    const int64_t K = VM->functionIndex(F);
+    EXPECT_TRUE(VM->isNative(K)) << F;
+    EXPECT_TRUE(TM->stats(K).Baseline) << F;
+  }
+  EXPECT_EQ(VM->call("fib", 20).cast<int64_t>(), 6765);
+  EXPECT_EQ(VM->call("sum", 100000).cast<int64_t>(), 4999950000);
+  // Baseline mode never moves on to tier 2, however hot.
+  for (const char *F : {"fib", "sum"})
+    EXPECT_FALSE(TM->stats(VM->functionIndex(F)).Requested) << F;
+}
+
+TEST(TierTest, OsrIntoBaselineThenIntoTierTwo) {
+  if (!baselineAvailable())
+    GTEST_SKIP() << "no baseline tier on this target";
+  auto VM = VirtualMachine::create(program());
+  JITOptions O;
+  O.Mode = ExecMode::Tiered;
+  O.BaselineThreshold = 5;
+  O.Threshold = 1000;
+  O.Background = false;
+  enableJIT(*VM, O);
+  const int64_t Sum = VM->functionIndex("sum");
+  // One call: after 5 backward jumps on the interpreter the frame moves
+  // into baseline code, which counts 995 more and, with tier 2 compiled
+  // (synchronously here), moves the frame on into tier 2.
+  EXPECT_EQ(VM->call("sum", 100000).cast<int64_t>(), 4999950000);
+  FunctionJITStats S = tierManagerOf(*VM)->stats(Sum);
+  EXPECT_EQ(VM->callCount(Sum), 1u);
+  EXPECT_EQ(VM->backEdgeCount(Sum), 5u);
+  EXPECT_EQ(VM->osrCount(Sum), 1u);
+  EXPECT_TRUE(S.Baseline);
+  EXPECT_TRUE(S.Compiled);
+  EXPECT_EQ(S.Tier2OsrEntries, 1u);
+  // Later calls enter tier 2 directly.
+  EXPECT_EQ(VM->call("sum", 10).cast<int64_t>(), 45);
+  EXPECT_EQ(tierManagerOf(*VM)->stats(Sum).Tier2OsrEntries, 1u);
+}
+
+TEST(TierTest, TieredCallsClimbTheTiers) {
+  if (!baselineAvailable())
+    GTEST_SKIP() << "no baseline tier on this target";
+  auto VM = VirtualMachine::create(program());
+  JITOptions O;
+  O.Mode = ExecMode::Tiered;
+  O.BaselineThreshold = 2;
+  O.Threshold = 10;
+  O.Background = false;
+  enableJIT(*VM, O);
+  TierManager *TM = tierManagerOf(*VM);
+  const int64_t Outer = VM->functionIndex("outer");
+  auto Tier = [&] { return VM->isNative(Outer) ? TM->stats(Outer).tier() : 0; };
+  std::vector<int> Seen;
+  for (int I = 0; I < 12; ++I) {
+    EXPECT_EQ(VM->call("outer", 4).cast<int64_t>(), 2);
+    Seen.push_back(Tier());
+  }
+  // Interpreter for the first call; baseline from the second (the
+  // threshold's call itself runs there); tier 2 once 10 calls were
+  // counted, 2 by the interpreter and 8 by baseline code.
+  EXPECT_THAT(Seen, ElementsAre(0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2));
+}
+
+TEST(TierTest, EnableJITAgainAndBackToBytecode) {
+  // Each switch sends pool entries back to the interpreter before the old
+  // code can go away (ASan catches a call into freed code).
+  auto VM = VirtualMachine::create(program());
+  std::optional<Function> Closure;
+  for (ExecMode M : {ExecMode::Compiled, ExecMode::Baseline, ExecMode::Tiered,
+                     ExecMode::Compiled, ExecMode::Bytecode}) {
+    JITOptions O;
+    O.Mode = M;
+    O.Threshold = 1;
+    O.Background = false;
+    if (M != ExecMode::Baseline || baselineAvailable())
+      enableJIT(*VM, O);
+    for (int I = 0; I < 3; ++I)
+      EXPECT_EQ(VM->call("fib", 15).cast<int64_t>(), 610);
+    EXPECT_EQ(VM->call("outer", 4).cast<int64_t>(), 2);
+    // A function value taken now may outlive this mode's code.
+    if (!Closure)
+      Closure = VM->getFunction("fib");
+  }
+  const int64_t Fib = VM->functionIndex("fib");
+  EXPECT_FALSE(VM->isNative(Fib));
+  EXPECT_EQ(tierManagerOf(*VM), nullptr);
+  EXPECT_EQ(VM->call("fib", 10).cast<int64_t>(), 55);
+  EXPECT_EQ((*Closure)(12).cast<int64_t>(), 144);
+}
+
+TEST(TierTest, DeepNativeRecursionOnASmallStack) {
+  // MaxCallDepth far above what a 256 KiB stack holds: native frames stop
+  // with a RecursionError before the C stack overflows, in every tier.
+  auto Prog = assemble(R"(
+.func down(n)
+  %m = call scalar.add(%n, 1)
+  %r = call down(%m)
+  ret %r
+.end
+)",
+                       "down.vmasm");
+  for (ExecMode M : kAllExecModes) {
+    // The interpreter's VM-to-VM calls use no native stack.
+    if (M == ExecMode::Bytecode ||
+        (M == ExecMode::Baseline && !baselineAvailable()))
+      continue;
+    std::string Kind, Message;
+    auto Body = [&] {
+      auto VM = VirtualMachine::create(Prog);
+      JITOptions O;
+      O.Mode = M;
+      O.Threshold = 1;
+      O.Background = false;
+      enableJIT(*VM, O);
+      VM->setMaxCallDepth(int64_t(1) << 40);
+      try {
+        VM->call("down", 0);
+      } catch (const Error &E) {
+        Kind = E.kind();
+        Message = E.message();
+      }
+    };
+    pthread_attr_t Attr;
+    pthread_attr_init(&Attr);
+    pthread_attr_setstacksize(&Attr, 256 * 1024);
+    pthread_t T;
+    ASSERT_EQ(pthread_create(
+                  &T, &Attr,
+                  [](void *P) -> void * {
+                    (*static_cast<decltype(Body) *>(P))();
+                    return nullptr;
+                  },
+                  &Body),
+              0);
+    pthread_join(T, nullptr);
+    pthread_attr_destroy(&Attr);
+    EXPECT_EQ(Kind, "RecursionError") << execModeName(M);
+    EXPECT_THAT(Message, ::testing::HasSubstr("native stack"))
+        << execModeName(M);
+  }
 }
 
 TEST(TierTest, RecursionLimitInNativeCode) {
@@ -249,7 +401,7 @@ TEST(TierTest, ObjectCacheSecondRunCompilesNothing) {
 }
 
 TEST(TierTest, InstrumentSeesEveryCallInEveryMode) {
-  for (ExecMode M : {ExecMode::Bytecode, ExecMode::Compiled}) {
+  for (ExecMode M : kAllExecModes) {
     auto VM = makeVM(M);
     std::vector<std::string> Log;
     VM->setInstrument([&](const CallEvent &E) {

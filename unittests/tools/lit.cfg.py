@@ -15,6 +15,8 @@ config.environment["PATH"] = os.pathsep.join(
 # Logging off and no tier threshold from the caller's environment.
 for var in ["VMJIT_LOG_LEVEL", "VMJIT_TIER_THRESHOLD", "VMJIT_BASELINE_THRESHOLD", "VMJIT_CACHE_DIR"]:
     config.environment.pop(var, None)
+# The object cache the command uses by default: one of the build tree's.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root, "cache")
 for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "HOME"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
@@ -58,5 +60,8 @@ try:
                               capture_output=True, text=True, timeout=60).stdout
     if re.search(r"^  modes: .*compiled", _version, re.M):
         config.available_features.add("jit")
+    # Feature "baseline": it has the baseline (copy-and-patch) tier.
+    if re.search(r"^  modes: .*\bbaseline\b", _version, re.M):
+        config.available_features.add("baseline")
 except (OSError, subprocess.SubprocessError):
     pass

@@ -4,8 +4,8 @@
 // signature of vm/native_code.h, working on the interpreter's own register
 // file:
 //
-//   i32 @vmjit_f<K>(ptr %ctx, ptr %regs, ptr %consts, ptr %funcs,
-//                   i64 %entry_pc)
+//   i32 @"vmjit_f<K>.<name>"(ptr %ctx, ptr %regs, ptr %consts, ptr %funcs,
+//                             i64 %entry_pc)
 //
 // Each Call fills one argument stack (an alloca of 16-byte views shared by
 // every call of the function) from registers (borrowed copies, no

@@ -53,8 +53,11 @@ struct JITOptions {
   /// the interpreter hands hot functions straight to tier 2).
   bool UseBaseline = true;
   int OptLevel = kDefaultOptLevel;
-  /// The on-disk object cache; empty: VMJIT_CACHE_DIR if set, else none.
+  /// The on-disk object cache of tier-2 code; empty: VMJIT_CACHE_DIR if
+  /// set, else none.
   std::string CacheDir;
+  /// No object cache at all (whatever CacheDir and VMJIT_CACHE_DIR say).
+  bool NoCache = false;
   bool PerfSupport = false;
   bool DebuggerSupport = false;
   bool InlineBuiltins = true;
@@ -79,12 +82,22 @@ struct FunctionJITStats {
   double CompileMs = 0; ///< lowering + optimization + codegen + link
   /// Functions compiled in the same unit (compiled mode: all of them).
   int64_t UnitFunctions = 0;
+  /// Frames that moved from tier 1 into tier 2 at a backward jump.
+  uint64_t Tier2OsrEntries = 0;
+  /// Calls that ran tier-1 code that counts toward tier 2 (tiered mode;
+  /// in baseline mode every native call runs tier 1).
+  uint64_t BaselineCalls = 0;
   /// The highest tier with code: 0 none, 1 baseline, 2 optimizing.
   int tier() const noexcept { return Compiled ? 2 : Baseline ? 1 : 0; }
 };
 
 /// Whether this build has the baseline tier for the host (x86-64).
 bool baselineAvailable() noexcept;
+
+/// The object cache directory a command-line tool uses by default:
+/// $XDG_CACHE_HOME/vmjit, else $HOME/.cache/vmjit; empty when neither
+/// variable is set.
+std::string defaultCacheDir();
 
 class TierManager;
 

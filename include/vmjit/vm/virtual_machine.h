@@ -265,6 +265,12 @@ public:
   bool isNative(int64_t Func) const noexcept {
     return IsNative[static_cast<size_t>(Func)] != 0;
   }
+  /// Calls of `Func` made before its pool entry became native code (all
+  /// of them while it is not native): the calls the interpreter ran.
+  uint64_t interpretedCalls(int64_t Func) const noexcept {
+    return isNative(Func) ? CallsBeforeNative[static_cast<size_t>(Func)]
+                          : callCount(Func);
+  }
   /// Backward jumps taken in `Func` by the interpreter, and how often a
   /// running frame of it moved into native code (on-stack replacement).
   uint64_t backEdgeCount(int64_t Func) const noexcept {
@@ -300,6 +306,7 @@ private:
   std::vector<uint64_t> BackEdges;
   std::vector<uint64_t> OSREntries;
   std::vector<char> IsNative;
+  std::vector<uint64_t> CallsBeforeNative;
   /// Frames of native code on the stack (they have no interpreter Frame).
   int64_t NativeDepth = 0;
   /// Starts the step budget and deadline of an outermost call.
