@@ -151,6 +151,12 @@ BENCHMARK_CAPTURE(nativeChain, tensor, true)
     ->Name("dispatch_tensor/native")
     ->Apply(sizes);
 #ifdef VMJIT_HAVE_JIT
+BENCHMARK_CAPTURE(vmChain, int_baseline, false, ExecMode::Baseline)
+    ->Name("dispatch_int/baseline")
+    ->Apply(sizes);
+BENCHMARK_CAPTURE(vmChain, tensor_baseline, true, ExecMode::Baseline)
+    ->Name("dispatch_tensor/baseline")
+    ->Apply(sizes);
 BENCHMARK_CAPTURE(vmChain, int_compiled, false, ExecMode::Compiled)
     ->Name("dispatch_int/compiled")
     ->Apply(sizes);

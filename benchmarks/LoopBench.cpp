@@ -135,6 +135,12 @@ BENCHMARK_CAPTURE(closureLoop, bytecode, ExecMode::Bytecode)
     ->Name("closure/bytecode")->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(closureNative)->Name("closure/native")->Arg(100000)->Unit(benchmark::kMillisecond);
 #ifdef VMJIT_HAVE_JIT
+BENCHMARK_CAPTURE(loopSum, baseline, ExecMode::Baseline)
+    ->Name("loop/baseline")->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fibCalls, baseline, ExecMode::Baseline)
+    ->Name("calls/baseline")->Arg(25)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(closureLoop, baseline, ExecMode::Baseline)
+    ->Name("closure/baseline")->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(loopSum, compiled, ExecMode::Compiled)
     ->Name("loop/compiled")->Arg(1000000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(loopSum, tiered, ExecMode::Tiered)

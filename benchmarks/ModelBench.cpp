@@ -438,7 +438,7 @@ bool registerModelBenchmarks() {
       {execModeName(ExecMode::Bytecode), ExecMode::Bytecode, false},
       {"native", ExecMode::Bytecode, true}};
 #ifdef VMJIT_HAVE_JIT
-  for (ExecMode M : {ExecMode::Compiled, ExecMode::Tiered})
+  for (ExecMode M : {ExecMode::Baseline, ExecMode::Compiled, ExecMode::Tiered})
     Tiers.push_back({execModeName(M), M, false});
 #endif
   // The sizes are captured, not passed with Arg()/Args(), which would

@@ -2,8 +2,10 @@
 # Builds vmjit (installing missing packages first) and runs the demo: one
 # step of a 2-layer transformer decoder (examples/decode.vmasm) called 2000
 # times under `vmjit run` in tiered mode. The --stats table on stderr shows
-# the tier-up: `layer` and `main` start in the interpreter, get compiled on
-# the background thread, and finish as native code.
+# the tier-up: `layer` and `main` start in the interpreter, move to the
+# baseline tier (copy-and-patch, microseconds) after 2 calls, and to the
+# optimizing tier (LLVM, on the background thread) once hot; the
+# "calls interp/base/opt" column says how many calls each tier ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(scripts/build.sh "$@" | tail -n 1)

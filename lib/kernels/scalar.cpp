@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "common.h"
+#include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/kernels/standard_library.h"
 
 #include <cmath>
@@ -20,41 +21,10 @@ namespace {
 
 using detail::valueError;
 
-enum class Op { Add, Sub, Mul, Div, Mod, Min, Max, Lt, Le, Gt, Ge, Eq, Ne };
+namespace ops = scalar;
+using ops::Op;
 
-constexpr const char *opName(Op O) {
-  switch (O) {
-  case Op::Add:
-    return "scalar.add";
-  case Op::Sub:
-    return "scalar.sub";
-  case Op::Mul:
-    return "scalar.mul";
-  case Op::Div:
-    return "scalar.div";
-  case Op::Mod:
-    return "scalar.mod";
-  case Op::Min:
-    return "scalar.min";
-  case Op::Max:
-    return "scalar.max";
-  case Op::Lt:
-    return "scalar.lt";
-  case Op::Le:
-    return "scalar.le";
-  case Op::Gt:
-    return "scalar.gt";
-  case Op::Ge:
-    return "scalar.ge";
-  case Op::Eq:
-    return "scalar.eq";
-  case Op::Ne:
-    return "scalar.ne";
-  }
-  return "scalar";
-}
-
-constexpr bool isComparison(Op O) { return O >= Op::Lt; }
+constexpr const char *opName(Op O) { return ops::name(O).data(); }
 
 inline bool isIntLike(const VMJITAny &V) {
   return V.type_index == kVMJITInt || V.type_index == kVMJITBool;
@@ -89,58 +59,17 @@ inline void setBool(VMJITAny *R, bool V) {
   *reinterpret_cast<Any *>(R) = Any(V);
 }
 
+/// The int result of `O`, or `O`'s error (division or modulo by zero,
+/// INT64_MIN / -1).
 template <Op O> int64_t intOp(int64_t A, int64_t B) {
-  constexpr const char *Name = opName(O);
-  using U = uint64_t;
-  if constexpr (O == Op::Add)
-    return int64_t(U(A) + U(B));
-  else if constexpr (O == Op::Sub)
-    return int64_t(U(A) - U(B));
-  else if constexpr (O == Op::Mul)
-    return int64_t(U(A) * U(B));
-  else if constexpr (O == Op::Div || O == Op::Mod) {
+  int64_t Out;
+  if (!ops::intOp<O>(A, B, Out)) {
     if (B == 0)
-      valueError("{}: integer {} by zero", Name,
+      valueError("{}: integer {} by zero", opName(O),
                  O == Op::Div ? "division" : "modulo");
-    if (B == -1 && A == std::numeric_limits<int64_t>::min())
-      valueError("{}: integer overflow", Name);
-    return O == Op::Div ? A / B : A % B;
-  } else if constexpr (O == Op::Min)
-    return B < A ? B : A;
-  else
-    return B > A ? B : A;
-}
-
-template <Op O> double floatOp(double A, double B) {
-  if constexpr (O == Op::Add)
-    return A + B;
-  else if constexpr (O == Op::Sub)
-    return A - B;
-  else if constexpr (O == Op::Mul)
-    return A * B;
-  else if constexpr (O == Op::Div)
-    return A / B;
-  else if constexpr (O == Op::Mod)
-    return std::fmod(A, B);
-  else if constexpr (O == Op::Min)
-    return B < A ? B : A;
-  else
-    return B > A ? B : A;
-}
-
-template <Op O, typename T> bool compare(T A, T B) {
-  if constexpr (O == Op::Lt)
-    return A < B;
-  else if constexpr (O == Op::Le)
-    return A <= B;
-  else if constexpr (O == Op::Gt)
-    return A > B;
-  else if constexpr (O == Op::Ge)
-    return A >= B;
-  else if constexpr (O == Op::Eq)
-    return A == B;
-  else
-    return A != B;
+    valueError("{}: integer overflow", opName(O));
+  }
+  return Out;
 }
 
 template <Op O>
@@ -152,17 +81,17 @@ int binaryEntry(void *, const VMJITAny *Args, int32_t Num,
       vmjit::detail::throwArityError(Name, 2, Num);
     const VMJITAny &A = Args[0], &B = Args[1];
     if (isIntLike(A) && isIntLike(B)) {
-      if constexpr (isComparison(O))
-        setBool(Result, compare<O>(intOf(A), intOf(B)));
+      if constexpr (ops::isComparison(O))
+        setBool(Result, intOp<O>(intOf(A), intOf(B)) != 0);
       else
         setInt(Result, intOp<O>(intOf(A), intOf(B)));
       return;
     }
     double X = toDouble(Name, 1, A), Y = toDouble(Name, 2, B);
-    if constexpr (isComparison(O))
-      setBool(Result, compare<O>(X, Y));
+    if constexpr (ops::isComparison(O))
+      setBool(Result, ops::compare<O>(X, Y));
     else
-      setFloat(Result, floatOp<O>(X, Y));
+      setFloat(Result, ops::floatOp<O>(X, Y));
   });
 }
 
@@ -173,9 +102,9 @@ int negEntry(void *, const VMJITAny *Args, int32_t Num,
       vmjit::detail::throwArityError("scalar.neg", 1, Num);
     const VMJITAny &A = Args[0];
     if (isIntLike(A))
-      setInt(Result, int64_t(uint64_t(0) - uint64_t(intOf(A))));
+      setInt(Result, intOp<Op::Neg>(intOf(A), 0));
     else if (A.type_index == kVMJITFloat)
-      setFloat(Result, -A.v_float64);
+      setFloat(Result, ops::floatOp<Op::Neg>(A.v_float64, 0));
     else
       badArg("scalar.neg", 1, A, "int or float");
   });
@@ -189,7 +118,7 @@ int notEntry(void *, const VMJITAny *Args, int32_t Num,
     const VMJITAny &A = Args[0];
     if (!isIntLike(A))
       badArg("scalar.not", 1, A, "int or bool");
-    setBool(Result, intOf(A) == 0);
+    setBool(Result, intOp<Op::Not>(intOf(A), 0) != 0);
   });
 }
 
@@ -200,19 +129,12 @@ template <Op O> void addBinary(Registry &R) {
 } // namespace
 
 void registerScalarFunctions(Registry &R) {
-  addBinary<Op::Add>(R);
-  addBinary<Op::Sub>(R);
-  addBinary<Op::Mul>(R);
-  addBinary<Op::Div>(R);
-  addBinary<Op::Mod>(R);
-  addBinary<Op::Min>(R);
-  addBinary<Op::Max>(R);
-  addBinary<Op::Lt>(R);
-  addBinary<Op::Le>(R);
-  addBinary<Op::Gt>(R);
-  addBinary<Op::Ge>(R);
-  addBinary<Op::Eq>(R);
-  addBinary<Op::Ne>(R);
+  // One registration per row of the scalar.* table.
+#define VMJIT_SCALAR_REGISTER(Enum, Name, Arity)                               \
+  if constexpr (Arity == 2)                                                    \
+    addBinary<Op::Enum>(R);
+  VMJIT_SCALAR_OPS(VMJIT_SCALAR_REGISTER)
+#undef VMJIT_SCALAR_REGISTER
   R.add("scalar.neg", Function::fromSafeCall(&negEntry, "scalar.neg"));
   R.add("scalar.not", Function::fromSafeCall(&notEntry, "scalar.not"));
 }
