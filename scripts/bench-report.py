@@ -31,9 +31,9 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TIERS = ["bytecode", "compiled", "tiered", "native"]
-TIER_COLORS = {"bytecode": "#d95f02", "compiled": "#1b9e77",
-               "tiered": "#7570b3", "native": "#666666"}
+TIERS = ["bytecode", "baseline", "compiled", "tiered", "native"]
+TIER_COLORS = {"bytecode": "#d95f02", "baseline": "#e6ab02",
+               "compiled": "#1b9e77", "tiered": "#7570b3", "native": "#666666"}
 
 # (group, filter, quick filter). One vmjit-bench run per group.
 GROUPS = [
@@ -438,6 +438,22 @@ def targets_section(m, series):
                     fmt_ns(m["%s/compiled/%s" % (wl, size)]["time"]),
                     fmt_ns(m["%s/native/%s" % (wl, size)]["time"]),
                     fmt_ratio(r)), r <= 1.05)
+    per = [(n, m["compile/baseline/%d" % n]["time"] / n)
+           for n in BASELINE_SIZES if "compile/baseline/%d" % n in m]
+    if per:
+        add("baseline compile ≤ 1 µs per instruction at every size (10 .. 10^5)",
+            ", ".join("%d: %s" % (n, fmt_ns(t)) for n, t in per),
+            max(t for _, t in per) <= 1e3)
+    # Never slower than the interpreter: every native tier at N = 1000.
+    for wl in ("dispatch_int", "dispatch_tensor"):
+        b = m.get("%s/bytecode/1000" % wl)
+        for tier in ("baseline", "compiled", "tiered"):
+            t = m.get("%s/%s/1000" % (wl, tier))
+            if b and t:
+                r = t["time"] / b["time"]
+                add("%s %s ≤ 1.0× bytecode (N = 1000)" % (wl, tier),
+                    "%s vs %s = %s" % (fmt_ns(t["time"]), fmt_ns(b["time"]),
+                                       fmt_ratio(r)), r <= 1.0)
     c50 = m.get("compile/O1/50")
     add("compile ≤ 1 ms, 50 instructions at the tier-up level (O1)",
         fmt_ns(c50["time"]) if c50 else "–",
@@ -460,6 +476,7 @@ def targets_section(m, series):
 
 
 COMPILE_SIZES = [10, 50, 100, 1000, 10000]
+BASELINE_SIZES = [10, 50, 100, 1000, 10000, 100000]
 
 
 def compile_growth(m, level):
@@ -473,17 +490,19 @@ def compile_growth(m, level):
 
 
 def compile_section(m):
-    levels = ["O0", "O1", "O2", "cached_O1"]
+    levels = ["O0", "O1", "O2", "cached_O1", "baseline"]
     rows = []
-    for n in COMPILE_SIZES:
+    for n in BASELINE_SIZES:
         cells = [m.get("compile/%s/%d" % (lv, n)) for lv in levels]
         if not any(cells):
             continue
-        o1 = cells[1]
+        o1, base = cells[1], cells[4]
         rows.append([n] + [fmt_ns(c["time"]) if c else "–" for c in cells] +
-                    [fmt_ns(o1["time"] / n) if o1 else "–"])
-    return table(["instructions", "O0", "O1 (tier-up level)", "O2",
-                  "O1, warm object cache", "O1 per instruction"], rows)
+                    [fmt_ns(o1["time"] / n) if o1 else "–",
+                     fmt_ns(base["time"] / n) if base else "–"])
+    return table(["instructions", "O0", "O1 (tier 2)", "O2",
+                  "O1, warm object cache", "baseline (tier 1)",
+                  "O1 per instruction", "baseline per instruction"], rows)
 
 
 def load_section(m):

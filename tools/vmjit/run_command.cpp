@@ -151,6 +151,8 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
         E["unit_functions"] = JS.UnitFunctions;
       if (JS.Requested && !JS.Compiled && !JS.Failed)
         E["tier2"] = "queued";
+      if (JS.StaysAtBaseline)
+        E["tier2"] = "not worth it";
       if (JS.Failed)
         E["compile_failed"] = true;
       Compiles += JS.Compiled && !JS.CacheHit;
@@ -186,7 +188,7 @@ void printStatsText(const ordered_json &S) {
              "baseline us", "compile ms", "osr");
   for (const auto &F : S["functions"]) {
     std::string Tier = F["tier"].get<std::string>();
-    if (F.contains("tier2"))
+    if (F.contains("tier2") && F["tier2"] == "queued")
       Tier += "+queued";
     std::string ByTier = "-";
     if (F.contains("calls_by_tier")) {

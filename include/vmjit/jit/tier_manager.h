@@ -74,6 +74,8 @@ struct FunctionJITStats {
   bool Baseline = false;
   double BaselineUs = 0; ///< copy-and-patch time
   size_t BaselineBytes = 0;
+  /// Tiered mode: hot, but kept at tier 1 (too large for tier 2 to win).
+  bool StaysAtBaseline = false;
   /// Tier 2 (optimizing).
   bool Requested = false;
   bool Compiled = false;
