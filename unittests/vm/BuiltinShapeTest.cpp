@@ -14,7 +14,7 @@ using ::testing::ElementsAre;
 
 namespace {
 
-struct ShapeBuiltinsTest : ::testing::Test {
+struct BuiltinShapeTest : ::testing::Test {
   std::unique_ptr<VirtualMachine> VM = makeVM();
   Function Alloc = builtin("vm.builtin.alloc_shape_heap");
   Function Match = builtin("vm.builtin.match_shape");
@@ -26,7 +26,7 @@ struct ShapeBuiltinsTest : ::testing::Test {
 
 } // namespace
 
-TEST_F(ShapeBuiltinsTest, AllocShapeHeap) {
+TEST_F(BuiltinShapeTest, AllocShapeHeap) {
   Tensor H = heap(3);
   EXPECT_EQ(H.dtype(), dtype::Int64);
   EXPECT_THAT(valuesOf<int64_t>(H), ElementsAre(0, 0, 0));
@@ -39,7 +39,7 @@ TEST_F(ShapeBuiltinsTest, AllocShapeHeap) {
             "got 1");
 }
 
-TEST_F(ShapeBuiltinsTest, TheProbeOfAllCodes) {
+TEST_F(BuiltinShapeTest, TheProbeOfAllCodes) {
   // TVM's match_shape_codes probe: on [2, 5, 9] (a shape or a tensor),
   // assert 2, store 5 to heap[0], nothing; then nothing, assert == heap[0],
   // nothing; make_shape(7, heap[0], 2) = [7, 5, 2].
@@ -52,7 +52,7 @@ TEST_F(ShapeBuiltinsTest, TheProbeOfAllCodes) {
   }
 }
 
-TEST_F(ShapeBuiltinsTest, MatchShapeFailures) {
+TEST_F(BuiltinShapeTest, MatchShapeFailures) {
   Tensor H = heap(2);
   Shape S{3, 5, 9};
   EXPECT_EQ(errorText([&] { Match(S, H, 3, 0, 2, 1, 0, 2, 99, "PROBE_ERR"); }),
@@ -87,7 +87,7 @@ TEST_F(ShapeBuiltinsTest, MatchShapeFailures) {
             "shape heap");
 }
 
-TEST_F(ShapeBuiltinsTest, MatchShapeWithANullHeap) {
+TEST_F(BuiltinShapeTest, MatchShapeWithANullHeap) {
   // No slot used: fine, as in TVM.
   EXPECT_TRUE(Match(Shape{4, 5}, nullptr, 2, 0, 4, 2, 0, "ctx").isNone());
   // A slot used: an error where TVM dereferences a null pointer.
@@ -96,14 +96,14 @@ TEST_F(ShapeBuiltinsTest, MatchShapeWithANullHeap) {
             "shape heap is null");
 }
 
-TEST_F(ShapeBuiltinsTest, MatchShapeOnADLTensorPointer) {
+TEST_F(BuiltinShapeTest, MatchShapeOnADLTensorPointer) {
   Tensor X = Tensor::empty({6}, dtype::Int8);
   Tensor H = heap(1);
   EXPECT_TRUE(Match(X.dl(), H, 1, 1, 0, "ctx").isNone());
   EXPECT_EQ(H.data<int64_t>()[0], 6);
 }
 
-TEST_F(ShapeBuiltinsTest, MakeShape) {
+TEST_F(BuiltinShapeTest, MakeShape) {
   // TVM's make_shape_imm_no_heap probe: a null heap with immediates only.
   EXPECT_THAT(dimsOf(Make(nullptr, 2, 0, 4, 0, 5)), ElementsAre(4, 5));
   EXPECT_THAT(dimsOf(Make(nullptr, 0)), ElementsAre());
@@ -130,7 +130,7 @@ TEST_F(ShapeBuiltinsTest, MakeShape) {
             "shape heap) or None but got int");
 }
 
-TEST_F(ShapeBuiltinsTest, MatchPrimValue) {
+TEST_F(BuiltinShapeTest, MatchPrimValue) {
   Tensor H = heap(2);
   // (value, heap, code, imm, text)
   EXPECT_TRUE(MatchPrim(8, H, 1, 1, "n").isNone());
@@ -154,7 +154,7 @@ TEST_F(ShapeBuiltinsTest, MatchPrimValue) {
             "but got float");
 }
 
-TEST_F(ShapeBuiltinsTest, MakePrimValue) {
+TEST_F(BuiltinShapeTest, MakePrimValue) {
   Tensor H = heap(1);
   H.data<int64_t>()[0] = 21;
   // (heap, code, imm)

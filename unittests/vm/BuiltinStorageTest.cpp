@@ -14,7 +14,7 @@ using namespace vmjit::vm::test;
 
 namespace {
 
-struct StorageBuiltinsTest : ::testing::Test {
+struct BuiltinStorageTest : ::testing::Test {
   std::unique_ptr<VirtualMachine> VM = makeVM();
   Function AllocStorage = builtin("vm.builtin.alloc_storage");
   Function AllocTensor = builtin("vm.builtin.alloc_tensor");
@@ -26,7 +26,7 @@ struct StorageBuiltinsTest : ::testing::Test {
 
 } // namespace
 
-TEST_F(StorageBuiltinsTest, FiveAndFourArguments) {
+TEST_F(BuiltinStorageTest, FiveAndFourArguments) {
   // TVM: (%vm, shape [nbytes], device index, dtype hint, scope).
   Storage S =
       AllocStorage(vmArg(*VM), Shape{12}, 0, dtype::Float32, "global")
@@ -53,7 +53,7 @@ TEST_F(StorageBuiltinsTest, FiveAndFourArguments) {
             0u);
 }
 
-TEST_F(StorageBuiltinsTest, AllocStorageErrors) {
+TEST_F(BuiltinStorageTest, AllocStorageErrors) {
   EXPECT_EQ(errorText([&] {
               AllocStorage(vmArg(*VM), Shape{8}, 0, dtype::Int8, "global.texture");
             }),
@@ -97,7 +97,7 @@ TEST_F(StorageBuiltinsTest, AllocStorageErrors) {
             "(%vm) but got Shape");
 }
 
-TEST_F(StorageBuiltinsTest, AllocTensorLivesInTheStorage) {
+TEST_F(BuiltinStorageTest, AllocTensorLivesInTheStorage) {
   Storage S = storage(24);
   // (storage, byte offset, shape, dtype [, scope])
   Tensor A = AllocTensor(S, 0, Shape{3}, dtype::Int32).cast<Tensor>();
@@ -117,7 +117,7 @@ TEST_F(StorageBuiltinsTest, AllocTensorLivesInTheStorage) {
   EXPECT_EQ(Raw->useCount(), Before);
 }
 
-TEST_F(StorageBuiltinsTest, AllocTensorErrors) {
+TEST_F(BuiltinStorageTest, AllocTensorErrors) {
   Storage S = storage(16);
   EXPECT_EQ(errorText([&] { AllocTensor(S, 0, Shape{5}, dtype::Float32); }),
             "ValueError: vm.builtin.alloc_tensor: a float32 tensor of shape "
