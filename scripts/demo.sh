@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds vmjit (installing missing packages first) and runs the demo: one
-# step of a 2-layer transformer decoder (examples/decode.vmasm) called 2000
+# step of a 2-layer transformer decoder (examples/decode.vmasm) called 5000
 # times under `vmjit run` in tiered mode. The --stats table on stderr shows
 # the tier-up: `layer` and `main` start in the interpreter, move to the
 # baseline tier (copy-and-patch, microseconds) after 2 calls, and to the
@@ -11,4 +11,4 @@ cd "$(dirname "$0")/.."
 dir=$(scripts/build.sh "$@" | tail -n 1)
 echo "== vmjit run examples/decode.vmasm (tiered: interpreter, then JIT) ==" >&2
 "$dir/bin/vmjit" run examples/decode.vmasm examples/weights/decode/x.npy \
-  --repeat 2000 --stats
+  --repeat 5000 --stats

@@ -5,7 +5,8 @@
 // mmap or mprotect costs tens of microseconds. Code therefore lives in a
 // process-wide arena of large chunks, each mapped twice from one memfd: a
 // read-write view the compiler writes through and a read-execute view the
-// code runs from (no page is ever writable and executable in one mapping).
+// code runs from (no page is ever writable and executable in one mapping),
+// mapped in 64 KiB at a time as the chunk fills.
 // Blocks are handed out first-fit and reused after their owner frees them.
 // Where memfd is not available, every block gets pages of its own, made
 // read-execute when sealed.
