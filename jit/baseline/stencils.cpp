@@ -304,15 +304,20 @@ STENCIL(goto_back) {
   JUMP();
 }
 
-STENCIL(goto_back_counted) {
-  if (__builtin_expect(!step(Ctx), 0))
-    FAIL();
-  bool Done = false;
-  int Rc = tierUp(CHAIN_PASS, &Done);
-  if (Done)
-    return Rc;
-  JUMP();
-}
+/// A counted backward jump: the step, the hotness tick, then the target
+/// (or tier 2, which finishes the frame).
+#define JUMP_BACK_COUNTED()                                                    \
+  do {                                                                         \
+    if (__builtin_expect(!step(Ctx), 0))                                       \
+      FAIL();                                                                  \
+    bool Done = false;                                                         \
+    int Rc = tierUp(CHAIN_PASS, &Done);                                        \
+    if (Done)                                                                  \
+      return Rc;                                                               \
+    JUMP();                                                                    \
+  } while (0)
+
+STENCIL(goto_back_counted) { JUMP_BACK_COUNTED(); }
 
 #define IF_HEAD()                                                              \
   const Val *C = AT(Regs, REG_A);                                              \
@@ -339,13 +344,7 @@ STENCIL(if_back) {
 
 STENCIL(if_back_counted) {
   IF_HEAD();
-  if (__builtin_expect(!step(Ctx), 0))
-    FAIL();
-  bool Done = false;
-  int Rc = tierUp(CHAIN_PASS, &Done);
-  if (Done)
-    return Rc;
-  JUMP();
+  JUMP_BACK_COUNTED();
 }
 
 STENCIL(ret) {
