@@ -17,6 +17,9 @@ for var in ["VMJIT_LOG_LEVEL", "VMJIT_TIER_THRESHOLD", "VMJIT_BASELINE_THRESHOLD
     config.environment.pop(var, None)
 # The object cache the command uses by default: one of the build tree's.
 config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root, "cache")
+# Each test starts the command many times: no OpenBLAS thread pool spinning
+# up and down for each (the tests' matrices are small).
+config.environment["OPENBLAS_NUM_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS", "1")
 for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "HOME"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
@@ -63,5 +66,14 @@ try:
     # Feature "baseline": it has the baseline (copy-and-patch) tier.
     if re.search(r"^  modes: .*\bbaseline\b", _version, re.M):
         config.available_features.add("baseline")
+    # The modes %run-all-modes runs (in this order; the first is the
+    # reference): bytecode, tiered with threshold 1 so that every tier
+    # really runs, then each JIT tier alone.
+    _modes = ["bytecode", "tiered --tier-threshold 1"]
+    if "baseline" in config.available_features:
+        _modes.append("baseline")
+    if "jit" in config.available_features:
+        _modes.append("compiled")
+    config.environment["VMJIT_RUN_MODES"] = ";".join(_modes)
 except (OSError, subprocess.SubprocessError):
     pass

@@ -7,12 +7,18 @@
 # Used by the program tests as %run-all-modes.
 set -u
 vmjit=${VMJIT:-vmjit}
-modes=(bytecode "tiered --tier-threshold 1")
-for m in baseline compiled; do
-  if "$vmjit" --version | grep -q "^  modes: .*\b$m\b"; then
-    modes+=("$m")
-  fi
-done
+# VMJIT_RUN_MODES (set by lit.cfg.py, which asks `vmjit --version` once):
+# the modes, separated by ';'. Otherwise this build's are found here.
+if [[ -n "${VMJIT_RUN_MODES:-}" ]]; then
+  IFS=';' read -r -a modes <<<"$VMJIT_RUN_MODES"
+else
+  modes=(bytecode "tiered --tier-threshold 1")
+  for m in baseline compiled; do
+    if "$vmjit" --version | grep -q "^  modes: .*\b$m\b"; then
+      modes+=("$m")
+    fi
+  done
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 i=0
