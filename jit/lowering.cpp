@@ -1,6 +1,11 @@
 //===- lowering.cpp - Bytecode to LLVM IR ----------------------------------===//
 //
 // See include/vmjit/jit/lowering.h for the shape of the generated code.
+// Two styles: promoted (small functions: registers become SSA values, the
+// optimizer sees everything) and flat (the rest: every block reads what it
+// needs from the register file and no SSA value lives across a block, so
+// even O0 code keeps no spill slot per site; releases, retains and the
+// frame's release at exit are helper calls; int-only fast paths).
 // Values are handled as their two 8-byte words (type word, payload word),
 // the same way the interpreter copies them: no 16-byte vector copies, which
 // would stall on store forwarding right after a callee wrote a result.
@@ -8,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/lowering.h"
+#include "runtime_helpers.h"
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/runtime/function.h"
 #include "vmjit/vm/bytecode.h"
@@ -129,6 +135,11 @@ public:
   Function *lower(const std::string &Symbol);
 
 private:
+  /// A runtime helper (jit/runtime_helpers.h), declared on first use.
+  FunctionCallee helperFn(const char *Name, Type *Ret,
+                          ArrayRef<Type *> Params) {
+    return M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false));
+  }
   // Addresses.
   Value *bytePtr(Value *Base, int64_t Offset) {
     if (Offset == 0)
@@ -169,6 +180,12 @@ private:
            F.numInstrs() * F.RegisterFileSize <= Opts.PromoteLimit;
   }
   void releaseAll() {
+    if (Flat) {
+      B.CreateCall(helperFn(helper::vmjit_jit_release_frame, B.getVoidTy(),
+                            {Ptr, I64}),
+                   {Regs, B.getInt64(F.RegisterFileSize)});
+      return;
+    }
     for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
       releaseIfObject(loadReg(R));
       B.CreateAlignedStore(B.getInt64(kVMJITNone), regPtr(R), Align(8));
@@ -196,6 +213,12 @@ private:
   void releaseIfObject(Val V);
   /// Moves an owned value into register `Dst`, releasing the old value.
   void moveInto(int64_t Dst, Val New);
+  /// Flat style: moves the owned value in `Slot` into register `Dst`,
+  /// releasing the old value, with nothing live across the blocks.
+  void moveFromSlot(int64_t Dst, Value *Slot);
+  /// Flat style: releases (Retain: retains) the value in `Slot` if it
+  /// holds an object.
+  void refSlot(Value *Slot, bool Retain);
 
   // Arguments.
   Val evalArg(Arg A);
@@ -213,6 +236,8 @@ private:
   BasicBlock *jumpTarget(int64_t PC, int64_t Offset);
 
   void branchToError(Value *Failed, int64_t PC, BasicBlock *Cont);
+  /// The block that leaves through the error exit with pc `PC`.
+  BasicBlock *errorSite(int64_t PC);
   BasicBlock *next(int64_t PC) { return Blocks[static_cast<size_t>(PC + 1)]; }
 
   Module &M;
@@ -236,11 +261,19 @@ private:
   std::vector<std::pair<Value *, Value *>> Shadow;
   BasicBlock *ErrBB = nullptr;
   PHINode *ErrPC = nullptr;
-  /// Ctx->Control, loaded once on entry (null without backward jumps).
+  /// Ctx->Control, loaded once on entry (null without backward jumps, or
+  /// in the flat style, which loads it where it steps).
   Value *StepCtl = nullptr;
+  /// The flat style (see the top of this file): registers not promoted.
+  bool Flat = false;
 };
 
 void FunctionLowering::incRefIfObject(Val V) {
+  if (Flat) {
+    store(ResSlot, V);
+    refSlot(ResSlot, /*Retain=*/true);
+    return;
+  }
   BasicBlock *Inc = BasicBlock::Create(C, "incref", Fn);
   BasicBlock *Done = BasicBlock::Create(C, "incref.done", Fn);
   B.CreateCondBr(isObject(V), Inc, Done);
@@ -252,6 +285,11 @@ void FunctionLowering::incRefIfObject(Val V) {
 }
 
 void FunctionLowering::releaseIfObject(Val V) {
+  if (Flat) {
+    store(ResSlot, V);
+    refSlot(ResSlot, /*Retain=*/false);
+    return;
+  }
   BasicBlock *Dec = BasicBlock::Create(C, "release", Fn);
   BasicBlock *Last = BasicBlock::Create(C, "release.last", Fn);
   BasicBlock *Done = BasicBlock::Create(C, "release.done", Fn);
@@ -263,17 +301,58 @@ void FunctionLowering::releaseIfObject(Val V) {
   Value *WasLast = B.CreateICmpEQ(B.CreateTrunc(Old, I32), B.getInt32(1));
   B.CreateCondBr(WasLast, Last, Done, Unlikely);
   B.SetInsertPoint(Last);
-  FunctionCallee Destroy = M.getOrInsertFunction(
-      "vmjit_jit_destroy", FunctionType::get(B.getVoidTy(), {Ptr, I64}, false));
+  FunctionCallee Destroy =
+      helperFn(helper::vmjit_jit_destroy, B.getVoidTy(), {Ptr, I64});
   B.CreateCall(Destroy, {Obj, Old});
   B.CreateBr(Done);
   B.SetInsertPoint(Done);
 }
 
 void FunctionLowering::moveInto(int64_t Dst, Val New) {
+  if (Flat) {
+    store(ResSlot, New);
+    moveFromSlot(Dst, ResSlot);
+    return;
+  }
   Val Old = loadReg(Dst);
   storeReg(Dst, New);
   releaseIfObject(Old);
+}
+
+void FunctionLowering::moveFromSlot(int64_t Dst, Value *Slot) {
+  BasicBlock *Rel = BasicBlock::Create(C, "move.release", Fn);
+  BasicBlock *Plain = BasicBlock::Create(C, "move", Fn);
+  BasicBlock *Done = BasicBlock::Create(C, "move.done", Fn);
+  Value *OldType = B.CreateAlignedLoad(I32, regPtr(Dst), Align(8));
+  B.CreateCondBr(B.CreateICmpSGE(OldType,
+                                 B.getInt32(kVMJITStaticObjectBegin)),
+                 Rel, Plain);
+  B.SetInsertPoint(Rel);
+  Value *Old = B.CreateAlignedLoad(Ptr, bytePtr(regPtr(Dst), 8), Align(8));
+  store(regPtr(Dst), load(Slot));
+  B.CreateCall(helperFn(helper::vmjit_jit_release, B.getVoidTy(), {Ptr}),
+               {Old});
+  B.CreateBr(Done);
+  B.SetInsertPoint(Plain);
+  store(regPtr(Dst), load(Slot));
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
+}
+
+void FunctionLowering::refSlot(Value *Slot, bool Retain) {
+  BasicBlock *Do = BasicBlock::Create(C, Retain ? "retain" : "release", Fn);
+  BasicBlock *Done = BasicBlock::Create(C, "ref.done", Fn);
+  Value *Type = B.CreateAlignedLoad(I32, Slot, Align(8));
+  B.CreateCondBr(
+      B.CreateICmpSGE(Type, B.getInt32(kVMJITStaticObjectBegin)), Do, Done);
+  B.SetInsertPoint(Do);
+  Value *Obj = B.CreateAlignedLoad(Ptr, bytePtr(Slot, 8), Align(8));
+  B.CreateCall(helperFn(Retain ? helper::vmjit_jit_retain
+                               : helper::vmjit_jit_release,
+                        B.getVoidTy(), {Ptr}),
+               {Obj});
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
 }
 
 bool FunctionLowering::embeddable(int64_t ConstIdx) const {
@@ -315,8 +394,22 @@ Val FunctionLowering::evalArg(Arg A) {
 void FunctionLowering::branchToError(Value *Failed, int64_t PC,
                                      BasicBlock *Cont) {
   BasicBlock *Here = B.GetInsertBlock();
-  B.CreateCondBr(Failed, ErrBB, Cont, Unlikely);
-  ErrPC->addIncoming(B.getInt64(PC), Here);
+  B.CreateCondBr(Failed, errorSite(PC), Cont, Unlikely);
+  if (!Flat)
+    ErrPC->addIncoming(B.getInt64(PC), Here);
+}
+
+BasicBlock *FunctionLowering::errorSite(int64_t PC) {
+  if (!Flat)
+    return ErrBB;
+  // Flat: the pc is stored on the cold path, not carried in a PHI (whose
+  // copies O0 code would make on every hot path).
+  IRBuilderBase::InsertPointGuard Guard(B);
+  BasicBlock *Site = BasicBlock::Create(C, fmt::format("i{}.err", PC), Fn);
+  B.SetInsertPoint(Site);
+  B.CreateAlignedStore(B.getInt64(PC), bytePtr(Ctx, kOffsetErrorPC), Align(8));
+  B.CreateBr(ErrBB);
+  return Site;
 }
 
 void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
@@ -347,6 +440,13 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
   BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
   branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
   B.SetInsertPoint(Ok);
+  if (Flat) {
+    if (I.callDst() == vm::kVoidRegister)
+      refSlot(ResSlot, /*Retain=*/false);
+    else
+      moveFromSlot(I.callDst(), ResSlot);
+    return;
+  }
   Val Result = load(ResSlot);
   if (I.callDst() == vm::kVoidRegister)
     releaseIfObject(Result);
@@ -378,6 +478,12 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
                             : 2;
   if (N != Arity)
     return false;
+  // Flat style: no inline paths whose values would live across blocks
+  // (tuple_getitem) or that need `select` (min, max; FastISel refuses it).
+  if (Flat && (What == InlineBuiltin::TupleGetItem ||
+               What == InlineBuiltin::ScalarMin ||
+               What == InlineBuiltin::ScalarMax))
+    return false;
   auto Want = [&](int64_t Args) { return N == Args; };
   KeyText += fmt::format("inline{}@{};", static_cast<int>(What), PC);
 
@@ -397,12 +503,17 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   BasicBlock *Slow = BasicBlock::Create(C, fmt::format("i{}.slow", PC), Fn);
   BasicBlock *Join = BasicBlock::Create(C, fmt::format("i{}.join", PC), Fn);
 
-  auto IntLike = [&](Value *T) {
+  // Flat style: the fast paths take ints only (bools and floats call).
+  auto IntLike = [&](Value *T) -> Value * {
+    if (Flat)
+      return B.CreateICmpEQ(T, B.getInt32(kVMJITInt));
     return B.CreateOr(B.CreateICmpEQ(T, B.getInt32(kVMJITInt)),
                       B.CreateICmpEQ(T, B.getInt32(kVMJITBool)));
   };
   // An int's value; a bool reads as 0 or 1.
-  auto IntOf = [&](Val V) {
+  auto IntOf = [&](Val V) -> Value * {
+    if (Flat)
+      return V.W1;
     Value *IsBool = B.CreateICmpEQ(typeOf(V), B.getInt32(kVMJITBool));
     return B.CreateSelect(IsBool,
                           B.CreateZExt(B.CreateICmpNE(V.W1, B.getInt64(0)), I64),
@@ -425,6 +536,8 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     Val X = evalArg(I.callArg(0));
     B.CreateCondBr(IntLike(typeOf(X)), Fast, Slow, Likely);
     B.SetInsertPoint(Fast);
+    if (Flat)
+      X = evalArg(I.callArg(0));
     Finish(BoolVal(B.CreateICmpNE(X.W1, B.getInt64(0))));
     break;
   }
@@ -457,10 +570,15 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       return false;
     Val X = evalArg(I.callArg(0));
     Value *T = typeOf(X);
-    if (What == InlineBuiltin::ScalarNot) {
+    if (What == InlineBuiltin::ScalarNot || Flat) {
       B.CreateCondBr(IntLike(T), Fast, Slow, Likely);
       B.SetInsertPoint(Fast);
-      Finish(BoolVal(B.CreateICmpEQ(IntOf(X), B.getInt64(0))));
+      if (Flat)
+        X = evalArg(I.callArg(0));
+      if (What == InlineBuiltin::ScalarNot)
+        Finish(BoolVal(B.CreateICmpEQ(IntOf(X), B.getInt64(0))));
+      else
+        Finish({B.getInt64(kVMJITInt), B.CreateSub(B.getInt64(0), IntOf(X))});
       break;
     }
     BasicBlock *FloatBB = BasicBlock::Create(C, fmt::format("i{}.f", PC), Fn);
@@ -483,18 +601,30 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     const auto Cmp = comparisonPredicates(What);
     Val A = evalArg(I.callArg(0)), Bv = evalArg(I.callArg(1));
     Value *TA = typeOf(A), *TB = typeOf(Bv);
-    BasicBlock *FloatBB = BasicBlock::Create(C, fmt::format("i{}.f", PC), Fn);
-    BasicBlock *NotInt = BasicBlock::Create(C, fmt::format("i{}.ni", PC), Fn);
-    B.CreateCondBr(B.CreateAnd(IntLike(TA), IntLike(TB)), Fast, NotInt,
-                   Likely);
-    B.SetInsertPoint(NotInt);
-    auto Numeric = [&](Value *T) {
-      return B.CreateOr(IntLike(T), B.CreateICmpEQ(T, B.getInt32(kVMJITFloat)));
-    };
-    B.CreateCondBr(B.CreateAnd(Numeric(TA), Numeric(TB)), FloatBB, Slow);
+    BasicBlock *FloatBB = nullptr;
+    if (Flat) {
+      B.CreateCondBr(B.CreateAnd(IntLike(TA), IntLike(TB)), Fast, Slow,
+                     Likely);
+    } else {
+      FloatBB = BasicBlock::Create(C, fmt::format("i{}.f", PC), Fn);
+      BasicBlock *NotInt =
+          BasicBlock::Create(C, fmt::format("i{}.ni", PC), Fn);
+      B.CreateCondBr(B.CreateAnd(IntLike(TA), IntLike(TB)), Fast, NotInt,
+                     Likely);
+      B.SetInsertPoint(NotInt);
+      auto Numeric = [&](Value *T) {
+        return B.CreateOr(IntLike(T),
+                          B.CreateICmpEQ(T, B.getInt32(kVMJITFloat)));
+      };
+      B.CreateCondBr(B.CreateAnd(Numeric(TA), Numeric(TB)), FloatBB, Slow);
+    }
 
     // int64 (bool counts as int).
     B.SetInsertPoint(Fast);
+    if (Flat) {
+      A = evalArg(I.callArg(0));
+      Bv = evalArg(I.callArg(1));
+    }
     Value *X = IntOf(A), *Y = IntOf(Bv);
     switch (What) {
     case InlineBuiltin::ScalarAdd:
@@ -516,6 +646,10 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       BasicBlock *Do = BasicBlock::Create(C, fmt::format("i{}.div", PC), Fn);
       B.CreateCondBr(Bad, Slow, Do, Unlikely);
       B.SetInsertPoint(Do);
+      if (Flat) {
+        X = evalArg(I.callArg(0)).W1;
+        Y = evalArg(I.callArg(1)).W1;
+      }
       Finish({B.getInt64(kVMJITInt), What == InlineBuiltin::ScalarDiv
                                           ? B.CreateSDiv(X, Y)
                                           : B.CreateSRem(X, Y)});
@@ -536,6 +670,8 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       break;
     }
 
+    if (Flat)
+      break;
     // float64 when either is a float.
     B.SetInsertPoint(FloatBB);
     auto ToDouble = [&](Val V) {
@@ -607,7 +743,9 @@ BasicBlock *FunctionLowering::jumpTarget(int64_t PC, int64_t Offset) {
   BasicBlock *Step = BasicBlock::Create(C, fmt::format("i{}.step", PC), Fn);
   BasicBlock *Slow = BasicBlock::Create(C, fmt::format("i{}.poll", PC), Fn);
   B.SetInsertPoint(Step);
-  Value *Ctl = StepCtl;
+  Value *Ctl = Flat ? B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetControl),
+                                          Align(8))
+                    : StepCtl;
   Value *FuelPtr = bytePtr(Ctl, kOffsetFuel);
   Value *Fuel = B.CreateSub(B.CreateAlignedLoad(I64, FuelPtr, Align(8)),
                             B.getInt64(1));
@@ -619,8 +757,7 @@ BasicBlock *FunctionLowering::jumpTarget(int64_t PC, int64_t Offset) {
                            B.CreateICmpNE(Irq, B.getInt32(0)));
   B.CreateCondBr(Poll, Slow, Target, Unlikely);
   B.SetInsertPoint(Slow);
-  FunctionCallee StepFn = M.getOrInsertFunction(
-      "vmjit_jit_step", FunctionType::get(I32, {Ptr}, false));
+  FunctionCallee StepFn = helperFn(helper::vmjit_jit_step, I32, {Ptr});
   Value *Rc = B.CreateCall(StepFn, {Ctx});
   branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Target);
   return Step;
@@ -635,13 +772,17 @@ void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
   BasicBlock *Bad = BasicBlock::Create(C, fmt::format("i{}.bad", PC), Fn);
   B.CreateCondBr(Ok, Test, Bad, Likely);
   B.SetInsertPoint(Bad);
-  FunctionCallee IfError = M.getOrInsertFunction(
-      "vmjit_jit_if_error", FunctionType::get(I32, {Ptr}, false));
+  FunctionCallee IfError = helperFn(helper::vmjit_jit_if_error, I32, {Ptr});
+  if (Flat)
+    V = loadReg(I.ifCond());
   store(ResSlot, V); // the helper reads the value's type
   B.CreateCall(IfError, {ResSlot});
-  B.CreateBr(ErrBB);
-  ErrPC->addIncoming(B.getInt64(PC), Bad);
+  B.CreateBr(errorSite(PC));
+  if (!Flat)
+    ErrPC->addIncoming(B.getInt64(PC), Bad);
   B.SetInsertPoint(Test);
+  if (Flat)
+    V = loadReg(I.ifCond());
   B.CreateCondBr(B.CreateICmpNE(V.W1, B.getInt64(0)), next(PC),
                  jumpTarget(PC, I.ifFalseOffset()));
 }
@@ -691,17 +832,37 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   cast<AllocaInst>(ArgStack)->setAlignment(Align(16));
   ResSlot = B.CreateAlloca(ArrayType::get(B.getInt8Ty(), 16), nullptr, "res");
   cast<AllocaInst>(ResSlot)->setAlignment(Align(16));
-  if (promote()) {
+  Flat = !promote();
+  KeyText += Flat ? "flat;" : "promoted;";
+  if (!LoopHeads.empty() && !Flat)
+    StepCtl = B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetControl), Align(8),
+                                  "step_ctl");
+  if (!Flat) {
     for (int64_t R = 0; R < F.RegisterFileSize; ++R)
       Shadow.emplace_back(
           B.CreateAlloca(I64, nullptr, fmt::format("r{}.t", R)),
           B.CreateAlloca(I64, nullptr, fmt::format("r{}.v", R)));
-    for (int64_t R = 0; R < F.RegisterFileSize; ++R)
-      storeReg(R, load(regPtr(R)));
+    if (LoopHeads.count(0) || F.NumParams >= F.RegisterFileSize) {
+      for (int64_t R = 0; R < F.RegisterFileSize; ++R)
+        storeReg(R, load(regPtr(R)));
+    } else {
+      // A call enters at pc 0 (no loop header there, so no on-stack
+      // replacement does) with only the parameters set: the other
+      // registers are known None, which lets the optimizer drop their
+      // releases. On-stack replacement loads them all.
+      BasicBlock *Fresh = BasicBlock::Create(C, "entry.call", Fn);
+      BasicBlock *Osr = BasicBlock::Create(C, "entry.osr", Fn);
+      B.CreateCondBr(B.CreateICmpEQ(EntryPC, B.getInt64(0)), Fresh, Osr);
+      B.SetInsertPoint(Fresh);
+      for (int64_t R = 0; R < F.RegisterFileSize; ++R)
+        storeReg(R, R < F.NumParams ? load(regPtr(R))
+                                    : constVal(kVMJITNone, 0));
+      B.CreateBr(Blocks[0]);
+      B.SetInsertPoint(Osr);
+      for (int64_t R = 0; R < F.RegisterFileSize; ++R)
+        storeReg(R, load(regPtr(R)));
+    }
   }
-  if (!LoopHeads.empty())
-    StepCtl = B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetControl), Align(8),
-                                  "step_ctl");
   // On-stack replacement enters at a loop header; a call enters at 0.
   SwitchInst *Sw = B.CreateSwitch(EntryPC, Blocks[0],
                                   static_cast<unsigned>(LoopHeads.size()));
@@ -710,8 +871,10 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
       Sw->addCase(B.getInt64(H), Blocks[static_cast<size_t>(H)]);
 
   B.SetInsertPoint(ErrBB);
-  ErrPC = B.CreatePHI(I64, 4, "error_pc");
-  B.CreateAlignedStore(ErrPC, bytePtr(Ctx, kOffsetErrorPC), Align(8));
+  if (!Flat) {
+    ErrPC = B.CreatePHI(I64, 4, "error_pc");
+    B.CreateAlignedStore(ErrPC, bytePtr(Ctx, kOffsetErrorPC), Align(8));
+  }
   releaseAll();
   B.CreateRet(B.getInt32(-1));
 
@@ -736,7 +899,7 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   // The verifier guarantees the last instruction is ret or goto, so the
   // block after it is never reached.
   Blocks[static_cast<size_t>(N)] = nullptr;
-  if (ErrPC->getNumIncomingValues() == 0) {
+  if (ErrPC && ErrPC->getNumIncomingValues() == 0) {
     // Nothing can fail: the error exit is unreachable (a PHI may not be
     // empty, so it goes; the optimizer drops the blocks).
     ErrPC->replaceAllUsesWith(B.getInt64(-1));

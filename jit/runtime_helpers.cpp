@@ -1,7 +1,8 @@
 //===- runtime_helpers.cpp - C functions that JIT code calls ---------------===//
 //
 // JIT code releases references inline (an atomic decrement) and calls
-// vmjit_jit_destroy only when the count reaches zero; it reports a bad `if`
+// vmjit_jit_destroy only when the count reaches zero, or, in flat-lowered
+// (large) functions, calls vmjit_jit_release / vmjit_jit_release_frame; it reports a bad `if`
 // condition through vmjit_jit_if_error, with the interpreter's message, and
 // takes the slow path of a step (budget, deadline, interrupt) through
 // vmjit_jit_step.
@@ -29,6 +30,21 @@ void vmjit_jit_destroy(VMJITObject *O, uint64_t Old) {
                                      __ATOMIC_ACQ_REL);
   if ((Weak >> 32) == 1)
     O->deleter(O, kVMJITObjectDeleterFlagWeak);
+}
+
+void vmjit_jit_release(VMJITObject *O) {
+  vmjit::Object::fromRaw(O)->decRef();
+}
+
+void vmjit_jit_retain(VMJITObject *O) { vmjit::Object::fromRaw(O)->incRef(); }
+
+void vmjit_jit_release_frame(VMJITAny *Regs, int64_t N) {
+  for (int64_t R = 0; R < N; ++R) {
+    VMJITAny Old;
+    vmjit::detail::copyWords(Old, Regs[R]);
+    vmjit::detail::setNone(Regs[R]);
+    vmjit::detail::releaseValue(Old);
+  }
 }
 
 int vmjit_jit_if_error(const VMJITAny *Cond) {
@@ -63,11 +79,11 @@ int vmjit_baseline_call_into(VMJITAny *Dst, const VMJITAny *Args,
 namespace vmjit::jit {
 
 std::map<std::string, uint64_t> runtimeHelperSymbols() {
-  return {
-      {"vmjit_jit_destroy", reinterpret_cast<uint64_t>(&vmjit_jit_destroy)},
-      {"vmjit_jit_if_error", reinterpret_cast<uint64_t>(&vmjit_jit_if_error)},
-      {"vmjit_jit_step", reinterpret_cast<uint64_t>(&vmjit_jit_step)},
-  };
+  std::map<std::string, uint64_t> Out;
+#define VMJIT_HELPER_ADDRESS(N) Out[#N] = reinterpret_cast<uint64_t>(&N);
+  VMJIT_JIT_HELPERS(VMJIT_HELPER_ADDRESS)
+#undef VMJIT_HELPER_ADDRESS
+  return Out;
 }
 
 } // namespace vmjit::jit

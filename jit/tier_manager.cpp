@@ -315,6 +315,8 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
   try {
     LoweringOptions LO;
     LO.InlineBuiltins = Opts.InlineBuiltins;
+    if (Opts.PromoteLimit >= 0)
+      LO.PromoteLimit = Opts.PromoteLimit;
     L = lowerFunctions(Exe, Funcs, I->Bind.Callees, LO);
     for (const auto &[Name, Addr] : runtimeHelperSymbols())
       L.Absolute[Name] = Addr;
@@ -385,6 +387,8 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
 std::string TierManager::irText(int64_t Func, bool Optimized) {
   LoweringOptions LO;
   LO.InlineBuiltins = Opts.InlineBuiltins;
+  if (Opts.PromoteLimit >= 0)
+    LO.PromoteLimit = Opts.PromoteLimit;
   std::vector<int64_t> Funcs = {Func};
   LoweredModule L = lowerFunctions(*I->Exe, Funcs, I->Bind.Callees, LO);
   if (Optimized)
@@ -410,8 +414,9 @@ public:
     // Baseline mode's tier-1 code does not count toward tier 2; the
     // other modes share code.
     std::string Key = fmt::format(
-        "{}|{}|{}|{}|{}|{}|{}|{}|{}",
+        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
         static_cast<const void *>(&VM.executable()), B.Key, engineKey(EO),
+        Opts.PromoteLimit,
         Opts.Threshold, Opts.BaselineThreshold, Opts.UseBaseline,
         Opts.Mode == vm::ExecMode::Baseline, Opts.Background,
         Opts.FailCompilesForTesting);

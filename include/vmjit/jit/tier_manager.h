@@ -61,6 +61,10 @@ struct JITOptions {
   bool PerfSupport = false;
   bool DebuggerSupport = false;
   bool InlineBuiltins = true;
+  /// Tier 2 keeps registers in SSA values ("promoted") in functions whose
+  /// instructions x registers is at most this; larger ones are lowered
+  /// flat (see docs/jit.md). -1: the default (256); 0: always flat.
+  int64_t PromoteLimit = -1;
   /// Compile tier 2 on the background thread (false: at the request, on
   /// the requesting thread; for tests that need determinism).
   bool Background = true;
