@@ -14,6 +14,7 @@
 
 #include "vmjit/jit/lowering.h"
 #include "runtime_helpers.h"
+#include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/runtime/function.h"
 #include "vmjit/vm/bytecode.h"
@@ -42,30 +43,35 @@ namespace vmjit::jit {
 // LLVM's Function, not the runtime's packed Function.
 using llvm::Function;
 
+namespace scalar = kernels::scalar;
+
+// The scalar.* rows of InlineBuiltin follow the table's order
+// (include/vmjit/kernels/scalar_ops.h): one name, arity and kind per
+// operation, for the kernels and both JIT tiers.
+static_assert(static_cast<int>(InlineBuiltin::ScalarNot) -
+                      static_cast<int>(InlineBuiltin::ScalarAdd) + 1 ==
+                  scalar::kNumOps &&
+              static_cast<int>(scalar::Op::Not) == scalar::kNumOps - 1);
+
+/// The scalar operation an inlined builtin is, if it is one.
+static std::optional<scalar::Op> scalarOpOf(InlineBuiltin W) {
+  int K = static_cast<int>(W) - static_cast<int>(InlineBuiltin::ScalarAdd);
+  if (K < 0 || K >= scalar::kNumOps)
+    return std::nullopt;
+  return static_cast<scalar::Op>(K);
+}
+
 InlineBuiltin inlineBuiltinFor(std::string_view Name) {
-  static const std::pair<std::string_view, InlineBuiltin> Table[] = {
-      {"vm.builtin.copy", InlineBuiltin::Copy},
-      {"vm.builtin.read_if_cond", InlineBuiltin::ReadIfCond},
-      {"vm.builtin.tuple_getitem", InlineBuiltin::TupleGetItem},
-      {"scalar.add", InlineBuiltin::ScalarAdd},
-      {"scalar.sub", InlineBuiltin::ScalarSub},
-      {"scalar.mul", InlineBuiltin::ScalarMul},
-      {"scalar.div", InlineBuiltin::ScalarDiv},
-      {"scalar.mod", InlineBuiltin::ScalarMod},
-      {"scalar.min", InlineBuiltin::ScalarMin},
-      {"scalar.max", InlineBuiltin::ScalarMax},
-      {"scalar.lt", InlineBuiltin::ScalarLt},
-      {"scalar.le", InlineBuiltin::ScalarLe},
-      {"scalar.gt", InlineBuiltin::ScalarGt},
-      {"scalar.ge", InlineBuiltin::ScalarGe},
-      {"scalar.eq", InlineBuiltin::ScalarEq},
-      {"scalar.ne", InlineBuiltin::ScalarNe},
-      {"scalar.neg", InlineBuiltin::ScalarNeg},
-      {"scalar.not", InlineBuiltin::ScalarNot},
-  };
-  for (const auto &[N, B] : Table)
-    if (N == Name)
-      return B;
+  if (Name == "vm.builtin.copy")
+    return InlineBuiltin::Copy;
+  if (Name == "vm.builtin.read_if_cond")
+    return InlineBuiltin::ReadIfCond;
+  if (Name == "vm.builtin.tuple_getitem")
+    return InlineBuiltin::TupleGetItem;
+  scalar::Op O;
+  if (scalar::lookup(Name, O))
+    return static_cast<InlineBuiltin>(
+        static_cast<int>(InlineBuiltin::ScalarAdd) + static_cast<int>(O));
   return InlineBuiltin::None;
 }
 
@@ -97,21 +103,22 @@ constexpr int64_t kOffsetArraySize = 32; // ArrayObj: int64 size
 /// NaN), as in C++ and the interpreter's kernels.
 std::optional<std::pair<CmpInst::Predicate, CmpInst::Predicate>>
 comparisonPredicates(InlineBuiltin W) {
-  switch (W) {
-  case InlineBuiltin::ScalarLt:
-    return {{CmpInst::ICMP_SLT, CmpInst::FCMP_OLT}};
-  case InlineBuiltin::ScalarLe:
-    return {{CmpInst::ICMP_SLE, CmpInst::FCMP_OLE}};
-  case InlineBuiltin::ScalarGt:
-    return {{CmpInst::ICMP_SGT, CmpInst::FCMP_OGT}};
-  case InlineBuiltin::ScalarGe:
-    return {{CmpInst::ICMP_SGE, CmpInst::FCMP_OGE}};
-  case InlineBuiltin::ScalarEq:
-    return {{CmpInst::ICMP_EQ, CmpInst::FCMP_OEQ}};
-  case InlineBuiltin::ScalarNe:
-    return {{CmpInst::ICMP_NE, CmpInst::FCMP_UNE}};
-  default:
+  std::optional<scalar::Op> O = scalarOpOf(W);
+  if (!O || !scalar::isComparison(*O))
     return std::nullopt;
+  switch (*O) {
+  case scalar::Op::Lt:
+    return {{CmpInst::ICMP_SLT, CmpInst::FCMP_OLT}};
+  case scalar::Op::Le:
+    return {{CmpInst::ICMP_SLE, CmpInst::FCMP_OLE}};
+  case scalar::Op::Gt:
+    return {{CmpInst::ICMP_SGT, CmpInst::FCMP_OGT}};
+  case scalar::Op::Ge:
+    return {{CmpInst::ICMP_SGE, CmpInst::FCMP_OGE}};
+  case scalar::Op::Eq:
+    return {{CmpInst::ICMP_EQ, CmpInst::FCMP_OEQ}};
+  default:
+    return {{CmpInst::ICMP_NE, CmpInst::FCMP_UNE}};
   }
 }
 
@@ -470,12 +477,10 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   const vm::RegName Dst = I.callDst();
   // A call with an unexpected argument count stays a call (which raises
   // the arity error); nothing may be emitted before this check.
-  const int64_t Arity = What == InlineBuiltin::Copy ||
-                                What == InlineBuiltin::ReadIfCond ||
-                                What == InlineBuiltin::ScalarNeg ||
-                                What == InlineBuiltin::ScalarNot
-                            ? 1
-                            : 2;
+  const std::optional<scalar::Op> Scalar = scalarOpOf(What);
+  const int64_t Arity = Scalar                           ? scalar::arity(*Scalar)
+                        : What == InlineBuiltin::TupleGetItem ? 2
+                                                              : 1;
   if (N != Arity)
     return false;
   // Flat style: no inline paths whose values would live across blocks
