@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "vmjit/vm/virtual_machine.h"
+#include "vm_internal.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/logging.h"
@@ -26,30 +26,13 @@
 
 namespace vmjit::vm {
 
+using namespace internal;
+
 //===----------------------------------------------------------------------===//
 // VM function objects: the pool entries of bytecode functions.
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Raises the TypeError of a call of `F` with the wrong argument count.
-int raiseArityError(const FunctionInfo &F, int32_t NumArgs) noexcept {
-  VMJITErrorSetRaisedFromCStr(
-      "TypeError", fmt::format("{}: expected {} argument{} but got {}", F.Name,
-                               F.NumParams, F.NumParams == 1 ? "" : "s",
-                               NumArgs)
-                       .c_str());
-  return -1;
-}
-
-/// Raises the error of calling a function value whose VM is gone.
-int raiseDestroyedVM(const std::string &Name) noexcept {
-  VMJITErrorSetRaisedFromCStr(
-      "RuntimeError",
-      fmt::format("function '{}' belongs to a VM that was destroyed", Name)
-          .c_str());
-  return -1;
-}
 
 /// Runs bytecode function `Func` on `VM`. The VM clears `VM` when it is
 /// destroyed, so an escaped function (a closure returned to the caller)
@@ -76,185 +59,9 @@ private:
   }
 };
 
-/// Views of values the dispatch loop builds argument arrays from.
-inline void viewOpaque(VMJITAny &Out, void *P) {
-  Out.type_index = kVMJITOpaquePtr;
-  Out.zero_padding = 0;
-  Out.v_ptr = P;
-}
-inline void viewInt(VMJITAny &Out, int64_t V) {
-  Out.type_index = kVMJITInt;
-  Out.zero_padding = 0;
-  Out.v_int64 = V;
-}
-inline void viewObject(VMJITAny &Out, FunctionObj *F) {
-  Out.type_index = kVMJITFunction;
-  Out.zero_padding = 0;
-  Out.v_obj = F->raw();
-}
-
-/// Copies a borrowed value into an owned register: a new reference for an
-/// object. Views that own nothing (raw strings) become owned values.
-inline void copyIntoRegister(Any &Dst, const AnyView &Src) {
-  int32_t T = Src.typeIndex();
-  if (T == kVMJITRawStr || T == kVMJITByteArrayPtr ||
-      T == kVMJITObjectRValueRef) {
-    Dst = Any(Src);
-    return;
-  }
-  VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
-  detail::copyWords(D, Src.raw());
-  if (T >= kVMJITStaticObjectBegin)
-    Object::fromRaw(D.v_obj)->incRef();
-}
-
-/// Moves a call's owned result into a register, releasing the old value.
-inline void moveIntoRegister(Any &Dst, VMJITAny &Result) {
-  VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
-  VMJITAny Old;
-  detail::copyWords(Old, D);
-  detail::copyWords(D, Result);
-  detail::releaseValue(Old);
-}
-
 constexpr int kInlineArgs = 16;
 
 } // namespace
-
-//===----------------------------------------------------------------------===//
-// Native function objects: pool entries of bytecode functions the JIT
-// compiled.
-//===----------------------------------------------------------------------===//
-
-/// Runs the native code of bytecode function `Func` on `VM`: pushes a
-/// frame (so the call depth and the register stack are shared with the
-/// interpreter), copies the arguments into its registers, runs the code,
-/// and on an error adds the frame's "in function" line. The code is read
-/// from the controller's slot at every call (a higher tier takes over at
-/// once), and the controller, which owns the code, lives as long as this
-/// entry does.
-class NativeFunctionObj : public FunctionObj {
-public:
-  NativeFunctionObj(VirtualMachine *VM, int64_t Func,
-                    std::shared_ptr<TierController> Owner, std::string Name)
-      : FunctionObj(objectDeleter<NativeFunctionObj>, &entry, std::move(Name),
-                    /*FreeEntry=*/false),
-        VM(VM), Func(Func), Slot(Owner->codeSlot(Func)),
-        Owner(std::move(Owner)) {}
-  VirtualMachine *VM;
-  int64_t Func;
-  const std::atomic<NativeFn> *Slot;
-
-private:
-  std::shared_ptr<TierController> Owner;
-  static int entry(void *Self, const VMJITAny *Args, int32_t NumArgs,
-                   VMJITAny *Result) noexcept;
-};
-
-/// True when less native stack is left on this thread than a native
-/// frame (and the kernels it calls) may need: deep recursion through
-/// native code fails with a RecursionError before it overflows the stack,
-/// whatever MaxCallDepth says.
-bool nativeStackExhausted() noexcept {
-  thread_local uintptr_t Limit = [] {
-    uintptr_t Low = 0;
-    pthread_attr_t Attr;
-    if (pthread_getattr_np(pthread_self(), &Attr) == 0) {
-      void *Addr;
-      size_t Size;
-      if (pthread_attr_getstack(&Attr, &Addr, &Size) == 0) {
-        // Keep a quarter of a small stack, or 256 KiB of a large one.
-        size_t Reserve = std::min<size_t>(Size / 4, 256 * 1024);
-        Low = reinterpret_cast<uintptr_t>(Addr) + Reserve;
-      }
-      pthread_attr_destroy(&Attr);
-    }
-    return Low;
-  }();
-  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) < Limit;
-}
-
-//===----------------------------------------------------------------------===//
-// Frames and register files
-//===----------------------------------------------------------------------===//
-
-struct VirtualMachine::Frame {
-  int64_t Func;
-  /// Local index of the instruction being run (a call in progress).
-  int64_t PC;
-  Any *Regs;
-  int64_t NumRegs;
-  /// Where the caller wants the result (kVoidRegister: dropped).
-  RegName ResultDst;
-  /// Entered from C++ (invoke, a function object): returning from this
-  /// frame ends the dispatch loop that runs it.
-  bool Boundary;
-};
-
-/// Register files of the frame stack: chunks that never move, used as a
-/// stack. Registers are None whenever they are not part of a live frame.
-class VirtualMachine::RegisterStack {
-public:
-  /// Pushes N registers (all None); throws RecursionError if the stack
-  /// would hold more than `Limit` registers.
-  Any *push(size_t N, size_t Limit) {
-    if (Live + N > Limit)
-      throwError("RecursionError",
-                 fmt::format("the register stack is full: a frame of {} "
-                             "registers on top of {} is over the limit of {}",
-                             N, Live, Limit));
-    if (Chunks.empty() || Chunks[Top].Used + N > Chunks[Top].Cap) {
-      if (!Chunks.empty() && Chunks[Top].Used != 0)
-        ++Top;
-      while (Top < Chunks.size() && Chunks[Top].Cap < N)
-        Chunks.erase(Chunks.begin() + static_cast<ptrdiff_t>(Top));
-      if (Top == Chunks.size()) {
-        size_t Cap = std::max<size_t>(N, kChunkRegs);
-        Chunks.push_back({std::make_unique<Any[]>(Cap), Cap, 0});
-      }
-    }
-    Chunk &C = Chunks[Top];
-    Any *P = C.Data.get() + C.Used;
-    C.Used += N;
-    Live += N;
-    return P;
-  }
-  /// Releases the values of the top N registers and pops them.
-  void pop(Any *P, size_t N) noexcept {
-    for (size_t I = 0; I < N; ++I)
-      P[I].reset();
-    popClean(N);
-  }
-  /// Pops the top N registers, which are already all None.
-  void popClean(size_t N) noexcept {
-    Chunk &C = Chunks[Top];
-    C.Used -= N;
-    Live -= N;
-    if (C.Used == 0 && Top > 0)
-      --Top;
-  }
-
-private:
-  static constexpr size_t kChunkRegs = 16384;
-  struct Chunk {
-    std::unique_ptr<Any[]> Data;
-    size_t Cap;
-    size_t Used;
-  };
-  std::vector<Chunk> Chunks;
-  size_t Top = 0;
-  size_t Live = 0; ///< registers of live frames
-};
-
-struct VirtualMachine::State {
-  std::unordered_map<std::string, std::vector<Any>> Inputs;
-  std::unordered_map<std::string, Any> Outputs;
-  std::map<std::string, Function, std::less<>> Saved;
-  /// Pool entries that run bytecode on the interpreter (null otherwise).
-  std::vector<FunctionObj *> InterpEntries;
-  /// Every native-code entry this VM made (they may outlive the VM).
-  std::vector<NativeFunctionObj *> NativeEntries;
-};
 
 //===----------------------------------------------------------------------===//
 // Creation
@@ -371,83 +178,6 @@ void VirtualMachine::replacePoolEntry(int64_t Func, Function Entry) {
 //===----------------------------------------------------------------------===//
 // The dispatch loop
 //===----------------------------------------------------------------------===//
-
-class VirtualMachine::Interpreter {
-public:
-  explicit Interpreter(VirtualMachine &VM)
-      : VM(VM), Exe(*VM.Exe), Code(Exe.code().data()),
-        Offsets(Exe.instrOffsets().data()),
-        Consts(Exe.constants().data()),
-        InterpEntries(VM.Stateful->InterpEntries.data()) {}
-
-  /// Pushes a frame for bytecode function `Func` with its parameters copied
-  /// from `Args`. Throws RecursionError past the depth limit.
-  void pushFrame(int64_t Func, const AnyView *Args, int64_t NumArgs,
-                 RegName ResultDst, bool Boundary) {
-    const int64_t Depth = static_cast<int64_t>(VM.Frames.size()) + VM.NativeDepth;
-    if (Depth == 0)
-      VM.beginOutermostCall();
-    if (Depth >= VM.Opts.MaxCallDepth)
-      throwError("RecursionError",
-                 fmt::format("maximum call depth of {} exceeded",
-                             VM.Opts.MaxCallDepth));
-    if (VM.step() != 0) [[unlikely]]
-      throwRaisedError();
-    const FunctionInfo &F = Exe.function(Func);
-    VM.Frames.push_back(
-        {Func, 0, nullptr, F.RegisterFileSize, ResultDst, Boundary});
-    Frame &New = VM.Frames.back();
-    try {
-      New.Regs = VM.Regs->push(static_cast<size_t>(F.RegisterFileSize),
-                               static_cast<size_t>(VM.Opts.MaxStackRegisters));
-    } catch (...) {
-      VM.Frames.pop_back();
-      throw;
-    }
-    try {
-      for (int64_t I = 0; I < NumArgs; ++I)
-        copyIntoRegister(New.Regs[I], Args[I]);
-    } catch (...) {
-      // Never leave a half-built frame behind.
-      VM.Regs->pop(New.Regs, static_cast<size_t>(F.RegisterFileSize));
-      VM.Frames.pop_back();
-      throw;
-    }
-    ++VM.CallCounts[static_cast<size_t>(Func)];
-  }
-
-  /// Runs until the boundary frame on top of the stack returns. On an error
-  /// every frame down to it adds its "in function" line and is popped.
-  int run(Any *Out) noexcept;
-
-private:
-  std::string frameLine(const Frame &F) const {
-    return VM.frameLine(F.Func, F.PC);
-  }
-  /// Unwinds to (and including) the boundary frame, recording each frame
-  /// in `E`, and raises it.
-  int fail(Error E) noexcept;
-  int callSlow(Frame &F, const Word *I, const AnyView *Args, int64_t N,
-               Any &Dst);
-public:
-  /// The JIT tier at a call of bytecode function `Func` (its `Count`th):
-  /// adopts native code if it is ready (returns true), else reports the
-  /// function hot at the threshold.
-  bool tierUp(int64_t Func, uint64_t Count);
-  /// A backward jump to PC was taken: counts it and, if native code for
-  /// the function exists, finishes the frame there (OSR). Returns 1 with
-  /// the frame's result in RetVal when it did, 0 to go on interpreting,
-  /// -1 with an error raised (and the frame's PC at the failure).
-  int backEdge(Frame *&F, Any *R, int64_t PC, size_t FrameIdx,
-               VMJITAny &RetVal);
-
-  VirtualMachine &VM;
-  const Executable &Exe;
-  const Word *Code;
-  const int64_t *Offsets;
-  const Any *Consts;
-  FunctionObj *const *InterpEntries;
-};
 
 int VirtualMachine::Interpreter::fail(Error E) noexcept {
   try {
@@ -666,124 +396,6 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
   }
 }
 
-bool VirtualMachine::Interpreter::tierUp(int64_t Func, uint64_t Count) {
-  if (VM.Tier->nativeCode(Func))
-    return VM.adoptNativeCode(Func);
-  int64_t T = VM.Tier->threshold();
-  if (T > 0 && Count == static_cast<uint64_t>(T)) {
-    VM.Tier->requestCompile(VM, Func);
-    // A synchronous (baseline) compile has code ready for this call.
-    if (VM.Tier->nativeCode(Func))
-      return VM.adoptNativeCode(Func);
-  }
-  return false;
-}
-
-int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
-                                          size_t FrameIdx, VMJITAny &RetVal) {
-  const int64_t Func = F->Func;
-  uint64_t Count = ++VM.BackEdges[static_cast<size_t>(Func)];
-  if (!VM.Tier || VM.observingCalls())
-    return 0;
-  NativeFn Code = VM.Tier->nativeCode(Func);
-  if (!Code) {
-    int64_t T = VM.Tier->threshold();
-    if (T > 0 && Count == static_cast<uint64_t>(T))
-      VM.Tier->requestCompile(VM, Func);
-    // A synchronous (baseline) compile has code ready at this jump.
-    Code = VM.Tier->nativeCode(Func);
-    if (!Code)
-      return 0;
-  }
-  // On-stack replacement: the frame continues in native code at PC, on
-  // the same register file; later calls get the native entry too.
-  VM.adoptNativeCode(Func);
-  ++VM.OSREntries[static_cast<size_t>(Func)];
-  detail::setNone(RetVal);
-  NativeContext Ctx{&VM, reinterpret_cast<Any *>(&RetVal), -1, &VM.Control};
-  F->PC = PC;
-  int Rc = Code(&Ctx, R, Consts, VM.Pool.get(), PC);
-  F = &VM.Frames[FrameIdx];
-  if (Rc != 0) {
-    F->PC = Ctx.ErrorPC;
-    return -1;
-  }
-  return 1;
-}
-
-int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
-                             int32_t NumArgs, VMJITAny *Result) noexcept {
-  auto *F = static_cast<NativeFunctionObj *>(Self);
-  VirtualMachine *VM = F->VM;
-  if (!VM) {
-    return raiseDestroyedVM(F->name());
-  }
-  const AnyView *A = reinterpret_cast<const AnyView *>(Args);
-  Any *Out = reinterpret_cast<Any *>(Result);
-  // Instruments and the profiler see every call only on the interpreter.
-  if (VM->observingCalls())
-    return VM->runFunction(F->Func, A, NumArgs, Out);
-  const FunctionInfo &Fn = VM->Exe->function(F->Func);
-  if (NumArgs != Fn.NumParams)
-    return raiseArityError(Fn, NumArgs);
-  // A native frame: registers from the shared stack, counted in the call
-  // depth, but no interpreter Frame (nothing reads it).
-  const int64_t Depth =
-      static_cast<int64_t>(VM->Frames.size()) + VM->NativeDepth;
-  if (Depth == 0)
-    VM->beginOutermostCall();
-  if (Depth >= VM->Opts.MaxCallDepth) {
-    VMJITErrorSetRaisedFromCStr(
-        "RecursionError", fmt::format("maximum call depth of {} exceeded",
-                                      VM->Opts.MaxCallDepth)
-                              .c_str());
-    return -1;
-  }
-  if (nativeStackExhausted()) [[unlikely]] {
-    VMJITErrorSetRaisedFromCStr(
-        "RecursionError",
-        fmt::format("maximum call depth exceeded: the native stack is "
-                    "exhausted at depth {}",
-                    Depth)
-            .c_str());
-    return -1;
-  }
-  if (VM->step() != 0) [[unlikely]]
-    return -1;
-  const size_t NumRegs = static_cast<size_t>(Fn.RegisterFileSize);
-  Any *Regs;
-  try {
-    Regs = VM->Regs->push(NumRegs,
-                          static_cast<size_t>(VM->Opts.MaxStackRegisters));
-  } catch (...) {
-    return detail::raiseCurrentException();
-  }
-  try {
-    for (int32_t K = 0; K < NumArgs; ++K)
-      copyIntoRegister(Regs[K], A[K]);
-  } catch (...) {
-    VM->Regs->pop(Regs, NumRegs);
-    return detail::raiseCurrentException();
-  }
-  ++VM->NativeDepth;
-  ++VM->CallCounts[static_cast<size_t>(F->Func)];
-  NativeContext Ctx{VM, Out, -1, &VM->Control};
-  NativeFn Code = F->Slot->load(std::memory_order_acquire);
-  int Rc = Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
-  --VM->NativeDepth;
-  VM->Regs->popClean(NumRegs); // the code left every register None
-  if (Rc != 0) {
-    Error E = takeRaisedError();
-    try {
-      E.addFrame(VM->frameLine(F->Func, Ctx.ErrorPC));
-    } catch (...) {
-    }
-    setRaisedError(E);
-    return -1;
-  }
-  return 0;
-}
-
 std::string_view execModeName(ExecMode M) noexcept {
   switch (M) {
   case ExecMode::Bytecode:
@@ -868,38 +480,34 @@ int VirtualMachine::stepSlow() noexcept {
   return 0;
 }
 
-void VirtualMachine::setTierController(std::shared_ptr<TierController> T) {
-  // Pool entries go back to the interpreter first: no call may reach code
-  // of the old controller through this VM's pool again (its entries keep
-  // that code alive for any frame or value still holding them).
-  for (size_t I = 0; I < IsNative.size(); ++I) {
-    if (!IsNative[I])
-      continue;
-    replacePoolEntry(static_cast<int64_t>(I),
-                     Function(ObjectPtr<Object>::share(
-                         Stateful->InterpEntries[I])));
-    IsNative[I] = 0;
+Any *VirtualMachine::enterFrame(int64_t Func, const AnyView *Args,
+                                int64_t NumArgs, bool Native) {
+  const int64_t Depth = static_cast<int64_t>(Frames.size()) + NativeDepth;
+  if (Depth == 0)
+    beginOutermostCall();
+  if (Depth >= Opts.MaxCallDepth)
+    throwError("RecursionError", fmt::format("maximum call depth of {} exceeded",
+                                             Opts.MaxCallDepth));
+  if (Native && nativeStackExhausted()) [[unlikely]]
+    throwError("RecursionError",
+               fmt::format("maximum call depth exceeded: the native stack is "
+                           "exhausted at depth {}",
+                           Depth));
+  if (step() != 0) [[unlikely]]
+    throwRaisedError();
+  const size_t NumRegs =
+      static_cast<size_t>(Exe->function(Func).RegisterFileSize);
+  Any *R = Regs->push(NumRegs, static_cast<size_t>(Opts.MaxStackRegisters));
+  try {
+    for (int64_t I = 0; I < NumArgs; ++I)
+      copyIntoRegister(R[I], Args[I]);
+  } catch (...) {
+    // Never leave a half-built frame behind.
+    Regs->pop(R, NumRegs);
+    throw;
   }
-  Tier = std::move(T);
-}
-
-bool VirtualMachine::adoptNativeCode(int64_t Func) {
-  size_t I = static_cast<size_t>(Func);
-  if (IsNative[I])
-    return true;
-  if (!Tier || Exe->function(Func).Kind != FunctionKind::Bytecode)
-    return false;
-  if (!Tier->nativeCode(Func))
-    return false;
-  auto Entry = makeObject<NativeFunctionObj>(this, Func, Tier,
-                                             Exe->function(Func).Name);
-  Stateful->NativeEntries.push_back(Entry.get());
-  replacePoolEntry(Func, Function(ObjectPtr<Object>(std::move(Entry))));
-  IsNative[I] = 1;
-  CallsBeforeNative[I] = CallCounts[I];
-  logger().debug("swapped native code into function '{}' after {} calls",
-                 Exe->function(Func).Name, CallCounts[I]);
-  return true;
+  ++CallCounts[static_cast<size_t>(Func)];
+  return R;
 }
 
 //===----------------------------------------------------------------------===//

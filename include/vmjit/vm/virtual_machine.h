@@ -309,6 +309,12 @@ private:
   std::vector<uint64_t> CallsBeforeNative;
   /// Frames of native code on the stack (they have no interpreter Frame).
   int64_t NativeDepth = 0;
+  /// The one frame entry of the interpreter and native code: checks the
+  /// call depth (and for `Native` code the machine stack), takes a step,
+  /// pushes the function's registers with its arguments copied in, and
+  /// counts the call. Throws RecursionError, StepLimitError, ...
+  Any *enterFrame(int64_t Func, const AnyView *Args, int64_t NumArgs,
+                  bool Native);
   /// Starts the step budget and deadline of an outermost call.
   void beginOutermostCall() noexcept;
   /// Hands the next allotment of the budget to Control.Fuel: all of it,

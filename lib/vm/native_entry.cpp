@@ -1,0 +1,161 @@
+//===- native_entry.cpp - Native code in the function pool ---------------===//
+//
+// The pool entries of bytecode functions the JIT compiled (a native frame
+// on the interpreter's register stack, entered through the same
+// VirtualMachine::enterFrame as an interpreted one), how the interpreter
+// adopts native code at a call (tier-up) or at a backward jump (on-stack
+// replacement), and how a VM changes JIT controllers without any call
+// reaching freed code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vm_internal.h"
+#include "vmjit/runtime/logging.h"
+
+#include <pthread.h>
+
+namespace vmjit::vm {
+
+using namespace internal;
+
+bool nativeStackExhausted() noexcept {
+  thread_local uintptr_t Limit = [] {
+    uintptr_t Low = 0;
+    pthread_attr_t Attr;
+    if (pthread_getattr_np(pthread_self(), &Attr) == 0) {
+      void *Addr;
+      size_t Size;
+      if (pthread_attr_getstack(&Attr, &Addr, &Size) == 0) {
+        // Keep a quarter of a small stack, or 256 KiB of a large one.
+        size_t Reserve = std::min<size_t>(Size / 4, 256 * 1024);
+        Low = reinterpret_cast<uintptr_t>(Addr) + Reserve;
+      }
+      pthread_attr_destroy(&Attr);
+    }
+    return Low;
+  }();
+  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) < Limit;
+}
+
+bool VirtualMachine::Interpreter::tierUp(int64_t Func, uint64_t Count) {
+  if (VM.Tier->nativeCode(Func))
+    return VM.adoptNativeCode(Func);
+  int64_t T = VM.Tier->threshold();
+  if (T > 0 && Count == static_cast<uint64_t>(T)) {
+    VM.Tier->requestCompile(VM, Func);
+    // A synchronous (baseline) compile has code ready for this call.
+    if (VM.Tier->nativeCode(Func))
+      return VM.adoptNativeCode(Func);
+  }
+  return false;
+}
+
+int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
+                                          size_t FrameIdx, VMJITAny &RetVal) {
+  const int64_t Func = F->Func;
+  uint64_t Count = ++VM.BackEdges[static_cast<size_t>(Func)];
+  if (!VM.Tier || VM.observingCalls())
+    return 0;
+  NativeFn Code = VM.Tier->nativeCode(Func);
+  if (!Code) {
+    int64_t T = VM.Tier->threshold();
+    if (T > 0 && Count == static_cast<uint64_t>(T))
+      VM.Tier->requestCompile(VM, Func);
+    // A synchronous (baseline) compile has code ready at this jump.
+    Code = VM.Tier->nativeCode(Func);
+    if (!Code)
+      return 0;
+  }
+  // On-stack replacement: the frame continues in native code at PC, on
+  // the same register file; later calls get the native entry too.
+  VM.adoptNativeCode(Func);
+  ++VM.OSREntries[static_cast<size_t>(Func)];
+  detail::setNone(RetVal);
+  NativeContext Ctx{&VM, reinterpret_cast<Any *>(&RetVal), -1, &VM.Control};
+  F->PC = PC;
+  int Rc = Code(&Ctx, R, Consts, VM.Pool.get(), PC);
+  F = &VM.Frames[FrameIdx];
+  if (Rc != 0) {
+    F->PC = Ctx.ErrorPC;
+    return -1;
+  }
+  return 1;
+}
+
+int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
+                             int32_t NumArgs, VMJITAny *Result) noexcept {
+  auto *F = static_cast<NativeFunctionObj *>(Self);
+  VirtualMachine *VM = F->VM;
+  if (!VM) {
+    return raiseDestroyedVM(F->name());
+  }
+  const AnyView *A = reinterpret_cast<const AnyView *>(Args);
+  Any *Out = reinterpret_cast<Any *>(Result);
+  // Instruments and the profiler see every call only on the interpreter.
+  if (VM->observingCalls())
+    return VM->runFunction(F->Func, A, NumArgs, Out);
+  const FunctionInfo &Fn = VM->Exe->function(F->Func);
+  if (NumArgs != Fn.NumParams)
+    return raiseArityError(Fn, NumArgs);
+  // A native frame: registers from the shared stack, counted in the call
+  // depth, but no interpreter Frame (nothing reads it).
+  const size_t NumRegs = static_cast<size_t>(Fn.RegisterFileSize);
+  Any *Regs;
+  try {
+    Regs = VM->enterFrame(F->Func, A, NumArgs, /*Native=*/true);
+  } catch (...) {
+    return detail::raiseCurrentException();
+  }
+  ++VM->NativeDepth;
+  NativeContext Ctx{VM, Out, -1, &VM->Control};
+  NativeFn Code = F->Slot->load(std::memory_order_acquire);
+  int Rc = Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
+  --VM->NativeDepth;
+  VM->Regs->popClean(NumRegs); // the code left every register None
+  if (Rc != 0) {
+    Error E = takeRaisedError();
+    try {
+      E.addFrame(VM->frameLine(F->Func, Ctx.ErrorPC));
+    } catch (...) {
+    }
+    setRaisedError(E);
+    return -1;
+  }
+  return 0;
+}
+
+void VirtualMachine::setTierController(std::shared_ptr<TierController> T) {
+  // Pool entries go back to the interpreter first: no call may reach code
+  // of the old controller through this VM's pool again (its entries keep
+  // that code alive for any frame or value still holding them).
+  for (size_t I = 0; I < IsNative.size(); ++I) {
+    if (!IsNative[I])
+      continue;
+    replacePoolEntry(static_cast<int64_t>(I),
+                     Function(ObjectPtr<Object>::share(
+                         Stateful->InterpEntries[I])));
+    IsNative[I] = 0;
+  }
+  Tier = std::move(T);
+}
+
+bool VirtualMachine::adoptNativeCode(int64_t Func) {
+  size_t I = static_cast<size_t>(Func);
+  if (IsNative[I])
+    return true;
+  if (!Tier || Exe->function(Func).Kind != FunctionKind::Bytecode)
+    return false;
+  if (!Tier->nativeCode(Func))
+    return false;
+  auto Entry = makeObject<NativeFunctionObj>(this, Func, Tier,
+                                             Exe->function(Func).Name);
+  Stateful->NativeEntries.push_back(Entry.get());
+  replacePoolEntry(Func, Function(ObjectPtr<Object>(std::move(Entry))));
+  IsNative[I] = 1;
+  CallsBeforeNative[I] = CallCounts[I];
+  logger().debug("swapped native code into function '{}' after {} calls",
+                 Exe->function(Func).Name, CallCounts[I]);
+  return true;
+}
+
+} // namespace vmjit::vm

@@ -1,0 +1,263 @@
+//===- vm_internal.h - What the interpreter and native entries share -----===//
+//
+// Private to lib/vm: the frame stack, the register stack, the dispatch
+// loop's class and the pool entries of native code, shared by
+// virtual_machine.cpp (the interpreter) and native_entry.cpp (native code
+// entries, tier-up and on-stack replacement).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_LIB_VM_VM_INTERNAL_H
+#define VMJIT_LIB_VM_VM_INTERNAL_H
+
+#include "vmjit/runtime/error.h"
+#include "vmjit/vm/native_code.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <fmt/format.h>
+#include <map>
+#include <unordered_map>
+
+namespace vmjit::vm {
+
+namespace internal {
+
+/// Raises the TypeError of a call of `F` with the wrong argument count.
+inline int raiseArityError(const FunctionInfo &F, int32_t NumArgs) noexcept {
+  VMJITErrorSetRaisedFromCStr(
+      "TypeError", fmt::format("{}: expected {} argument{} but got {}", F.Name,
+                               F.NumParams, F.NumParams == 1 ? "" : "s",
+                               NumArgs)
+                       .c_str());
+  return -1;
+}
+
+/// Raises the error of calling a function value whose VM is gone.
+inline int raiseDestroyedVM(const std::string &Name) noexcept {
+  VMJITErrorSetRaisedFromCStr(
+      "RuntimeError",
+      fmt::format("function '{}' belongs to a VM that was destroyed", Name)
+          .c_str());
+  return -1;
+}
+
+/// Views of values the dispatch loop builds argument arrays from.
+inline void viewOpaque(VMJITAny &Out, void *P) {
+  Out.type_index = kVMJITOpaquePtr;
+  Out.zero_padding = 0;
+  Out.v_ptr = P;
+}
+inline void viewInt(VMJITAny &Out, int64_t V) {
+  Out.type_index = kVMJITInt;
+  Out.zero_padding = 0;
+  Out.v_int64 = V;
+}
+inline void viewObject(VMJITAny &Out, FunctionObj *F) {
+  Out.type_index = kVMJITFunction;
+  Out.zero_padding = 0;
+  Out.v_obj = F->raw();
+}
+
+/// Copies a borrowed value into an owned register: a new reference for an
+/// object. Views that own nothing (raw strings) become owned values.
+inline void copyIntoRegister(Any &Dst, const AnyView &Src) {
+  int32_t T = Src.typeIndex();
+  if (T == kVMJITRawStr || T == kVMJITByteArrayPtr ||
+      T == kVMJITObjectRValueRef) {
+    Dst = Any(Src);
+    return;
+  }
+  VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
+  detail::copyWords(D, Src.raw());
+  if (T >= kVMJITStaticObjectBegin)
+    Object::fromRaw(D.v_obj)->incRef();
+}
+
+/// Moves a call's owned result into a register, releasing the old value.
+inline void moveIntoRegister(Any &Dst, VMJITAny &Result) {
+  VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
+  VMJITAny Old;
+  detail::copyWords(Old, D);
+  detail::copyWords(D, Result);
+  detail::releaseValue(Old);
+}
+
+} // namespace internal
+
+//===----------------------------------------------------------------------===//
+// Native function objects: pool entries of bytecode functions the JIT
+// compiled.
+//===----------------------------------------------------------------------===//
+
+/// Runs the native code of bytecode function `Func` on `VM`: pushes a
+/// frame (so the call depth and the register stack are shared with the
+/// interpreter), copies the arguments into its registers, runs the code,
+/// and on an error adds the frame's "in function" line. The code is read
+/// from the controller's slot at every call (a higher tier takes over at
+/// once), and the controller, which owns the code, lives as long as this
+/// entry does.
+class NativeFunctionObj : public FunctionObj {
+public:
+  NativeFunctionObj(VirtualMachine *VM, int64_t Func,
+                    std::shared_ptr<TierController> Owner, std::string Name)
+      : FunctionObj(objectDeleter<NativeFunctionObj>, &entry, std::move(Name),
+                    /*FreeEntry=*/false),
+        VM(VM), Func(Func), Slot(Owner->codeSlot(Func)),
+        Owner(std::move(Owner)) {}
+  VirtualMachine *VM;
+  int64_t Func;
+  const std::atomic<NativeFn> *Slot;
+
+private:
+  std::shared_ptr<TierController> Owner;
+  static int entry(void *Self, const VMJITAny *Args, int32_t NumArgs,
+                   VMJITAny *Result) noexcept;
+};
+
+/// True when less native stack is left on this thread than a native
+/// frame (and the kernels it calls) may need: deep recursion through
+/// native code fails with a RecursionError before it overflows the stack,
+/// whatever MaxCallDepth says.
+bool nativeStackExhausted() noexcept;
+
+//===----------------------------------------------------------------------===//
+// Frames and register files
+//===----------------------------------------------------------------------===//
+
+struct VirtualMachine::Frame {
+  int64_t Func;
+  /// Local index of the instruction being run (a call in progress).
+  int64_t PC;
+  Any *Regs;
+  int64_t NumRegs;
+  /// Where the caller wants the result (kVoidRegister: dropped).
+  RegName ResultDst;
+  /// Entered from C++ (invoke, a function object): returning from this
+  /// frame ends the dispatch loop that runs it.
+  bool Boundary;
+};
+
+/// Register files of the frame stack: chunks that never move, used as a
+/// stack. Registers are None whenever they are not part of a live frame.
+class VirtualMachine::RegisterStack {
+public:
+  /// Pushes N registers (all None); throws RecursionError if the stack
+  /// would hold more than `Limit` registers.
+  Any *push(size_t N, size_t Limit) {
+    if (Live + N > Limit)
+      throwError("RecursionError",
+                 fmt::format("the register stack is full: a frame of {} "
+                             "registers on top of {} is over the limit of {}",
+                             N, Live, Limit));
+    if (Chunks.empty() || Chunks[Top].Used + N > Chunks[Top].Cap) {
+      if (!Chunks.empty() && Chunks[Top].Used != 0)
+        ++Top;
+      while (Top < Chunks.size() && Chunks[Top].Cap < N)
+        Chunks.erase(Chunks.begin() + static_cast<ptrdiff_t>(Top));
+      if (Top == Chunks.size()) {
+        size_t Cap = std::max<size_t>(N, kChunkRegs);
+        Chunks.push_back({std::make_unique<Any[]>(Cap), Cap, 0});
+      }
+    }
+    Chunk &C = Chunks[Top];
+    Any *P = C.Data.get() + C.Used;
+    C.Used += N;
+    Live += N;
+    return P;
+  }
+  /// Releases the values of the top N registers and pops them.
+  void pop(Any *P, size_t N) noexcept {
+    for (size_t I = 0; I < N; ++I)
+      P[I].reset();
+    popClean(N);
+  }
+  /// Pops the top N registers, which are already all None.
+  void popClean(size_t N) noexcept {
+    Chunk &C = Chunks[Top];
+    C.Used -= N;
+    Live -= N;
+    if (C.Used == 0 && Top > 0)
+      --Top;
+  }
+
+private:
+  static constexpr size_t kChunkRegs = 16384;
+  struct Chunk {
+    std::unique_ptr<Any[]> Data;
+    size_t Cap;
+    size_t Used;
+  };
+  std::vector<Chunk> Chunks;
+  size_t Top = 0;
+  size_t Live = 0; ///< registers of live frames
+};
+
+struct VirtualMachine::State {
+  std::unordered_map<std::string, std::vector<Any>> Inputs;
+  std::unordered_map<std::string, Any> Outputs;
+  std::map<std::string, Function, std::less<>> Saved;
+  /// Pool entries that run bytecode on the interpreter (null otherwise).
+  std::vector<FunctionObj *> InterpEntries;
+  /// Every native-code entry this VM made (they may outlive the VM).
+  std::vector<NativeFunctionObj *> NativeEntries;
+};
+
+class VirtualMachine::Interpreter {
+public:
+  explicit Interpreter(VirtualMachine &VM)
+      : VM(VM), Exe(*VM.Exe), Code(Exe.code().data()),
+        Offsets(Exe.instrOffsets().data()),
+        Consts(Exe.constants().data()),
+        InterpEntries(VM.Stateful->InterpEntries.data()) {}
+
+  /// Pushes a frame for bytecode function `Func` with its parameters copied
+  /// from `Args` (VirtualMachine::enterFrame, shared with native entries).
+  /// Throws RecursionError past the depth limit.
+  void pushFrame(int64_t Func, const AnyView *Args, int64_t NumArgs,
+                 RegName ResultDst, bool Boundary) {
+    const int64_t NumRegs = Exe.function(Func).RegisterFileSize;
+    Any *R = VM.enterFrame(Func, Args, NumArgs, /*Native=*/false);
+    try {
+      VM.Frames.push_back({Func, 0, R, NumRegs, ResultDst, Boundary});
+    } catch (...) {
+      VM.Regs->pop(R, static_cast<size_t>(NumRegs));
+      throw;
+    }
+  }
+
+  /// Runs until the boundary frame on top of the stack returns. On an error
+  /// every frame down to it adds its "in function" line and is popped.
+  int run(Any *Out) noexcept;
+
+private:
+  std::string frameLine(const Frame &F) const {
+    return VM.frameLine(F.Func, F.PC);
+  }
+  /// Unwinds to (and including) the boundary frame, recording each frame
+  /// in `E`, and raises it.
+  int fail(Error E) noexcept;
+  int callSlow(Frame &F, const Word *I, const AnyView *Args, int64_t N,
+               Any &Dst);
+public:
+  /// The JIT tier at a call of bytecode function `Func` (its `Count`th):
+  /// adopts native code if it is ready (returns true), else reports the
+  /// function hot at the threshold.
+  bool tierUp(int64_t Func, uint64_t Count);
+  /// A backward jump to PC was taken: counts it and, if native code for
+  /// the function exists, finishes the frame there (OSR). Returns 1 with
+  /// the frame's result in RetVal when it did, 0 to go on interpreting,
+  /// -1 with an error raised (and the frame's PC at the failure).
+  int backEdge(Frame *&F, Any *R, int64_t PC, size_t FrameIdx,
+               VMJITAny &RetVal);
+
+  VirtualMachine &VM;
+  const Executable &Exe;
+  const Word *Code;
+  const int64_t *Offsets;
+  const Any *Consts;
+  FunctionObj *const *InterpEntries;
+};
+
+} // namespace vmjit::vm
+
+#endif // VMJIT_LIB_VM_VM_INTERNAL_H
