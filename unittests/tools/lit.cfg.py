@@ -70,10 +70,14 @@ try:
     # reference): bytecode, tiered with threshold 1 so that every tier
     # really runs, then each JIT tier alone.
     _modes = ["bytecode", "tiered --tier-threshold 1"]
-    if "baseline" in config.available_features:
-        _modes.append("baseline")
-    if "jit" in config.available_features:
-        _modes.append("compiled")
+    # A sanitizer build (10x the start-up cost of each command) runs the
+    # tiered one only: it goes through the interpreter and both JIT tiers,
+    # and the unit tests run every mode alone under the sanitizers too.
+    if not config.sanitize:
+        if "baseline" in config.available_features:
+            _modes.append("baseline")
+        if "jit" in config.available_features:
+            _modes.append("compiled")
     config.environment["VMJIT_RUN_MODES"] = ";".join(_modes)
 except (OSError, subprocess.SubprocessError):
     pass
