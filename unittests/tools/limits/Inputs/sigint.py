@@ -8,11 +8,17 @@ import time
 vmjit, prog, mode = sys.argv[1:4]
 # A signal that arrives before the call starts (while the process loads,
 # or compiles in compiled mode, slowly under a sanitizer) kills it the
-# default way: then try again, waiting longer.
-for delay in [0.5, 2.0, 8.0]:
+# default way: then try again, waiting longer. The child gets the default
+# SIGINT action back: lit's workers ignore SIGINT, and a child would
+# inherit that and drop an early signal, then loop forever.
+def default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+for delay in [0.5, 2.0, 8.0, 30.0, 60.0]:
     p = subprocess.Popen([vmjit, "run", prog, "--mode", mode],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, preexec_fn=default_sigint)
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     try:
