@@ -30,7 +30,9 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <cstddef>
+#include <map>
 #include <cstring>
 #include <fmt/format.h>
 #include <optional>
@@ -156,7 +158,26 @@ private:
   Value *bytePtr(Value *Base, Value *Offset) {
     return B.CreateInBoundsGEP(B.getInt8Ty(), Base, Offset);
   }
-  Value *regPtr(int64_t R) { return bytePtr(Regs, 16 * R); }
+  Value *regPtr(int64_t R) { return bytePtr(regs(), 16 * R); }
+  /// The function's pointer arguments. In the flat style each block reads
+  /// them from a stack slot (a volatile load, so nothing promotes it back):
+  /// no value lives across blocks, and register allocation stays local to
+  /// blocks, linear in the function's size at any codegen level.
+  Value *arg(int K) {
+    if (!ArgSlots[K])
+      return Args[K];
+    Value *&Cached = ArgCache[B.GetInsertBlock()][K];
+    if (!Cached) {
+      LoadInst *L = B.CreateAlignedLoad(Ptr, ArgSlots[K], Align(8));
+      L->setVolatile(true);
+      Cached = L;
+    }
+    return Cached;
+  }
+  Value *ctx() { return arg(0); }
+  Value *regs() { return arg(1); }
+  Value *consts() { return arg(2); }
+  Value *funcs() { return arg(3); }
   /// Registers live in allocas (promoted to SSA values by the pipeline)
   /// while the function runs: loaded from the register file on entry,
   /// stored back on every exit. Nothing else reads a frame's register file
@@ -190,7 +211,7 @@ private:
     if (Flat) {
       B.CreateCall(helperFn(helper::vmjit_jit_release_frame, B.getVoidTy(),
                             {Ptr, I64}),
-                   {Regs, B.getInt64(F.RegisterFileSize)});
+                   {regs(), B.getInt64(F.RegisterFileSize)});
       return;
     }
     for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
@@ -262,7 +283,11 @@ private:
   MDNode *Unlikely, *Likely;
 
   Function *Fn = nullptr;
-  Value *Ctx, *Regs, *Consts, *Funcs, *EntryPC;
+  /// ctx, regs, consts, funcs (read them through arg()).
+  Value *Args[4] = {};
+  AllocaInst *ArgSlots[4] = {};
+  std::map<BasicBlock *, std::array<Value *, 4>> ArgCache;
+  Value *EntryPC;
   Value *ArgStack = nullptr, *ResSlot = nullptr;
   std::vector<BasicBlock *> Blocks;
   std::vector<std::pair<Value *, Value *>> Shadow;
@@ -374,7 +399,7 @@ Val FunctionLowering::evalArg(Arg A) {
   case ArgKind::Register:
     if (V == vm::kVMRegister)
       return {B.getInt64(kVMJITOpaquePtr),
-              B.CreatePtrToInt(B.CreateAlignedLoad(Ptr, Ctx, Align(8)), I64)};
+              B.CreatePtrToInt(B.CreateAlignedLoad(Ptr, ctx(), Align(8)), I64)};
     return loadReg(V);
   case ArgKind::Immediate:
     return constVal(kVMJITInt, static_cast<uint64_t>(V));
@@ -388,10 +413,10 @@ Val FunctionLowering::evalArg(Arg A) {
       KeyText += fmt::format("k{}={:x}.{:x};", V, W0, W1);
       return {B.getInt64(W0), B.getInt64(W1)};
     }
-    return load(bytePtr(Consts, 16 * V));
+    return load(bytePtr(consts(), 16 * V));
   }
   case ArgKind::FuncIdx: {
-    Value *Entry = B.CreateAlignedLoad(Ptr, bytePtr(Funcs, 8 * V), Align(8));
+    Value *Entry = B.CreateAlignedLoad(Ptr, bytePtr(funcs(), 8 * V), Align(8));
     return {B.getInt64(kVMJITFunction), B.CreatePtrToInt(Entry, I64)};
   }
   }
@@ -414,7 +439,8 @@ BasicBlock *FunctionLowering::errorSite(int64_t PC) {
   IRBuilderBase::InsertPointGuard Guard(B);
   BasicBlock *Site = BasicBlock::Create(C, fmt::format("i{}.err", PC), Fn);
   B.SetInsertPoint(Site);
-  B.CreateAlignedStore(B.getInt64(PC), bytePtr(Ctx, kOffsetErrorPC), Align(8));
+  B.CreateAlignedStore(B.getInt64(PC), bytePtr(ctx(), kOffsetErrorPC),
+                       Align(8));
   B.CreateBr(ErrBB);
   return Site;
 }
@@ -438,7 +464,8 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
                                 SelfName);
     Rc = B.CreateCall(Target, {Self, ArgStack, B.getInt32(N), ResSlot});
   } else {
-    Value *Obj = B.CreateAlignedLoad(Ptr, bytePtr(Funcs, 8 * Callee), Align(8));
+    Value *Obj =
+        B.CreateAlignedLoad(Ptr, bytePtr(funcs(), 8 * Callee), Align(8));
     Value *Entry =
         B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
     Rc = B.CreateCall(SafeCallTy, Entry,
@@ -732,7 +759,8 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
 void FunctionLowering::lowerRet(InstrView I) {
   Val V = loadReg(I.retReg());
   storeReg(I.retReg(), constVal(kVMJITNone, 0));
-  Value *Out = B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetResult), Align(8));
+  Value *Out =
+      B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetResult), Align(8));
   store(Out, V);
   releaseAll();
   B.CreateRet(B.getInt32(0));
@@ -748,7 +776,7 @@ BasicBlock *FunctionLowering::jumpTarget(int64_t PC, int64_t Offset) {
   BasicBlock *Step = BasicBlock::Create(C, fmt::format("i{}.step", PC), Fn);
   BasicBlock *Slow = BasicBlock::Create(C, fmt::format("i{}.poll", PC), Fn);
   B.SetInsertPoint(Step);
-  Value *Ctl = Flat ? B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetControl),
+  Value *Ctl = Flat ? B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetControl),
                                           Align(8))
                     : StepCtl;
   Value *FuelPtr = bytePtr(Ctl, kOffsetFuel);
@@ -763,7 +791,7 @@ BasicBlock *FunctionLowering::jumpTarget(int64_t PC, int64_t Offset) {
   B.CreateCondBr(Poll, Slow, Target, Unlikely);
   B.SetInsertPoint(Slow);
   FunctionCallee StepFn = helperFn(helper::vmjit_jit_step, I32, {Ptr});
-  Value *Rc = B.CreateCall(StepFn, {Ctx});
+  Value *Rc = B.CreateCall(StepFn, {ctx()});
   branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Target);
   return Step;
 }
@@ -798,15 +826,13 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   Fn->addFnAttr(Attribute::NoUnwind);
   Fn->addFnAttr("frame-pointer", "all"); // perf and gdb see JIT frames
   auto AI = Fn->arg_begin();
-  Ctx = &*AI++;
-  Regs = &*AI++;
-  Consts = &*AI++;
-  Funcs = &*AI++;
+  for (Value *&A : Args)
+    A = &*AI++;
   EntryPC = &*AI;
-  Ctx->setName("ctx");
-  Regs->setName("regs");
-  Consts->setName("consts");
-  Funcs->setName("funcs");
+  Args[0]->setName("ctx");
+  Args[1]->setName("regs");
+  Args[2]->setName("consts");
+  Args[3]->setName("funcs");
   EntryPC->setName("entry_pc");
   for (unsigned K = 0; K < 4; ++K)
     Fn->addParamAttr(K, Attribute::NoAlias);
@@ -839,8 +865,13 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   cast<AllocaInst>(ResSlot)->setAlignment(Align(16));
   Flat = !promote();
   KeyText += Flat ? "flat;" : "promoted;";
+  if (Flat)
+    for (int K = 0; K < 4; ++K) {
+      ArgSlots[K] = B.CreateAlloca(Ptr, nullptr, Args[K]->getName() + ".slot");
+      B.CreateAlignedStore(Args[K], ArgSlots[K], Align(8))->setVolatile(true);
+    }
   if (!LoopHeads.empty() && !Flat)
-    StepCtl = B.CreateAlignedLoad(Ptr, bytePtr(Ctx, kOffsetControl), Align(8),
+    StepCtl = B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetControl), Align(8),
                                   "step_ctl");
   if (!Flat) {
     for (int64_t R = 0; R < F.RegisterFileSize; ++R)
@@ -878,7 +909,7 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   B.SetInsertPoint(ErrBB);
   if (!Flat) {
     ErrPC = B.CreatePHI(I64, 4, "error_pc");
-    B.CreateAlignedStore(ErrPC, bytePtr(Ctx, kOffsetErrorPC), Align(8));
+    B.CreateAlignedStore(ErrPC, bytePtr(ctx(), kOffsetErrorPC), Align(8));
   }
   releaseAll();
   B.CreateRet(B.getInt32(-1));
