@@ -31,6 +31,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <map>
 #include <cstring>
@@ -301,11 +302,7 @@ private:
 };
 
 void FunctionLowering::incRefIfObject(Val V) {
-  if (Flat) {
-    store(ResSlot, V);
-    refSlot(ResSlot, /*Retain=*/true);
-    return;
-  }
+  assert(!Flat && "flat code retains through refSlot");
   BasicBlock *Inc = BasicBlock::Create(C, "incref", Fn);
   BasicBlock *Done = BasicBlock::Create(C, "incref.done", Fn);
   B.CreateCondBr(isObject(V), Inc, Done);
@@ -317,11 +314,7 @@ void FunctionLowering::incRefIfObject(Val V) {
 }
 
 void FunctionLowering::releaseIfObject(Val V) {
-  if (Flat) {
-    store(ResSlot, V);
-    refSlot(ResSlot, /*Retain=*/false);
-    return;
-  }
+  assert(!Flat && "flat code releases through refSlot/moveFromSlot");
   BasicBlock *Dec = BasicBlock::Create(C, "release", Fn);
   BasicBlock *Last = BasicBlock::Create(C, "release.last", Fn);
   BasicBlock *Done = BasicBlock::Create(C, "release.done", Fn);
@@ -525,6 +518,13 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     if (Dst == vm::kVoidRegister)
       return true;
     Val X = evalArg(I.callArg(0));
+    if (Flat) {
+      // One store of the copy: retained and moved from the same slot.
+      store(ResSlot, X);
+      refSlot(ResSlot, /*Retain=*/true);
+      moveFromSlot(Dst, ResSlot);
+      return true;
+    }
     incRefIfObject(X);
     moveInto(Dst, X);
     return true;

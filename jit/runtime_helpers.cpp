@@ -2,8 +2,8 @@
 //
 // JIT code releases references inline (an atomic decrement) and calls
 // vmjit_jit_destroy only when the count reaches zero, or, in flat-lowered
-// (large) functions, calls vmjit_jit_release / vmjit_jit_release_frame; it reports a bad `if`
-// condition through vmjit_jit_if_error, with the interpreter's message, and
+// (large) functions, calls vmjit_jit_release / vmjit_jit_release_frame;
+// it reports a bad `if` condition through vmjit_jit_if_error, with the interpreter's message, and
 // takes the slow path of a step (budget, deadline, interrupt) through
 // vmjit_jit_step.
 // Their addresses are bound into every JIT unit (jit/tier_manager.cpp).
@@ -39,12 +39,10 @@ void vmjit_jit_release(VMJITObject *O) {
 void vmjit_jit_retain(VMJITObject *O) { vmjit::Object::fromRaw(O)->incRef(); }
 
 void vmjit_jit_release_frame(VMJITAny *Regs, int64_t N) {
-  for (int64_t R = 0; R < N; ++R) {
-    VMJITAny Old;
-    vmjit::detail::copyWords(Old, Regs[R]);
-    vmjit::detail::setNone(Regs[R]);
-    vmjit::detail::releaseValue(Old);
-  }
+  // The register file is an array of Any (NativeFunctionObj passes it so).
+  vmjit::Any *A = reinterpret_cast<vmjit::Any *>(Regs);
+  for (int64_t R = 0; R < N; ++R)
+    A[R].reset();
 }
 
 int vmjit_jit_if_error(const VMJITAny *Cond) {

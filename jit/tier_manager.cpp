@@ -43,6 +43,15 @@ constexpr const char *kTierUpPipeline =
     "function(sroa,early-cse,simplifycfg,instcombine<no-verify-fixpoint>,"
     "simplifycfg)";
 
+/// What a tier-2 compile (or `vmjit ir`) lowers with, from the options.
+LoweringOptions loweringOptions(const JITOptions &O) {
+  LoweringOptions LO;
+  LO.InlineBuiltins = O.InlineBuiltins;
+  if (O.PromoteLimit >= 0)
+    LO.PromoteLimit = O.PromoteLimit;
+  return LO;
+}
+
 std::string engineKey(const EngineOptions &O) {
   return fmt::format("O{}|CG{}|{}|{}|{}|{}", O.OptLevel, O.CodegenOptLevel,
                      O.Pipeline, O.CacheDir, O.PerfSupport, O.DebuggerSupport);
@@ -231,9 +240,9 @@ bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
 void TierManager::requestOptimized(int64_t Func) {
   if (I->Requested[static_cast<size_t>(Func)].exchange(1))
     return; // already queued, compiling, compiled or failed
-  // Tier 2 compiles units this large with O0 codegen, whose code measured
-  // slower than tier 1's (dispatch_int/N=1000: 16.2 ns per call against
-  // 6.95): a function with baseline code keeps running it.
+  // Tier 2 compiles units this large flat with O0 codegen, whose code
+  // measured slower than tier 1's (dispatch_int/N=1000: 11.3 ns per call
+  // against 4.96, docs/jit.md): a function with baseline code keeps it.
   if (I->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire) &&
       I->Exe->function(Func).numInstrs() > kLargeUnitInstrs) {
     std::lock_guard Lock(I->Mutex);
@@ -313,11 +322,7 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
     Size += Exe.function(K).numInstrs();
   Engine *Eng = Size > kLargeUnitInstrs ? LargeEng.get() : this->Eng.get();
   try {
-    LoweringOptions LO;
-    LO.InlineBuiltins = Opts.InlineBuiltins;
-    if (Opts.PromoteLimit >= 0)
-      LO.PromoteLimit = Opts.PromoteLimit;
-    L = lowerFunctions(Exe, Funcs, I->Bind.Callees, LO);
+    L = lowerFunctions(Exe, Funcs, I->Bind.Callees, loweringOptions(Opts));
     for (const auto &[Name, Addr] : runtimeHelperSymbols())
       L.Absolute[Name] = Addr;
     // The key covers everything the object code depends on.
@@ -385,12 +390,9 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
 }
 
 std::string TierManager::irText(int64_t Func, bool Optimized) {
-  LoweringOptions LO;
-  LO.InlineBuiltins = Opts.InlineBuiltins;
-  if (Opts.PromoteLimit >= 0)
-    LO.PromoteLimit = Opts.PromoteLimit;
   std::vector<int64_t> Funcs = {Func};
-  LoweredModule L = lowerFunctions(*I->Exe, Funcs, I->Bind.Callees, LO);
+  LoweredModule L =
+      lowerFunctions(*I->Exe, Funcs, I->Bind.Callees, loweringOptions(Opts));
   if (Optimized)
     Eng->optimize(*L.Module);
   return moduleText(*L.Module);

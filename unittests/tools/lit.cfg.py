@@ -66,18 +66,19 @@ try:
     # Feature "baseline": it has the baseline (copy-and-patch) tier.
     if re.search(r"^  modes: .*\bbaseline\b", _version, re.M):
         config.available_features.add("baseline")
-    # The modes %run-all-modes runs (in this order; the first is the
-    # reference): bytecode, tiered with threshold 1 so that every tier
-    # really runs, then each JIT tier alone.
-    _modes = ["bytecode", "tiered --tier-threshold 1"]
-    # A sanitizer build (10x the start-up cost of each command) runs the
-    # tiered one only: it goes through the interpreter and both JIT tiers,
-    # and the unit tests run every mode alone under the sanitizers too.
-    if not config.sanitize:
-        if "baseline" in config.available_features:
-            _modes.append("baseline")
-        if "jit" in config.available_features:
-            _modes.append("compiled")
-    config.environment["VMJIT_RUN_MODES"] = ";".join(_modes)
 except (OSError, subprocess.SubprocessError):
     pass
+
+# The modes %run-all-modes runs (in this order; the first is the
+# reference): bytecode, tiered with threshold 1 so that every tier really
+# runs, then each JIT tier alone. A sanitizer build (10x the start-up cost
+# of each command) runs the tiered one only: it goes through the
+# interpreter and both JIT tiers, and the unit tests run every mode alone
+# under the sanitizers too.
+_modes = ["bytecode", "tiered --tier-threshold 1"]
+if not config.sanitize:
+    if "baseline" in config.available_features:
+        _modes.append("baseline")
+    if "jit" in config.available_features:
+        _modes.append("compiled")
+config.environment["VMJIT_RUN_MODES"] = ";".join(_modes)
