@@ -204,10 +204,7 @@ private:
   /// Whether registers become SSA values (see loadReg): worth it for loops,
   /// but the optimizer's time grows steeply with blocks x registers, so
   /// only for small functions.
-  bool promote() const {
-    return Opts.PromoteRegisters &&
-           F.numInstrs() * F.RegisterFileSize <= Opts.PromoteLimit;
-  }
+  bool promote() const { return !lowersFlat(F, Opts); }
   void releaseAll() {
     if (Flat) {
       B.CreateCall(helperFn(helper::vmjit_jit_release_frame, B.getVoidTy(),
@@ -945,6 +942,11 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
 }
 
 } // namespace
+
+bool lowersFlat(const vm::FunctionInfo &F, const LoweringOptions &Opts) {
+  return !Opts.PromoteRegisters ||
+         F.numInstrs() * F.RegisterFileSize > Opts.PromoteLimit;
+}
 
 LoweredModule lowerFunctions(const vm::Executable &Exe,
                              std::span<const int64_t> Funcs,

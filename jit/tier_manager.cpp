@@ -52,6 +52,16 @@ LoweringOptions loweringOptions(const JITOptions &O) {
   return LO;
 }
 
+/// Whether tier 2's code for `F` beats tier 1's. Functions past
+/// kLargeUnitInstrs get O0 codegen, and those lowered flat keep every
+/// register in memory: both measured slower than tier 1 (dispatch_int,
+/// N=100 flat at O1: 10.2 ns per call against 5.3; N=1000 flat at O0: 11.3
+/// against 4.96; docs/jit.md), so such a function keeps tier-1 code.
+bool tierTwoWins(const vm::FunctionInfo &F, const JITOptions &O) {
+  return F.numInstrs() <= kLargeUnitInstrs &&
+         !lowersFlat(F, loweringOptions(O));
+}
+
 std::string engineKey(const EngineOptions &O) {
   return fmt::format("O{}|CG{}|{}|{}|{}|{}", O.OptLevel, O.CodegenOptLevel,
                      O.Pipeline, O.CacheDir, O.PerfSupport, O.DebuggerSupport);
@@ -240,11 +250,9 @@ bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
 void TierManager::requestOptimized(int64_t Func) {
   if (I->Requested[static_cast<size_t>(Func)].exchange(1))
     return; // already queued, compiling, compiled or failed
-  // Tier 2 compiles units this large flat with O0 codegen, whose code
-  // measured slower than tier 1's (dispatch_int/N=1000: 11.3 ns per call
-  // against 4.96, docs/jit.md): a function with baseline code keeps it.
+  // A function with baseline code keeps it where tier 2 would not win.
   if (I->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire) &&
-      I->Exe->function(Func).numInstrs() > kLargeUnitInstrs) {
+      !tierTwoWins(I->Exe->function(Func), Opts)) {
     std::lock_guard Lock(I->Mutex);
     I->Stats[static_cast<size_t>(Func)].StaysAtBaseline = true;
     logger().debug("function '{}' stays at the baseline tier: {} "
@@ -269,6 +277,31 @@ void TierManager::requestOptimized(int64_t Func) {
     startWorkerLocked();
   }
   I->Wake.notify_one();
+}
+
+void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
+  // Compiled mode: the functions tier 2 wins on go in one unit; the others
+  // run tier-1 code, which is faster there and compiles in microseconds.
+  // Without tier 1 (another host, UseBaseline off) they go to tier 2 too.
+  std::vector<int64_t> Small, Large;
+  for (int64_t K : Funcs)
+    (tierTwoWins(I->Exe->function(K), Opts) ? Small : Large).push_back(K);
+  if (!Small.empty())
+    compileNow(Small);
+  if (Large.empty())
+    return;
+  if (!Opts.UseBaseline || !baseline::available()) {
+    compileNow(Large);
+    return;
+  }
+  for (int64_t K : Large) {
+    if (compileBaselineNow(K, /*Counted=*/false)) {
+      std::lock_guard Lock(I->Mutex);
+      I->Stats[static_cast<size_t>(K)].StaysAtBaseline = true;
+      continue;
+    }
+    compileNow({K});
+  }
 }
 
 void TierManager::startWorker() {
@@ -317,9 +350,10 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
   std::string Err;
   std::unique_ptr<CompiledUnit> Unit;
   LoweredModule L;
+  // Codegen time grows with the size of a function, not of the unit.
   int64_t Size = 0;
   for (int64_t K : Funcs)
-    Size += Exe.function(K).numInstrs();
+    Size = std::max(Size, Exe.function(K).numInstrs());
   Engine *Eng = Size > kLargeUnitInstrs ? LargeEng.get() : this->Eng.get();
   try {
     L = lowerFunctions(Exe, Funcs, I->Bind.Callees, loweringOptions(Opts));
@@ -510,8 +544,7 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   for (int64_t K : All)
     if (!M->nativeCode(K) && !M->I->Requested[static_cast<size_t>(K)].exchange(1))
       Missing.push_back(K);
-  if (!Missing.empty())
-    M->compileNow(Missing);
+  M->compileAllNow(Missing);
   if (Opts.Background)
     M->drain(); // functions another VM had queued
   for (int64_t K : All)

@@ -110,6 +110,35 @@ TEST(TierTest, CompiledModeRunsEverythingNatively) {
   EXPECT_TRUE(TM->stats(VM->functionIndex("fib")).Compiled);
 }
 
+TEST(TierTest, CompiledModeKeepsLargeFunctionsAtTierOne) {
+  // 300 instructions: past the size where tier 2's code measured slower
+  // than tier 1's (docs/jit.md), so compiled mode gives it tier-1 code.
+  std::string Text = ".func big(x)\n";
+  for (int I = 0; I < 300; ++I)
+    Text += "  %x = call scalar.add(%x, 1)\n";
+  Text += "  ret %x\n.end\n.func small(x)\n  %y = call big(%x)\n"
+          "  ret %y\n.end\n";
+  auto Exe = assemble(Text, "big.vmasm");
+  for (bool UseBaseline : {true, false}) {
+    auto VM = VirtualMachine::create(Exe);
+    JITOptions O;
+    O.Mode = ExecMode::Compiled;
+    O.Background = false;
+    O.UseBaseline = UseBaseline;
+    enableJIT(*VM, O);
+    TierManager *TM = tierManagerOf(*VM);
+    ASSERT_NE(TM, nullptr);
+    int64_t Big = VM->functionIndex("big"), Small = VM->functionIndex("small");
+    EXPECT_TRUE(VM->isNative(Big));
+    EXPECT_TRUE(VM->isNative(Small));
+    EXPECT_EQ(TM->stats(Small).tier(), 2);
+    bool AtTierOne = UseBaseline && baselineAvailable();
+    EXPECT_EQ(TM->stats(Big).tier(), AtTierOne ? 1 : 2) << UseBaseline;
+    EXPECT_EQ(TM->stats(Big).StaysAtBaseline, AtTierOne) << UseBaseline;
+    EXPECT_EQ(VM->call("small", 5).cast<int64_t>(), 305);
+  }
+}
+
 TEST(TierTest, ErrorsFromNativeFramesMatchTheInterpreter) {
   auto Interp = makeVM(ExecMode::Bytecode);
   for (ExecMode M : {ExecMode::Baseline, ExecMode::Compiled}) {

@@ -91,6 +91,9 @@ struct LoweringOptions {
   int64_t PromoteLimit = 256;
 };
 
+/// Whether `F` is lowered flat (registers not promoted) under `Opts`.
+bool lowersFlat(const vm::FunctionInfo &F, const LoweringOptions &Opts);
+
 /// The result of lowering: the module, the external symbols it needs bound
 /// (name -> address) and the symbol of each lowered function.
 struct LoweredModule {

@@ -78,7 +78,8 @@ struct FunctionJITStats {
   bool Baseline = false;
   double BaselineUs = 0; ///< copy-and-patch time
   size_t BaselineBytes = 0;
-  /// Tiered mode: hot, but kept at tier 1 (too large for tier 2 to win).
+  /// Kept at tier 1: too large for tier 2 to win (tiered mode: when hot;
+  /// compiled mode: from the start).
   bool StaysAtBaseline = false;
   /// Tier 2 (optimizing).
   bool Requested = false;
@@ -135,6 +136,10 @@ public:
   /// Compiles `Funcs` at tier 2 now, in one module, on this thread.
   /// Returns whether it succeeded.
   bool compileNow(const std::vector<int64_t> &Funcs);
+  /// Compiled mode: compiles `Funcs` at tier 2, in one module, except those
+  /// too large for tier 2 to win, which get tier-1 code (when the build has
+  /// the baseline tier and UseBaseline is on).
+  void compileAllNow(const std::vector<int64_t> &Funcs);
   /// Waits until the background queue is empty (for tests and tools).
   void drain();
 

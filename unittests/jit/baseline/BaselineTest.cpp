@@ -133,6 +133,9 @@ std::unique_ptr<VirtualMachine> makeVM(std::shared_ptr<Executable> Exe,
   JITOptions O;
   O.Mode = M.Mode;
   O.PromoteLimit = M.Flat ? 0 : -1;
+  // Flat code would lose to tier 1, which keeps such functions; without
+  // tier 1 they reach tier 2 and its flat code is what runs.
+  O.UseBaseline = !M.Flat;
   O.Threshold = 1;
   O.Background = false;
   enableJIT(*VM, O);
