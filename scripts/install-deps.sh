@@ -10,7 +10,7 @@ PACKAGES=(
   libdlpack-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libopenblas-dev libxxhash-dev
-  clang-19 libclang-rt-19-dev
+  clang-19 libclang-rt-19-dev libomp-19-dev
 )
 
 missing=()

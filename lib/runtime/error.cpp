@@ -2,6 +2,7 @@
 
 #include "vmjit/runtime/error.h"
 
+#include <mutex>
 #include <new>
 
 namespace vmjit {
@@ -9,7 +10,26 @@ namespace {
 /// This thread's raised error: set by a failing safe call, taken by its
 /// caller.
 thread_local ObjectPtr<Object> RaisedError;
+
+std::mutex ForeignMutex;
+std::vector<std::function<std::optional<Error>()>> &foreignSources() {
+  static auto *Sources = new std::vector<std::function<std::optional<Error>()>>;
+  return *Sources;
+}
+
+std::optional<Error> takeForeignError() {
+  std::lock_guard Lock(ForeignMutex);
+  for (auto &Take : foreignSources())
+    if (std::optional<Error> E = Take())
+      return E;
+  return std::nullopt;
+}
 } // namespace
+
+void addForeignErrorSource(std::function<std::optional<Error>()> Take) {
+  std::lock_guard Lock(ForeignMutex);
+  foreignSources().push_back(std::move(Take));
+}
 
 std::string Error::format() const {
   std::string S = kind() + ": " + message();
@@ -29,6 +49,8 @@ Error takeRaisedError() noexcept {
   if (P && P->typeIndex() == kVMJITError)
     return Error(std::move(P));
   try {
+    if (std::optional<Error> E = takeForeignError())
+      return std::move(*E);
     return Error("InternalError",
                  "a safe call failed without raising an error");
   } catch (...) {

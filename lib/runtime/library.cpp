@@ -1,7 +1,10 @@
 //===- library.cpp - Loading kernel libraries ------------------------------===//
 
 #include "vmjit/runtime/library.h"
+#include "vmjit/runtime/error.h"
 #include "vmjit/runtime/logging.h"
+#include "vmjit/runtime/registry.h"
+#include "vmjit/runtime/tvm_backend.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +12,7 @@
 #include <elf.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <set>
 #include <string_view>
 
 namespace vmjit {
@@ -16,14 +20,20 @@ namespace {
 
 constexpr std::string_view kPrefixes[] = {"__vmjit_", "__tvm_ffi_"};
 
-/// Reads the names of the defined global functions in the ELF dynamic
-/// symbol table of `Path`. Any malformation gives an empty list: the
-/// symbols can still be found one by one with dlsym.
-std::vector<std::string> readDynamicSymbols(const std::string &Path) {
+struct DynamicSymbol {
+  std::string Name;
+  unsigned Type; ///< STT_FUNC, STT_OBJECT, ...
+  uint64_t Size;
+};
+
+/// Reads the defined symbols in the ELF dynamic symbol table of `Path`.
+/// Any malformation gives an empty list: the symbols can still be found
+/// one by one with dlsym.
+std::vector<DynamicSymbol> readDynamicSymbols(const std::string &Path) {
   std::ifstream In(Path, std::ios::binary);
   std::string File((std::istreambuf_iterator<char>(In)),
                    std::istreambuf_iterator<char>());
-  std::vector<std::string> Names;
+  std::vector<DynamicSymbol> Names;
   auto Fits = [&](uint64_t Off, uint64_t Size) {
     return Off <= File.size() && Size <= File.size() - Off;
   };
@@ -55,15 +65,71 @@ std::vector<std::string> readDynamicSymbols(const std::string &Path) {
          Off += sizeof(Elf64_Sym)) {
       Elf64_Sym S;
       std::memcpy(&S, File.data() + Sym.sh_offset + Off, sizeof(S));
-      if (S.st_shndx == SHN_UNDEF || ELF64_ST_TYPE(S.st_info) != STT_FUNC ||
-          S.st_name >= Strings.size())
+      if (S.st_shndx == SHN_UNDEF || S.st_name >= Strings.size())
         continue;
       std::string_view Name = Strings.substr(S.st_name);
       Name = Name.substr(0, Name.find('\0'));
-      Names.emplace_back(Name);
+      Names.push_back({std::string(Name), ELF64_ST_TYPE(S.st_info), S.st_size});
     }
   }
   return Names;
+}
+
+/// tvm-ffi's error cell, right after an Error object's 24-byte header.
+struct ForeignErrorCell {
+  VMJITByteArray Kind, Message;
+};
+constexpr int32_t kForeignErrorType = 67; // tvm-ffi's kTVMFFIError
+
+using MoveFromRaisedFn = void (*)(void **);
+using DecRefFn = int (*)(void *);
+
+/// Takes the error a tvm-ffi runtime in the process holds for this thread
+/// (a kernel built with tvm-ffi raises through its own libtvm_ffi.so).
+std::optional<Error> takeForeignError(MoveFromRaisedFn Move, DecRefFn DecRef) {
+  void *Obj = nullptr;
+  Move(&Obj);
+  if (!Obj)
+    return std::nullopt;
+  int32_t Type;
+  std::memcpy(&Type, static_cast<char *>(Obj) + 8, sizeof(Type));
+  std::optional<Error> E;
+  if (Type == kForeignErrorType) {
+    ForeignErrorCell Cell;
+    std::memcpy(&Cell, static_cast<char *>(Obj) + 24, sizeof(Cell));
+    E = Error(std::string(Cell.Kind.data, Cell.Kind.size),
+              std::string(Cell.Message.data, Cell.Message.size));
+  }
+  DecRef(Obj);
+  return E;
+}
+
+/// Fills the context slots `Lib` defines (tvm_backend.h); a slot vmjit
+/// does not serve is a LibraryError.
+void fillContextSlots(KernelLibrary &Lib, void *Handle,
+                      const std::vector<DynamicSymbol> &Symbols) {
+  for (const DynamicSymbol &S : Symbols) {
+    if (S.Type != STT_OBJECT || !tvm::isContextSlotName(S.Name))
+      continue;
+    void **Slot = static_cast<void **>(::dlsym(Handle, S.Name.c_str()));
+    if (!Slot)
+      continue;
+    if (S.Name == tvm::kLibraryCtxSymbol) {
+      *Slot = &Lib;
+      continue;
+    }
+    bool Served = false;
+    for (const tvm::ContextSymbol &C : tvm::contextSymbols())
+      if (C.Name == S.Name) {
+        *Slot = C.Value;
+        Served = true;
+      }
+    if (!Served)
+      throwError("LibraryError",
+                 fmt::format("kernel library '{}' needs the host function "
+                             "'{}', which vmjit does not provide",
+                             Lib.path(), S.Name.substr(2)));
+  }
 }
 
 } // namespace
@@ -78,7 +144,61 @@ std::shared_ptr<KernelLibrary> KernelLibrary::load(const std::string &Path) {
                            Why ? Why : "unknown reason"));
   }
   logger().debug("loaded kernel library {}", Path);
-  return std::shared_ptr<KernelLibrary>(new KernelLibrary(Path, Handle));
+  std::shared_ptr<KernelLibrary> Lib(new KernelLibrary(Path, Handle));
+  fillContextSlots(*Lib, Handle, readDynamicSymbols(Path));
+  // A library built with tvm-ffi raises its errors in libtvm_ffi.so.
+  auto Move = reinterpret_cast<MoveFromRaisedFn>(
+      ::dlsym(Handle, "TVMFFIErrorMoveFromRaised"));
+  auto DecRef =
+      reinterpret_cast<DecRefFn>(::dlsym(Handle, "TVMFFIObjectDecRef"));
+  static std::mutex SeenMutex;
+  static std::set<MoveFromRaisedFn> Seen;
+  std::lock_guard Lock(SeenMutex);
+  if (Move && DecRef && Seen.insert(Move).second)
+    addForeignErrorSource(
+        [Move, DecRef] { return takeForeignError(Move, DecRef); });
+  return Lib;
+}
+
+std::span<const char> KernelLibrary::libraryBin() const {
+  const char *Bin = static_cast<const char *>(
+      ::dlsym(Handle, std::string(tvm::kLibraryBinSymbol).c_str()));
+  if (!Bin)
+    return {};
+  uint64_t Size = 0;
+  for (const DynamicSymbol &S : readDynamicSymbols(Path))
+    if (S.Name == tvm::kLibraryBinSymbol)
+      Size = S.Size;
+  if (Size == 0)
+    throwError("FormatError",
+               fmt::format("{}: the symbol {} has no size in the dynamic "
+                           "symbol table",
+                           Path, tvm::kLibraryBinSymbol));
+  return {Bin, Size};
+}
+
+VMJITObject *KernelLibrary::importHandle(const char *Name) noexcept {
+  try {
+    std::lock_guard Lock(ImportMutex);
+    auto It = Imports.find(Name);
+    if (It == Imports.end()) {
+      std::optional<Function> F = Registry::global().find(Name);
+      // The library's own export, held without a reference to the library
+      // (which owns this cache).
+      if (VMJITSafeCallType Entry = findEntry(Name))
+        F = Function::fromSafeCall(Entry, Name);
+      if (!F)
+        throwError("LinkError",
+                   fmt::format("kernel library '{}' looked up function '{}', "
+                               "which is not in the library or the registry",
+                               Path, Name));
+      It = Imports.emplace(Name, std::move(*F)).first;
+    }
+    return reinterpret_cast<VMJITObject *>(It->second.get());
+  } catch (...) {
+    detail::raiseCurrentException();
+    return nullptr;
+  }
 }
 
 KernelLibrary::~KernelLibrary() {
@@ -104,7 +224,10 @@ std::optional<Function> KernelLibrary::find(std::string_view Name) {
 
 std::vector<std::string> KernelLibrary::functionNames() const {
   std::vector<std::string> Names;
-  for (const std::string &Symbol : readDynamicSymbols(Path)) {
+  for (const DynamicSymbol &S : readDynamicSymbols(Path)) {
+    if (S.Type != STT_FUNC)
+      continue;
+    const std::string &Symbol = S.Name;
     for (std::string_view Prefix : kPrefixes) {
       if (Symbol.size() > Prefix.size() &&
           std::string_view(Symbol).substr(0, Prefix.size()) == Prefix) {

@@ -2,9 +2,11 @@
 
 #include "vmjit/vm/program.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/tvm_backend.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/tvm_format.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -51,6 +53,8 @@ std::string_view programFormatName(ProgramFormat F) noexcept {
     return "binary";
   case ProgramFormat::Tvm:
     return "tvm";
+  case ProgramFormat::Library:
+    return "library";
   }
   return "?";
 }
@@ -67,6 +71,8 @@ ProgramFormat detectProgramFormat(std::span<const char> Head,
     return ProgramFormat::Binary;
   if (hasTvmMagic(Head))
     return ProgramFormat::Tvm;
+  if (Head.size() >= 4 && std::string_view(Head.data(), 4) == "\x7f" "ELF")
+    return ProgramFormat::Library;
   if (looksLikeVmasm(std::string_view(Head.data(), Head.size())) ||
       isVmasmPath(Path))
     return ProgramFormat::Vmasm;
@@ -86,13 +92,128 @@ ProgramFormat detectProgramFormat(const std::string &Path) {
   return detectProgramFormat(Head, Path);
 }
 
+namespace {
+
+/// Reads the fields of a library blob, each read bounds-checked.
+class BlobReader {
+public:
+  BlobReader(std::span<const char> Data, const std::string &Name)
+      : Data(Data), Name(Name) {}
+  uint64_t u64(const char *Field) {
+    need(8, Field);
+    uint64_t V;
+    std::memcpy(&V, Data.data() + Pos, 8);
+    Pos += 8;
+    return V;
+  }
+  std::span<const char> bytes(const char *Field) {
+    uint64_t N = u64(Field);
+    need(N, Field);
+    std::span<const char> S = Data.subspan(Pos, N);
+    Pos += N;
+    return S;
+  }
+  std::vector<uint64_t> u64s(const char *Field) {
+    uint64_t N = u64(Field);
+    need(N > (Data.size() - Pos) / 8 ? UINT64_MAX : N * 8, Field);
+    std::vector<uint64_t> V(N);
+    std::memcpy(V.data(), Data.data() + Pos, N * 8);
+    Pos += N * 8;
+    return V;
+  }
+  [[noreturn]] void fail(const std::string &What) const {
+    throwError("FormatError", fmt::format("{}: library blob offset {}: {}",
+                                          Name, Pos, What));
+  }
+
+private:
+  void need(uint64_t N, const char *Field) const {
+    if (N > Data.size() - Pos)
+      fail(fmt::format("{} runs past the end of the blob ({} bytes)", Field,
+                       Data.size()));
+  }
+  std::span<const char> Data;
+  const std::string &Name;
+  size_t Pos = 0;
+};
+
+constexpr std::string_view kVMExecutableKind = "relax.VMExecutable";
+
+} // namespace
+
+std::shared_ptr<Executable> loadLibraryBin(std::span<const char> Bin,
+                                           const std::string &Name,
+                                           const LoadOptions &Opts) {
+  BlobReader Size(Bin, Name);
+  uint64_t N = Size.u64("blob size");
+  if (N > Bin.size() - 8)
+    Size.fail(fmt::format("blob size {} is past the symbol's {} bytes", N,
+                          Bin.size()));
+  BlobReader R(Bin.subspan(8, N), Name);
+  std::vector<uint64_t> RowPtr = R.u64s("import tree row pointers");
+  std::vector<uint64_t> Children = R.u64s("import tree child indices");
+  if (RowPtr.empty())
+    R.fail("the import tree has no modules");
+  if (RowPtr.front() != 0 || RowPtr.back() != Children.size() ||
+      !std::is_sorted(RowPtr.begin(), RowPtr.end()))
+    R.fail("the import tree's row pointers are not a valid CSR index");
+  for (uint64_t C : Children)
+    if (C >= RowPtr.size() - 1)
+      R.fail(fmt::format("the import tree names module {}, of {}", C,
+                         RowPtr.size() - 1));
+  std::span<const char> Exe;
+  bool Found = false;
+  for (size_t M = 0; M + 1 < RowPtr.size(); ++M) {
+    std::span<const char> KindBytes = R.bytes("module kind");
+    std::string Kind(KindBytes.begin(), KindBytes.end());
+    if (Kind == "_lib")
+      continue;
+    std::span<const char> Bytes = R.bytes("module bytes");
+    if (Kind != kVMExecutableKind)
+      R.fail(fmt::format("module {} is of kind '{}'; vmjit loads '{}' "
+                         "modules and the library's own kernels (CPU only)",
+                         M, Kind, kVMExecutableKind));
+    if (Found)
+      R.fail(fmt::format("a second '{}' module (module {})",
+                         kVMExecutableKind, M));
+    Exe = Bytes;
+    Found = true;
+  }
+  if (!Found)
+    R.fail(fmt::format("no '{}' module: the library holds kernels only "
+                       "(load it with --lib)",
+                       kVMExecutableKind));
+  return loadTvmExecutableFromBytes(Exe, Name + "[relax.VMExecutable]", Opts);
+}
+
+OpenedProgram openProgram(const std::string &Path, const LoadOptions &Opts) {
+  std::error_code EC;
+  if (std::filesystem::is_regular_file(Path, EC) &&
+      detectProgramFormat(Path) == ProgramFormat::Library) {
+    // dlopen searches the library path for a name without a slash.
+    auto Lib = KernelLibrary::load(std::filesystem::absolute(Path).string());
+    std::span<const char> Bin = Lib->libraryBin();
+    if (Bin.empty())
+      throwError("FormatError",
+                 fmt::format("{}: a shared library without {} (not written "
+                             "by TVM's export_library); load kernel libraries "
+                             "with --lib",
+                             Path, tvm::kLibraryBinSymbol));
+    return {loadLibraryBin(Bin, Path, Opts), {std::move(Lib)}};
+  }
+  return {loadProgram(Path, Opts), {}};
+}
+
 std::shared_ptr<Executable> loadProgram(const std::string &Path,
                                         const LoadOptions &Opts) {
   // A directory or a missing file: the binary loader says which.
   std::error_code EC;
   if (!std::filesystem::is_regular_file(Path, EC))
     return loadExecutable(Path, Opts);
-  if (detectProgramFormat(Path) != ProgramFormat::Vmasm)
+  ProgramFormat Format = detectProgramFormat(Path);
+  if (Format == ProgramFormat::Library)
+    return openProgram(Path, Opts).Exe;
+  if (Format != ProgramFormat::Vmasm)
     return loadExecutable(Path, Opts);
   auto Size = std::filesystem::file_size(Path, EC);
   if (!EC && Size > static_cast<uint64_t>(Opts.MaxFileBytes))

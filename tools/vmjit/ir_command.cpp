@@ -36,8 +36,10 @@ int runIr(const IrOptions &O) {
                                          "not available in this build"));
 #else
   try {
-    auto Exe = vm::loadProgram(O.Program);
+    vm::OpenedProgram Prog = vm::openProgram(O.Program);
+    auto Exe = Prog.Exe;
     vm::VMOptions VO;
+    VO.Libraries = std::move(Prog.Libraries);
     for (const std::string &L : O.Libs)
       VO.Libraries.push_back(KernelLibrary::load(L));
     auto VM = vm::VirtualMachine::create(Exe, std::move(VO));

@@ -241,8 +241,11 @@ int run(const RunOptions &O) {
 #endif
     for (size_t I = 0; I < O.Args.size(); ++I)
       Args.push_back(parseRunArgument(O.Args[I], I + 1));
-    auto Exe = vm::loadProgram(O.Program);
+    vm::OpenedProgram Prog = vm::openProgram(O.Program);
+    auto Exe = Prog.Exe;
     vm::VMOptions Opts;
+    // A model library's own kernels come first, as in TVM.
+    Opts.Libraries = std::move(Prog.Libraries);
     Opts.Limits.MaxSteps = O.MaxSteps;
     Opts.Limits.Timeout = std::chrono::milliseconds(O.TimeoutMs);
     if (O.MaxCallDepth > 0)

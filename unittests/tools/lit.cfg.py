@@ -30,6 +30,9 @@ config.environment["VMJIT"] = os.path.join(config.vmjit_bin_dir, "vmjit")
 config.substitutions.append(
     ("%run-all-modes", os.path.join(config.test_source_root, "run-all-modes.sh")))
 config.substitutions.append(("%kernels", config.demo_kernels))
+# The model library of tvm-library/ (built from tvm-library/Inputs).
+config.substitutions.append(("%tvm_model", os.path.join(
+    config.vmjit_obj_root, "unittests", "tools", "tvm-library", "model.so")))
 config.substitutions.append(("%examples", os.path.join(config.vmjit_src_root, "examples")))
 config.substitutions.append(("%src_root", config.vmjit_src_root))
 # %python: a Python 3 that has NumPy (examples/scripts/reference.py needs

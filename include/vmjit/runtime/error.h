@@ -14,6 +14,8 @@
 #include "vmjit/runtime/any.h"
 
 #include <exception>
+#include <functional>
+#include <optional>
 #include <new>
 #include <string>
 #include <vector>
@@ -71,6 +73,12 @@ VMJIT_DLL void setRaisedError(const Error &E) noexcept;
 /// Takes this thread's raised error; if a callee returned -1 without
 /// raising one, an InternalError saying so.
 VMJIT_DLL Error takeRaisedError() noexcept;
+
+/// Adds a place takeRaisedError looks when this thread's slot is empty:
+/// another FFI runtime in the process (a kernel built with tvm-ffi raises
+/// its errors in libtvm_ffi.so). `Take` returns that runtime's raised error
+/// for this thread, converted, or nullopt.
+VMJIT_DLL void addForeignErrorSource(std::function<std::optional<Error>()> Take);
 /// Throws this thread's raised error (after a safe call returned non-zero).
 [[noreturn]] VMJIT_DLL void throwRaisedError();
 

@@ -14,8 +14,11 @@
 
 #include "vmjit/runtime/function.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,12 +43,23 @@ public:
   /// Names of every exported packed function, sorted (read from the ELF
   /// dynamic symbol table of the file).
   VMJIT_DLL std::vector<std::string> functionNames() const;
+  /// The module blob of a library TVM's `export_library` wrote (the
+  /// `__tvm_ffi__library_bin` symbol, as large as its symbol table entry
+  /// says), or an empty span if there is none.
+  VMJIT_DLL std::span<const char> libraryBin() const;
+  /// For TVM-compiled kernels (`__TVMFFIEnvModLookupFromImports`): the
+  /// Function NAME, from the registry or else this library, cached here
+  /// for as long as the library lives (the pointer is borrowed). Null,
+  /// with a raised error, if there is none.
+  VMJIT_DLL VMJITObject *importHandle(const char *Name) noexcept;
 
 private:
   KernelLibrary(std::string Path, void *Handle)
       : Path(std::move(Path)), Handle(Handle) {}
   std::string Path;
   void *Handle;
+  std::mutex ImportMutex;
+  std::map<std::string, Function, std::less<>> Imports;
 };
 
 } // namespace vmjit

@@ -10,6 +10,7 @@
 #ifndef VMJIT_VM_PROGRAM_H
 #define VMJIT_VM_PROGRAM_H
 
+#include "vmjit/runtime/library.h"
 #include "vmjit/vm/serialize.h"
 
 #include <memory>
@@ -27,6 +28,10 @@ enum class ProgramFormat {
   Binary,
   /// Apache TVM's VMExecutable serialization (tvm_format.h).
   Tvm,
+  /// A shared library TVM's `export_library` wrote: its
+  /// `__tvm_ffi__library_bin` blob holds the VMExecutable, and the library
+  /// itself the compiled kernels.
+  Library,
 };
 
 /// "vmasm", "binary", "tvm".
@@ -47,6 +52,28 @@ ProgramFormat detectProgramFormat(std::span<const char> Head,
 /// Reads the start of the file at `Path` and detects its format as above.
 /// Throws Error("IOError") if the file cannot be read.
 ProgramFormat detectProgramFormat(const std::string &Path);
+
+/// A program and the kernel libraries it came with.
+struct OpenedProgram {
+  std::shared_ptr<Executable> Exe;
+  /// For a model library: the library itself, whose `__tvm_ffi_NAME`
+  /// exports the executable's packed functions resolve to first.
+  std::vector<std::shared_ptr<KernelLibrary>> Libraries;
+};
+
+/// loadProgram, keeping the libraries a model library brings (pass them
+/// to VMOptions::Libraries ahead of any others).
+OpenedProgram openProgram(const std::string &Path,
+                          const LoadOptions &Opts = {});
+
+/// Reads the VMExecutable out of an exported library's module blob
+/// (`KernelLibrary::libraryBin`): u64 size, the import tree (u64 vectors
+/// of row pointers and child indices), then per module a kind string and,
+/// except for "_lib", its bytes. Throws FormatError naming `Name`, the
+/// offset and the field for a malformed blob.
+std::shared_ptr<Executable> loadLibraryBin(std::span<const char> Bin,
+                                           const std::string &Name,
+                                           const LoadOptions &Opts = {});
 
 /// Assembles or loads the program at `Path`, whichever its format is.
 /// Throws Error with kind IOError, ParseError, FormatError or VerifyError;

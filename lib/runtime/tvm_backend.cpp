@@ -1,0 +1,192 @@
+//===- tvm_backend.cpp - Host services for TVM-compiled kernels ------------===//
+//
+// The functions behind the context slots of tvm_backend.h, with the C
+// signatures TVM's LLVM codegen calls them through (TVM's
+// c_backend_api.h and tvm-ffi's c_api.h / c_env_api.h), and the one C API
+// function such libraries reference by name,
+// TVMFFIErrorSetRaisedFromCStrParts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/runtime/tvm_backend.h"
+#include "vmjit/runtime/c_api.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/library.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <mutex>
+#include <omp.h>
+#include <string>
+
+namespace vmjit::tvm {
+namespace {
+
+/// TVM's TVMParallelGroupEnv.
+struct ParallelGroupEnv {
+  void *SyncHandle;
+  int32_t NumTask;
+};
+using ParallelLambda = int (*)(int TaskId, ParallelGroupEnv *Env, void *Data);
+
+constexpr int kDLCPU = 1;
+constexpr uint64_t kWorkspaceAlign = 64;
+
+int functionCall(void *Func, VMJITAny *Args, int32_t NumArgs,
+                 VMJITAny *Result) {
+  return VMJITFunctionCall(static_cast<VMJITObject *>(Func), Args, NumArgs,
+                           Result);
+}
+
+/// `Ctx` is the KernelLibrary that holds the calling code.
+int lookupFromImports(void *Ctx, const char *Name, void **Out) {
+  if (!Ctx) {
+    VMJITErrorSetRaisedFromCStr("RuntimeError",
+                                "a kernel looked up a function before its "
+                                "library context was set");
+    return -1;
+  }
+  VMJITObject *F = static_cast<KernelLibrary *>(Ctx)->importHandle(Name);
+  if (!F)
+    return -1;
+  *Out = F;
+  return 0;
+}
+
+int handleInitOnce(void **Handle, int (*Init)(void **Result)) {
+  if (__atomic_load_n(Handle, __ATOMIC_ACQUIRE))
+    return 0;
+  static std::mutex Mutex;
+  std::lock_guard Lock(Mutex);
+  if (*Handle)
+    return 0;
+  void *Result = nullptr;
+  if (int Rc = Init(&Result))
+    return Rc;
+  if (!Result) {
+    VMJITErrorSetRaisedFromCStr("RuntimeError",
+                                "an init-once function stored a null handle");
+    return -1;
+  }
+  __atomic_store_n(Handle, Result, __ATOMIC_RELEASE);
+  return 0;
+}
+
+void *allocWorkspace(int DeviceType, int DeviceId, uint64_t Bytes, int, int) {
+  if (DeviceType != kDLCPU) {
+    VMJITErrorSetRaisedFromCStr(
+        "RuntimeError",
+        fmt::format("workspace requested on device {}:{}: vmjit runs CPU "
+                    "kernels only",
+                    DeviceType, DeviceId)
+            .c_str());
+    return nullptr;
+  }
+  uint64_t Size = (std::max<uint64_t>(Bytes, 1) + kWorkspaceAlign - 1) /
+                  kWorkspaceAlign * kWorkspaceAlign;
+  void *P = std::aligned_alloc(kWorkspaceAlign, Size);
+  if (!P)
+    VMJITErrorSetRaisedFromCStr(
+        "MemoryError",
+        fmt::format("cannot allocate a workspace of {} bytes", Bytes).c_str());
+  return P;
+}
+
+int freeWorkspace(int, int, void *P) {
+  std::free(P);
+  return 0;
+}
+
+int parallelLaunch(ParallelLambda Fn, void *Data, int NumTask) {
+  int Threads = parallelThreads();
+  int N = NumTask <= 0 ? Threads : std::min(NumTask, Threads);
+  // Inside another parallel region (a kernel launched from a parallel
+  // loop), this thread runs the whole loop as one task.
+  if (omp_in_parallel() || N <= 1) {
+    ParallelGroupEnv Env{nullptr, 1};
+    return Fn(0, &Env, Data);
+  }
+  ParallelGroupEnv Env{nullptr, N};
+  std::atomic<VMJITObject *> FirstError{nullptr};
+  std::atomic<bool> Failed{false};
+#pragma omp parallel num_threads(N)
+  {
+    int Id = omp_get_thread_num();
+    if (omp_get_num_threads() != N) {
+      // A smaller team than asked for: the master runs every task (no
+      // barrier can then be waited on by a missing thread).
+#pragma omp master
+      {
+        ParallelGroupEnv One{nullptr, 1};
+        if (Fn(0, &One, Data) != 0)
+          Failed = true;
+      }
+    } else if (Fn(Id, &Env, Data) != 0) {
+      VMJITObject *E = nullptr;
+      VMJITErrorMoveFromRaised(&E);
+      VMJITObject *Null = nullptr;
+      if (E && !FirstError.compare_exchange_strong(Null, E))
+        VMJITObjectDecRef(E);
+      Failed = true;
+    }
+  }
+  if (VMJITObject *E = FirstError.load()) {
+    VMJITErrorSetRaised(E);
+    VMJITObjectDecRef(E);
+  }
+  return Failed ? -1 : 0;
+}
+
+int parallelBarrier(int, ParallelGroupEnv *) {
+#pragma omp barrier
+  return 0;
+}
+
+const ContextSymbol kContextSymbols[] = {
+    {"__TVMFFIFunctionCall", reinterpret_cast<void *>(&functionCall)},
+    {"__TVMFFIEnvModLookupFromImports",
+     reinterpret_cast<void *>(&lookupFromImports)},
+    {"__TVMBackendGetFuncFromEnv",
+     reinterpret_cast<void *>(&lookupFromImports)},
+    {"__TVMFFIHandleInitOnce", reinterpret_cast<void *>(&handleInitOnce)},
+    {"__TVMFFIErrorSetRaisedFromCStr",
+     reinterpret_cast<void *>(&VMJITErrorSetRaisedFromCStr)},
+    {"__TVMBackendAllocWorkspace", reinterpret_cast<void *>(&allocWorkspace)},
+    {"__TVMBackendFreeWorkspace", reinterpret_cast<void *>(&freeWorkspace)},
+    {"__TVMBackendParallelLaunch", reinterpret_cast<void *>(&parallelLaunch)},
+    {"__TVMBackendParallelBarrier",
+     reinterpret_cast<void *>(&parallelBarrier)},
+};
+
+} // namespace
+
+std::span<const ContextSymbol> contextSymbols() noexcept {
+  return kContextSymbols;
+}
+
+bool isContextSlotName(std::string_view Name) noexcept {
+  return Name.starts_with("__TVM") || Name == kLibraryCtxSymbol;
+}
+
+int parallelThreads() noexcept {
+  static const int Threads = [] {
+    if (const char *Env = std::getenv("TVM_NUM_THREADS"))
+      if (int N = std::atoi(Env); N > 0)
+        return N;
+    return std::max(1, omp_get_max_threads());
+  }();
+  return Threads;
+}
+
+} // namespace vmjit::tvm
+
+extern "C" VMJIT_DLL void
+TVMFFIErrorSetRaisedFromCStrParts(const char *Kind, const char **Parts,
+                                  int32_t NumParts) {
+  std::string Message;
+  for (int32_t I = 0; I < NumParts; ++I)
+    if (Parts[I])
+      Message += Parts[I];
+  VMJITErrorSetRaisedFromCStr(Kind, Message.c_str());
+}
