@@ -1,7 +1,7 @@
 //===- loader_target.cpp - The binary loader fuzz target ------------------===//
 //
-// runLoaderInput: the binary format readers (vmjit's and TVM's) and the
-// verifier on arbitrary bytes. Mutated vmjit files rarely keep valid
+// runLoaderInput: the binary format readers (vmjit's and TVM's, and the
+// module blob of exported libraries) and the verifier on arbitrary bytes. Mutated vmjit files rarely keep valid
 // checksums, so every input with the vmjit magic is also loaded with its
 // file size and checksums recomputed; that variant is what reaches the
 // section parsers and the verifier (TVM's format has no checksums). What
@@ -22,6 +22,7 @@
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/disassembler.h"
 #include "vmjit/vm/npy.h"
+#include "vmjit/vm/program.h"
 #include "vmjit/vm/serialize.h"
 #include "vmjit/vm/tvm_format.h"
 
@@ -378,6 +379,19 @@ bool runNpy(const std::string &Bytes) {
   return true;
 }
 
+/// The bytes as an exported library's module blob (`__tvm_ffi__library_bin`);
+/// nothing if it is rejected with a documented error.
+std::shared_ptr<Executable> tryLoadLibraryBin(const std::string &Bytes) {
+  try {
+    return vm::loadLibraryBin(Bytes, "fuzz.so");
+  } catch (const Error &E) {
+    if (E.kind() != "FormatError" && E.kind() != "VerifyError")
+      fail("the library blob reader threw an undocumented error kind: " +
+           E.format());
+    return nullptr;
+  }
+}
+
 } // namespace
 
 Outcome runLoaderInput(std::span<const uint8_t> Data) {
@@ -387,6 +401,10 @@ Outcome runLoaderInput(std::span<const uint8_t> Data) {
   }
   Outcome Result = Outcome::Rejected;
   if (auto Exe = tryLoad(Bytes)) {
+    checkRoundTrips(*Exe);
+    Result = Outcome::Accepted;
+  }
+  if (auto Exe = tryLoadLibraryBin(Bytes)) {
     checkRoundTrips(*Exe);
     Result = Outcome::Accepted;
   }

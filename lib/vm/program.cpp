@@ -144,11 +144,18 @@ constexpr std::string_view kVMExecutableKind = "relax.VMExecutable";
 std::shared_ptr<Executable> loadLibraryBin(std::span<const char> Bin,
                                            const std::string &Name,
                                            const LoadOptions &Opts) {
-  BlobReader Size(Bin, Name);
-  uint64_t N = Size.u64("blob size");
+  uint64_t N = 0;
+  if (Bin.size() < 8)
+    throwError("FormatError",
+               fmt::format("{}: library blob offset 0: blob size runs past "
+                           "the end of the symbol ({} bytes)",
+                           Name, Bin.size()));
+  std::memcpy(&N, Bin.data(), 8);
   if (N > Bin.size() - 8)
-    Size.fail(fmt::format("blob size {} is past the symbol's {} bytes", N,
-                          Bin.size()));
+    throwError("FormatError",
+               fmt::format("{}: library blob offset 0: blob size {} is past "
+                           "the symbol's {} bytes",
+                           Name, N, Bin.size()));
   BlobReader R(Bin.subspan(8, N), Name);
   std::vector<uint64_t> RowPtr = R.u64s("import tree row pointers");
   std::vector<uint64_t> Children = R.u64s("import tree child indices");

@@ -30,9 +30,10 @@ config.environment["VMJIT"] = os.path.join(config.vmjit_bin_dir, "vmjit")
 config.substitutions.append(
     ("%run-all-modes", os.path.join(config.test_source_root, "run-all-modes.sh")))
 config.substitutions.append(("%kernels", config.demo_kernels))
-# The model library of tvm-library/ (built from tvm-library/Inputs).
-config.substitutions.append(("%tvm_model", os.path.join(
-    config.vmjit_obj_root, "unittests", "tools", "tvm-library", "model.so")))
+# The libraries of tvm-library/ (built from tvm-library/Inputs).
+_tvm_libs = os.path.join(config.vmjit_obj_root, "unittests", "tools", "tvm-library")
+config.substitutions.append(("%tvm_model", os.path.join(_tvm_libs, "model.so")))
+config.substitutions.append(("%tvm_libs", _tvm_libs))
 config.substitutions.append(("%examples", os.path.join(config.vmjit_src_root, "examples")))
 config.substitutions.append(("%src_root", config.vmjit_src_root))
 # %python: a Python 3 that has NumPy (examples/scripts/reference.py needs
