@@ -19,6 +19,8 @@
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/builder.h"
+#include "vmjit/vm/serialize.h"
+#include "vmjit/vm/tvm_format.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <benchmark/benchmark.h>
@@ -102,6 +104,26 @@ void vmChain(benchmark::State &State, bool IsTensor, ExecMode Mode) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+/// dispatch_int_tvm: the same chain after a trip through TVM's
+/// VMExecutable format (written, then loaded as a TVM file would be), so
+/// per-call cost can be compared between the two formats.
+void tvmChain(benchmark::State &State, ExecMode Mode) {
+  registerBenchFunctions();
+  int64_t N = State.range(0);
+  Any X = argumentFor(false);
+  std::string Image = serializeTvmExecutable(*chainProgram("bench.inc_int", N));
+  auto VM = vmFor(loadExecutableFromBytes(Image, "chain.tvmexec"), Mode, X);
+  int64_t Main = VM->functionIndex("main");
+  AnyView Arg(X);
+  for (auto _ : State) {
+    Any R = VM->invoke(Main, {&Arg, 1});
+    benchmark::DoNotOptimize(R);
+  }
+  State.counters["ns_per_call"] = benchmark::Counter(
+      static_cast<double>(N) * State.iterations(),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 void nativeChain(benchmark::State &State, bool IsTensor) {
   registerBenchFunctions();
   int64_t N = State.range(0);
@@ -150,7 +172,13 @@ BENCHMARK_CAPTURE(vmChain, tensor_bytecode, true, ExecMode::Bytecode)
 BENCHMARK_CAPTURE(nativeChain, tensor, true)
     ->Name("dispatch_tensor/native")
     ->Apply(sizes);
+BENCHMARK_CAPTURE(tvmChain, bytecode, ExecMode::Bytecode)
+    ->Name("dispatch_int_tvm/bytecode")
+    ->Apply(sizes);
 #ifdef VMJIT_HAVE_JIT
+BENCHMARK_CAPTURE(tvmChain, compiled, ExecMode::Compiled)
+    ->Name("dispatch_int_tvm/compiled")
+    ->Apply(sizes);
 BENCHMARK_CAPTURE(vmChain, int_baseline, false, ExecMode::Baseline)
     ->Name("dispatch_int/baseline")
     ->Apply(sizes);

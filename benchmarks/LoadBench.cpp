@@ -11,6 +11,9 @@
 //   noverify  only the metadata sections are checked; the weights are
 //             mapped but never touched, so the time is independent of SIZE
 //             (the bytes/s figure is then only nominal).
+//   tvm       the same program in Apache TVM's VMExecutable format, which
+//             has no alignment and no checksum: every tensor constant is
+//             copied into 64-byte aligned memory as it loads.
 //
 // Each file is built and saved once per size (not timed), fsync'ed, and
 // deleted when the harness exits. The file stays in the page cache: this
@@ -24,6 +27,7 @@
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/builder.h"
 #include "vmjit/vm/serialize.h"
+#include "vmjit/vm/tvm_format.h"
 
 #include <benchmark/benchmark.h>
 
@@ -35,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 #include <vector>
 
@@ -46,23 +51,24 @@ namespace {
 constexpr int64_t kMiB = int64_t(1) << 20;
 constexpr int64_t kTensorBytes = 16 * kMiB;
 
-/// The saved files, by tensor-data size; deleted at exit.
+/// The saved files, by tensor-data size and format; deleted at exit.
 class ModelFiles {
 public:
   ~ModelFiles() {
-    for (auto &[Size, Path] : Paths)
+    for (auto &[Key, Path] : Paths)
       ::unlink(Path.c_str());
   }
-  const std::string &get(int64_t DataBytes) {
-    auto It = Paths.find(DataBytes);
+  const std::string &get(int64_t DataBytes, bool Tvm) {
+    auto It = Paths.find({DataBytes, Tvm});
     if (It == Paths.end())
-      It = Paths.emplace(DataBytes, create(DataBytes)).first;
+      It = Paths.emplace(std::pair{DataBytes, Tvm}, create(DataBytes, Tvm))
+               .first;
     return It->second;
   }
 
 private:
-  static std::string create(int64_t DataBytes);
-  std::map<int64_t, std::string> Paths;
+  static std::string create(int64_t DataBytes, bool Tvm);
+  std::map<std::pair<int64_t, bool>, std::string> Paths;
 };
 
 ModelFiles &modelFiles() {
@@ -72,7 +78,7 @@ ModelFiles &modelFiles() {
 
 /// `main(x)` passes `x` and every weight to one packed call, like a model
 /// driver's forward step.
-std::string ModelFiles::create(int64_t DataBytes) {
+std::string ModelFiles::create(int64_t DataBytes, bool Tvm) {
   char Template[] = "/tmp/vmjit-loadbench-XXXXXX";
   int Fd = ::mkstemp(Template);
   if (Fd < 0) {
@@ -97,7 +103,10 @@ std::string ModelFiles::create(int64_t DataBytes) {
     F.emitCall(1, Forward, Args);
     F.emitRet(1);
     B.endFunction();
-    saveExecutable(*B.finish(), Path);
+    if (Tvm)
+      saveTvmExecutable(*B.finish(), Path);
+    else
+      saveExecutable(*B.finish(), Path);
   }
   // Written back now, so that no writeback runs during the timed loads.
   ::fsync(Fd);
@@ -105,8 +114,9 @@ std::string ModelFiles::create(int64_t DataBytes) {
   return Path;
 }
 
-void loadBench(benchmark::State &State, int64_t DataBytes, bool Verify) {
-  const std::string &Path = modelFiles().get(DataBytes);
+void loadBench(benchmark::State &State, int64_t DataBytes, bool Verify,
+               bool Tvm) {
+  const std::string &Path = modelFiles().get(DataBytes, Tvm);
   LoadOptions Opts;
   Opts.VerifyTensorData = Verify;
   {
@@ -130,12 +140,13 @@ bool registerLoadBenchmarks() {
   for (SizeCase S :
        {SizeCase{"1MiB", kMiB}, SizeCase{"16MiB", 16 * kMiB},
         SizeCase{"256MiB", 256 * kMiB}, SizeCase{"1GiB", 1024 * kMiB}}) {
-    for (bool Verify : {true, false}) {
-      std::string Name =
-          std::string("load/") + (Verify ? "verify/" : "noverify/") + S.Name;
+    for (const char *Kind : {"verify", "noverify", "tvm"}) {
+      bool Tvm = std::string_view(Kind) == "tvm";
+      bool Verify = std::string_view(Kind) == "verify";
+      std::string Name = std::string("load/") + Kind + "/" + S.Name;
       benchmark::internal::Benchmark *B = benchmark::RegisterBenchmark(
-          Name.c_str(), [Bytes = S.Bytes, Verify](benchmark::State &State) {
-            loadBench(State, Bytes, Verify);
+          Name.c_str(), [Bytes = S.Bytes, Verify, Tvm](benchmark::State &State) {
+            loadBench(State, Bytes, Verify, Tvm);
           });
       // No MinTime()/Iterations(): Google Benchmark 1.7 would append them
       // to the name. With the default --benchmark_min_time (0.5 s) a
