@@ -155,10 +155,15 @@ void baselineLatency(benchmark::State &State, int64_t N) {
   // compile of 10 instructions takes microseconds, less than pausing and
   // resuming the timers or than one preemption on a loaded machine.
   auto Exe = program(N);
+  jit::JITOptions O;
+  O.Background = false;
+  // Keeps the tier-2 engine alive across iterations (a manager per VM of
+  // another executable shares it): otherwise every iteration would build
+  // an LLJIT (~1 ms, untimed but making a run take minutes).
+  auto Keeper = VirtualMachine::create(program(10));
+  jit::enableJIT(*Keeper, O);
   for (auto _ : State) {
     auto VM = VirtualMachine::create(Exe);
-    jit::JITOptions O;
-    O.Background = false;
     jit::enableJIT(*VM, O);
     jit::TierManager *TM = jit::tierManagerOf(*VM);
     const int64_t F = VM->functionIndex("f");

@@ -173,6 +173,9 @@ def run_all(args):
                              series_dir)
             results["context"] = results["context"] or data["context"]
             results["benchmarks"] += data["benchmarks"]
+            if args.save_json:  # after every group: a stopped run keeps them
+                with open(args.save_json, "w") as f:
+                    json.dump(results, f)
         for fn in sorted(os.listdir(series_dir)):
             with open(os.path.join(series_dir, fn)) as f:
                 s = json.load(f)
