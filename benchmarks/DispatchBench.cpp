@@ -86,13 +86,10 @@ std::unique_ptr<VirtualMachine> vmFor(std::shared_ptr<Executable> Exe,
   });
 }
 
-void vmChain(benchmark::State &State, bool IsTensor, ExecMode Mode) {
-  registerBenchFunctions();
-  int64_t N = State.range(0);
-  Any X = argumentFor(IsTensor);
-  auto VM = vmFor(
-      chainProgram(IsTensor ? "bench.pass_tensor" : "bench.inc_int", N), Mode,
-      X);
+/// Times main(X) on `Exe` in the given tier; ns_per_call divides by N.
+void runChain(benchmark::State &State, std::shared_ptr<Executable> Exe,
+              ExecMode Mode, const Any &X) {
+  auto VM = vmFor(std::move(Exe), Mode, X);
   int64_t Main = VM->functionIndex("main");
   AnyView Arg(X);
   for (auto _ : State) {
@@ -100,8 +97,16 @@ void vmChain(benchmark::State &State, bool IsTensor, ExecMode Mode) {
     benchmark::DoNotOptimize(R);
   }
   State.counters["ns_per_call"] = benchmark::Counter(
-      static_cast<double>(N) * State.iterations(),
+      static_cast<double>(State.range(0)) * State.iterations(),
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void vmChain(benchmark::State &State, bool IsTensor, ExecMode Mode) {
+  registerBenchFunctions();
+  runChain(State,
+           chainProgram(IsTensor ? "bench.pass_tensor" : "bench.inc_int",
+                        State.range(0)),
+           Mode, argumentFor(IsTensor));
 }
 
 /// dispatch_int_tvm: the same chain after a trip through TVM's
@@ -109,19 +114,10 @@ void vmChain(benchmark::State &State, bool IsTensor, ExecMode Mode) {
 /// per-call cost can be compared between the two formats.
 void tvmChain(benchmark::State &State, ExecMode Mode) {
   registerBenchFunctions();
-  int64_t N = State.range(0);
-  Any X = argumentFor(false);
-  std::string Image = serializeTvmExecutable(*chainProgram("bench.inc_int", N));
-  auto VM = vmFor(loadExecutableFromBytes(Image, "chain.tvmexec"), Mode, X);
-  int64_t Main = VM->functionIndex("main");
-  AnyView Arg(X);
-  for (auto _ : State) {
-    Any R = VM->invoke(Main, {&Arg, 1});
-    benchmark::DoNotOptimize(R);
-  }
-  State.counters["ns_per_call"] = benchmark::Counter(
-      static_cast<double>(N) * State.iterations(),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  std::string Image =
+      serializeTvmExecutable(*chainProgram("bench.inc_int", State.range(0)));
+  runChain(State, loadExecutableFromBytes(Image, "chain.tvmexec"), Mode,
+           argumentFor(false));
 }
 
 void nativeChain(benchmark::State &State, bool IsTensor) {

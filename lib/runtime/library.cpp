@@ -11,7 +11,10 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fmt/format.h>
-#include <fstream>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <set>
 #include <string_view>
 
@@ -26,26 +29,21 @@ struct DynamicSymbol {
   uint64_t Size;
 };
 
-/// Reads the defined symbols in the ELF dynamic symbol table of `Path`.
-/// Any malformation gives an empty list: the symbols can still be found
-/// one by one with dlsym.
-std::vector<DynamicSymbol> readDynamicSymbols(const std::string &Path) {
-  std::ifstream In(Path, std::ios::binary);
-  std::string File((std::istreambuf_iterator<char>(In)),
-                   std::istreambuf_iterator<char>());
-  std::vector<DynamicSymbol> Names;
+/// The defined symbols of the ELF image `File` into `Names`; nothing on
+/// any malformation.
+void readSymbolTable(std::string_view File, std::vector<DynamicSymbol> &Names) {
   auto Fits = [&](uint64_t Off, uint64_t Size) {
     return Off <= File.size() && Size <= File.size() - Off;
   };
   if (!Fits(0, sizeof(Elf64_Ehdr)) ||
       File.compare(0, SELFMAG, ELFMAG, SELFMAG) != 0 ||
       File[EI_CLASS] != ELFCLASS64)
-    return Names;
+    return;
   Elf64_Ehdr Eh;
   std::memcpy(&Eh, File.data(), sizeof(Eh));
   if (Eh.e_shentsize != sizeof(Elf64_Shdr) ||
       !Fits(Eh.e_shoff, uint64_t(Eh.e_shnum) * sizeof(Elf64_Shdr)))
-    return Names;
+    return;
   auto Section = [&](unsigned I) {
     Elf64_Shdr Sh;
     std::memcpy(&Sh, File.data() + Eh.e_shoff + I * sizeof(Elf64_Shdr),
@@ -72,8 +70,32 @@ std::vector<DynamicSymbol> readDynamicSymbols(const std::string &Path) {
       Names.push_back({std::string(Name), ELF64_ST_TYPE(S.st_info), S.st_size});
     }
   }
+}
+
+/// Reads the defined symbols in the ELF dynamic symbol table of `Path`.
+/// Any malformation gives an empty list: the symbols can still be found
+/// one by one with dlsym.
+std::vector<DynamicSymbol> readDynamicSymbols(const std::string &Path) {
+  // Mapped, not read: a model library can hold a gigabyte of weights.
+  std::vector<DynamicSymbol> Names;
+  int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
+    return Names;
+  struct stat St;
+  void *Map = MAP_FAILED;
+  if (::fstat(Fd, &St) == 0 && St.st_size > 0)
+    Map = ::mmap(nullptr, static_cast<size_t>(St.st_size), PROT_READ,
+                 MAP_PRIVATE, Fd, 0);
+  ::close(Fd);
+  if (Map == MAP_FAILED)
+    return Names;
+  std::string_view File(static_cast<const char *>(Map),
+                        static_cast<size_t>(St.st_size));
+  readSymbolTable(File, Names);
+  ::munmap(Map, File.size());
   return Names;
 }
+
 
 /// tvm-ffi's error cell, right after an Error object's 24-byte header.
 struct ForeignErrorCell {
@@ -154,9 +176,15 @@ std::shared_ptr<KernelLibrary> KernelLibrary::load(const std::string &Path) {
   static std::mutex SeenMutex;
   static std::set<MoveFromRaisedFn> Seen;
   std::lock_guard Lock(SeenMutex);
-  if (Move && DecRef && Seen.insert(Move).second)
+  if (Move && DecRef && Seen.insert(Move).second) {
+    // That runtime stays mapped for the rest of the process: the source
+    // outlives this library.
+    Dl_info Info;
+    if (::dladdr(reinterpret_cast<void *>(Move), &Info) && Info.dli_fname)
+      ::dlopen(Info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     addForeignErrorSource(
         [Move, DecRef] { return takeForeignError(Move, DecRef); });
+  }
   return Lib;
 }
 
