@@ -3,8 +3,9 @@
 # step of a 2-layer transformer decoder (examples/decode.vmasm) called 5000
 # times under `vmjit run` in tiered mode. The --stats table on stderr shows
 # the tier-up: `layer` and `main` start in the interpreter, move to the
-# baseline tier (copy-and-patch, microseconds) after 2 calls, and to the
-# optimizing tier (LLVM, on the background thread) once hot; the
+# baseline tier (copy-and-patch, microseconds) after 2 calls, and `main` to
+# the optimizing tier (LLVM, on the background thread) once hot; `layer`,
+# too large for tier 2 to beat tier 1, stays there. The
 # "calls interp/base/opt" column says how many calls each tier ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
