@@ -544,7 +544,20 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   for (int64_t K : All)
     if (!M->nativeCode(K) && !M->I->Requested[static_cast<size_t>(K)].exchange(1))
       Missing.push_back(K);
-  M->compileAllNow(Missing);
+  // On a thread of its own: glibc gives it another malloc arena, so the
+  // megabytes LLVM allocates and frees do not stay behind as fragments in
+  // the calling thread's heap, where they made every later allocation of
+  // the program's kernels slower (mlp/compiled/H64: see docs/jit.md).
+  std::exception_ptr Failure;
+  std::thread([&] {
+    try {
+      M->compileAllNow(Missing);
+    } catch (...) {
+      Failure = std::current_exception();
+    }
+  }).join();
+  if (Failure)
+    std::rethrow_exception(Failure);
   if (Opts.Background)
     M->drain(); // functions another VM had queued
   for (int64_t K : All)
