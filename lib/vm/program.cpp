@@ -117,7 +117,8 @@ public:
     uint64_t N = u64(Field);
     need(N > (Data.size() - Pos) / 8 ? UINT64_MAX : N * 8, Field);
     std::vector<uint64_t> V(N);
-    std::memcpy(V.data(), Data.data() + Pos, N * 8);
+    if (N != 0) // memcpy to an empty vector's null data() is undefined.
+      std::memcpy(V.data(), Data.data() + Pos, N * 8);
     Pos += N * 8;
     return V;
   }
