@@ -321,9 +321,11 @@ void TierManager::startWorkerLocked() {
       int64_t F = I->Queue.front();
       I->Queue.pop_front();
       I->Busy = true;
+      I->Stats[static_cast<size_t>(F)].Compiling = true;
       Lock.unlock();
       compileNow({F});
       Lock.lock();
+      I->Stats[static_cast<size_t>(F)].Compiling = false;
       I->Busy = false;
       if (I->Queue.empty())
         I->Idle.notify_all();
@@ -409,7 +411,8 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
     FunctionJITStats &S = I->Stats[static_cast<size_t>(K)];
     S.Compiled = true;
     S.CacheHit = Unit->stats().CacheHit;
-    S.CompileMs = Ms;
+    S.CompileMs = Ms / static_cast<double>(Funcs.size());
+    S.UnitCompileMs = Ms;
     S.UnitFunctions = static_cast<int64_t>(Funcs.size());
     auto Code = reinterpret_cast<vm::NativeFn>(Unit->address(Sym));
     I->Code[static_cast<size_t>(K)].store(Code, std::memory_order_release);

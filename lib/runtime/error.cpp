@@ -2,6 +2,7 @@
 
 #include "vmjit/runtime/error.h"
 
+#include <fmt/format.h>
 #include <mutex>
 #include <new>
 
@@ -29,6 +30,62 @@ std::optional<Error> takeForeignError() {
 void addForeignErrorSource(std::function<std::optional<Error>()> Take) {
   std::lock_guard Lock(ForeignMutex);
   foreignSources().push_back(std::move(Take));
+}
+
+void FrameTrace::push(Line L) {
+  if (Head.size() < kHeadLines) {
+    Head.push_back(std::move(L));
+    return;
+  }
+  if (Tail.size() < kTailLines) {
+    Tail.push_back(std::move(L));
+    return;
+  }
+  // The ring is full: its oldest line joins the omitted ones.
+  Omitted += Tail[TailStart].Frames;
+  Tail[TailStart] = std::move(L);
+  TailStart = (TailStart + 1) % kTailLines;
+}
+
+FrameTrace::Line &FrameTrace::newest() {
+  if (Tail.empty())
+    return Head.back();
+  // A full ring's newest line is the one before its oldest.
+  return Tail[(TailStart + Tail.size() - 1) % Tail.size()];
+}
+
+void FrameTrace::add(std::string Frame) {
+  ++Count;
+  if (Count > 1 && Frame == LastFrame) {
+    if (++Run <= kShownRepeats)
+      return push({std::move(Frame), 1});
+    // From the second extra repeat on, the newest line is this run's
+    // "[repeated]" line.
+    if (Run > kShownRepeats + 1)
+      return void(++newest().Frames);
+    return push({"", 1});
+  }
+  Run = 1;
+  LastFrame = Frame;
+  push({std::move(Frame), 1});
+}
+
+std::vector<std::string> FrameTrace::lines() const {
+  auto Text = [](const Line &L) {
+    if (!L.Text.empty())
+      return L.Text;
+    return fmt::format("[previous frame repeated {} more time{}]", L.Frames,
+                       L.Frames == 1 ? "" : "s");
+  };
+  std::vector<std::string> Out;
+  for (const Line &L : Head)
+    Out.push_back(Text(L));
+  if (Omitted)
+    Out.push_back(fmt::format("[{} frame{} omitted]", Omitted,
+                              Omitted == 1 ? "" : "s"));
+  for (size_t I = 0; I < Tail.size(); ++I)
+    Out.push_back(Text(Tail[(TailStart + I) % Tail.size()]));
+  return Out;
 }
 
 std::string Error::format() const {

@@ -13,13 +13,13 @@
 #include "vmjit/vm/assembler.h"
 #include "asm_lexer.h"
 #include "file_io.h"
-#include "vmasm_dtypes.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/builder.h"
+#include "vmjit/vm/literals.h"
 #include "vmjit/vm/npy.h"
 
 #include <algorithm>
@@ -47,59 +47,6 @@ using namespace asmtext;
 // Numbers
 //===----------------------------------------------------------------------===//
 
-/// An integer literal: sign and magnitude, so that the whole uint64 range
-/// (for uint64 tensors) and INT64_MIN are both representable.
-struct IntLit {
-  bool Neg = false;
-  uint64_t Mag = 0;
-};
-
-/// Parses `[+-](digits | 0x hexdigits)`. nullopt if `Text` is not an integer
-/// literal; `TooLarge` is set (and a value returned) if it is one whose
-/// magnitude does not fit in 64 bits.
-std::optional<IntLit> parseIntLit(std::string_view Text, bool &TooLarge) {
-  TooLarge = false;
-  IntLit L;
-  if (!Text.empty() && (Text[0] == '+' || Text[0] == '-')) {
-    L.Neg = Text[0] == '-';
-    Text.remove_prefix(1);
-  }
-  int Base = 10;
-  if (Text.size() > 2 && Text[0] == '0' && (Text[1] == 'x' || Text[1] == 'X')) {
-    Base = 16;
-    Text.remove_prefix(2);
-  }
-  if (Text.empty())
-    return std::nullopt;
-  for (char C : Text) {
-    bool Ok = (C >= '0' && C <= '9') ||
-              (Base == 16 && ((C >= 'a' && C <= 'f') || (C >= 'A' && C <= 'F')));
-    if (!Ok)
-      return std::nullopt;
-  }
-  auto [Ptr, Ec] =
-      std::from_chars(Text.data(), Text.data() + Text.size(), L.Mag, Base);
-  if (Ec == std::errc::result_out_of_range) {
-    TooLarge = true;
-    return L;
-  }
-  if (Ec != std::errc() || Ptr != Text.data() + Text.size())
-    return std::nullopt;
-  return L;
-}
-
-std::optional<int64_t> toInt64(IntLit L) {
-  constexpr uint64_t MinMag = uint64_t(1) << 63;
-  if (L.Neg) {
-    if (L.Mag > MinMag)
-      return std::nullopt;
-    return static_cast<int64_t>(~L.Mag + 1); // two's complement negation
-  }
-  if (L.Mag >= MinMag)
-    return std::nullopt;
-  return static_cast<int64_t>(L.Mag);
-}
-
 /// Parses `Tok` as an int64; nullopt if it is no integer literal, throws if
 /// it is one that does not fit.
 std::optional<int64_t> tokenInt64(const Token &T) {
@@ -115,62 +62,6 @@ std::optional<int64_t> tokenInt64(const Token &T) {
   return V;
 }
 
-/// A binary floating-point format.
-struct FloatFormat {
-  int ExpBits;
-  int MantBits;
-  std::string_view Name;
-  uint64_t signBit() const { return uint64_t(1) << (ExpBits + MantBits); }
-  uint64_t expMask() const {
-    return ((uint64_t(1) << ExpBits) - 1) << MantBits;
-  }
-};
-constexpr FloatFormat kFloat64{11, 52, "float64"};
-constexpr FloatFormat kFloat32{8, 23, "float32"};
-constexpr FloatFormat kFloat16{5, 10, "float16"};
-constexpr FloatFormat kBFloat16{8, 7, "bfloat16"};
-
-/// Rounds a non-NaN double to the nearest value (ties to even) of a format
-/// narrower than float32's significand, returning its bits.
-uint64_t roundToFormat(double D, const FloatFormat &F) {
-  const uint64_t Sign = std::signbit(D) ? F.signBit() : 0;
-  const double A = std::fabs(D);
-  if (std::isinf(A))
-    return Sign | F.expMask();
-  if (A == 0)
-    return Sign;
-  const int Bias = (1 << (F.ExpBits - 1)) - 1;
-  const int MinExp = 1 - Bias; // of the smallest normal number
-  int E2 = 0;
-  std::frexp(A, &E2);
-  const int Exp = E2 - 1; // A = 1.m * 2^Exp
-  if (Exp + Bias >= (1 << F.ExpBits) - 1)
-    return Sign | F.expMask();
-  // The significand in units of the format's ulp at this exponent; the
-  // scaling by a power of two is exact, rint rounds ties to even.
-  const int Quantum = std::max(Exp, MinExp) - F.MantBits;
-  const auto N = static_cast<uint64_t>(std::rint(std::ldexp(A, -Quantum)));
-  uint64_t Bits = Exp >= MinExp ? (uint64_t(Exp + Bias) << F.MantBits) +
-                                      (N - (uint64_t(1) << F.MantBits))
-                                : N; // a subnormal (or the smallest normal)
-  if (Bits >= F.expMask())
-    return Sign | F.expMask();
-  return Sign | Bits;
-}
-
-bool equalsNoCase(std::string_view A, std::string_view B) {
-  if (A.size() != B.size())
-    return false;
-  for (size_t I = 0; I < A.size(); ++I) {
-    char X = A[I], Y = B[I];
-    if (X >= 'A' && X <= 'Z')
-      X = static_cast<char>(X - 'A' + 'a');
-    if (X != Y)
-      return false;
-  }
-  return true;
-}
-
 /// Parses a float literal (already taken from `Lx` as `T`) into the bits of
 /// format `F`: C syntax (decimal or hex), inf, infinity, nan and
 /// nan(MANTISSA), optionally signed. `What` completes "expected ...".
@@ -178,73 +69,30 @@ uint64_t parseFloatBits(Lexer &Lx, const Token &T, const FloatFormat &F,
                         std::string_view What) {
   if (!T.is(Tok::Number) && !T.is(Tok::Ident))
     failAt(T.P, fmt::format("expected {}", What));
-  std::string_view S = T.Text;
-  bool Neg = false;
-  if (S[0] == '+' || S[0] == '-') {
-    Neg = S[0] == '-';
-    S.remove_prefix(1);
-  }
-  const uint64_t Sign = Neg ? F.signBit() : 0;
-  if (equalsNoCase(S, "inf") || equalsNoCase(S, "infinity"))
-    return Sign | F.expMask();
-  if (equalsNoCase(S, "nan")) {
-    uint64_t Mant = uint64_t(1) << (F.MantBits - 1); // the default quiet NaN
-    if (Lx.peek().is(Tok::LParen)) {
-      Lx.next();
-      Token M = Lx.next();
-      const uint64_t Max = (uint64_t(1) << F.MantBits) - 1;
-      bool TooLarge = false;
-      auto L = M.is(Tok::Number) ? parseIntLit(M.Text, TooLarge) : std::nullopt;
-      if (!L || L->Neg || TooLarge || L->Mag == 0 || L->Mag > Max)
-        failAt(M.P, fmt::format("expected a NaN mantissa between 0x1 and "
-                                "{:#x} for {}",
-                                Max, F.Name));
-      Mant = L->Mag;
-      Token Close = Lx.next();
-      if (!Close.is(Tok::RParen))
-        failAt(Close.P, "expected ')' after the NaN mantissa");
-    }
-    return Sign | F.expMask() | Mant;
-  }
-  if (!T.is(Tok::Number))
-    failAt(T.P, fmt::format("expected {}", What));
-
-  auto Bad = [&] {
-    failAt(T.P, fmt::format("invalid number '{}'", T.Text));
-  };
-  auto Range = [&] {
+  LiteralBits L = parseFloatLiteral(T.Text, F);
+  if (L.Status == LiteralStatus::Invalid)
+    failAt(T.P, T.is(Tok::Ident)
+                    ? fmt::format("expected {}", What)
+                    : fmt::format("invalid number '{}'", T.Text));
+  if (L.Status == LiteralStatus::OutOfRange)
     failAt(T.P, fmt::format("{} is out of range for {}", T.Text, F.Name));
-  };
-  const bool Hex = S.size() > 2 && S[0] == '0' && (S[1] == 'x' || S[1] == 'X');
-  std::string_view Body = Hex ? S.substr(2) : S;
-  if (Body.empty() || Body[0] == '+' || Body[0] == '-')
-    Bad();
-  const auto Format = Hex ? std::chars_format::hex : std::chars_format::general;
-  const char *Begin = Body.data(), *End = Body.data() + Body.size();
-  if (F.MantBits == kFloat32.MantBits && F.ExpBits == kFloat32.ExpBits) {
-    float V = 0;
-    auto [Ptr, Ec] = std::from_chars(Begin, End, V, Format);
-    if (Ec == std::errc::invalid_argument || Ptr != End)
-      Bad();
-    if (Ec == std::errc::result_out_of_range)
-      Range();
-    return std::bit_cast<uint32_t>(Neg ? -V : V);
-  }
-  double D = 0;
-  auto [Ptr, Ec] = std::from_chars(Begin, End, D, Format);
-  if (Ec == std::errc::invalid_argument || Ptr != End)
-    Bad();
-  if (Ec == std::errc::result_out_of_range)
-    Range();
-  if (Neg)
-    D = -D;
-  if (F.MantBits == kFloat64.MantBits)
-    return std::bit_cast<uint64_t>(D);
-  uint64_t Bits = roundToFormat(D, F);
-  uint64_t Mag = Bits & ~F.signBit();
-  if (Mag == F.expMask() || (Mag == 0 && D != 0))
-    Range();
-  return Bits;
+  const uint64_t Mag = L.Bits & ~F.signBit();
+  if (Mag <= F.expMask() || !Lx.peek().is(Tok::LParen))
+    return L.Bits;
+  // nan(MANTISSA): a NaN with the given payload.
+  Lx.next();
+  Token M = Lx.next();
+  const uint64_t Max = (uint64_t(1) << F.MantBits) - 1;
+  bool TooLarge = false;
+  auto Lit = M.is(Tok::Number) ? parseIntLit(M.Text, TooLarge) : std::nullopt;
+  if (!Lit || Lit->Neg || TooLarge || Lit->Mag == 0 || Lit->Mag > Max)
+    failAt(M.P, fmt::format("expected a NaN mantissa between 0x1 and {:#x} "
+                            "for {}",
+                            Max, F.Name));
+  Token Close = Lx.next();
+  if (!Close.is(Tok::RParen))
+    failAt(Close.P, "expected ')' after the NaN mantissa");
+  return (L.Bits & (F.signBit() | F.expMask())) | Lit->Mag;
 }
 
 /// Appends the low `Bytes` bytes of `V`, little-endian (the host order).
@@ -940,41 +788,25 @@ void Assembler::appendElement(Lexer &Lx, const Token &T, DLDataType DT,
   const std::string Name = dtypeName(DT);
   const size_t Bytes = DT.bits / 8;
   switch (DT.code) {
-  case kDLBool: {
-    if (T.isIdent("true") || T.isIdent("false")) {
-      Out.push_back(T.Text == "true" ? 1 : 0);
-      return;
-    }
-    bool TooLarge = false;
-    auto L = T.is(Tok::Number) ? parseIntLit(T.Text, TooLarge) : std::nullopt;
-    if (!L || TooLarge || (L->Neg && L->Mag != 0) || L->Mag > 255)
-      failAt(T.P, "expected true, false or an integer 0..255 (the tensor "
-                  "is bool)");
-    Out.push_back(static_cast<char>(L->Mag));
-    return;
-  }
+  case kDLBool:
   case kDLInt:
   case kDLUInt: {
-    bool TooLarge = false;
-    auto L = T.is(Tok::Number) ? parseIntLit(T.Text, TooLarge) : std::nullopt;
-    if (!L)
+    LiteralBits L = T.is(Tok::Number) || T.isIdent("true") || T.isIdent("false")
+                        ? parseElementLiteral(T.Text, DT)
+                        : LiteralBits{};
+    if (DT.code == kDLBool && L.Status != LiteralStatus::Ok)
+      failAt(T.P, "expected true, false or an integer 0..255 (the tensor "
+                  "is bool)");
+    if (L.Status == LiteralStatus::Invalid)
       failAt(T.P, fmt::format("expected an integer (the tensor is {})", Name));
-    const bool Signed = DT.code == kDLInt;
-    const uint64_t MaxPos =
-        Signed ? (uint64_t(1) << (DT.bits - 1)) - 1
-               : (DT.bits == 64 ? ~uint64_t(0) : (uint64_t(1) << DT.bits) - 1);
-    const uint64_t MaxNeg = Signed ? uint64_t(1) << (DT.bits - 1) : 0;
-    if (TooLarge || (L->Neg ? L->Mag > MaxNeg : L->Mag > MaxPos))
+    if (L.Status == LiteralStatus::OutOfRange)
       failAt(T.P, fmt::format("{} is out of range for {}", T.Text, Name));
-    appendLE(Out, L->Neg ? ~L->Mag + 1 : L->Mag, Bytes);
+    appendLE(Out, L.Bits, Bytes);
     return;
   }
   case kDLFloat:
   case kDLBfloat: {
-    const FloatFormat &F = DT.code == kDLBfloat ? kBFloat16
-                           : DT.bits == 16      ? kFloat16
-                           : DT.bits == 32      ? kFloat32
-                                                : kFloat64;
+    const FloatFormat &F = *floatFormatOf(DT);
     appendLE(Out,
              parseFloatBits(Lx, T, F,
                             fmt::format("a number (the tensor is {})", Name)),

@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/vm/disassembler.h"
+#include "vmjit/vm/literals.h"
 #include "asm_lexer.h"
-#include "vmasm_dtypes.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"

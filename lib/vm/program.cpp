@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace vmjit::vm {
 namespace {
@@ -61,8 +63,12 @@ std::string_view programFormatName(ProgramFormat F) noexcept {
 
 bool isVmasmPath(const std::string &Path) {
   static constexpr std::string_view Ext = ".vmasm";
-  return Path.size() > Ext.size() &&
-         std::string_view(Path).substr(Path.size() - Ext.size()) == Ext;
+  if (Path.size() <= Ext.size())
+    return false;
+  std::string_view Tail = std::string_view(Path).substr(Path.size() - Ext.size());
+  return std::equal(Tail.begin(), Tail.end(), Ext.begin(), [](char A, char B) {
+    return std::tolower(static_cast<unsigned char>(A)) == B;
+  });
 }
 
 ProgramFormat detectProgramFormat(std::span<const char> Head,
@@ -194,7 +200,158 @@ std::shared_ptr<Executable> loadLibraryBin(std::span<const char> Bin,
   return loadTvmExecutableFromBytes(Exe, Name + "[relax.VMExecutable]", Opts);
 }
 
+bool isStreamPath(const std::string &Path) {
+  if (Path == "-")
+    return true;
+  std::error_code EC;
+  auto St = std::filesystem::status(Path, EC);
+  return !EC && std::filesystem::exists(St) &&
+         !std::filesystem::is_regular_file(St) &&
+         !std::filesystem::is_directory(St);
+}
+
+namespace {
+
+[[noreturn]] void throwUnrecognised(const std::string &Name) {
+  throwError("FormatError",
+             fmt::format("{}: not a vmjit executable (bad magic); not vmasm "
+                         "text (whose first statement is a directive such as "
+                         ".func), a TVM executable or a shared library "
+                         "either",
+                         Name));
+}
+
+bool hasBinaryMagicFile(const std::string &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  char Head[16] = {};
+  In.read(Head, sizeof Head);
+  return hasBinaryMagic(std::span<const char>(
+      Head, static_cast<size_t>(std::max<std::streamsize>(In.gcount(), 0))));
+}
+
+std::string streamName(const std::string &Path) {
+  return Path == "-" ? "<stdin>" : Path;
+}
+
+/// Reads a stream to its end without seeking, at most `Max` bytes.
+std::string readStream(const std::string &Path, int64_t Max) {
+  const std::string Name = streamName(Path);
+  FILE *F = Path == "-" ? stdin : std::fopen(Path.c_str(), "rb");
+  if (!F)
+    throwError("IOError", fmt::format("cannot open '{}': {}", Name,
+                                      std::strerror(errno)));
+  std::string Bytes;
+  char Buf[1 << 16];
+  size_t N = 0;
+  while ((N = std::fread(Buf, 1, sizeof Buf, F)) > 0) {
+    if (static_cast<int64_t>(Bytes.size() + N) > Max)
+      break;
+    Bytes.append(Buf, N);
+  }
+  const bool Failed = std::ferror(F) != 0, Over = N > 0;
+  if (F != stdin)
+    std::fclose(F);
+  if (Failed)
+    throwError("IOError", fmt::format("cannot read '{}'", Name));
+  if (Over)
+    throwError("FormatError",
+               fmt::format("{}: the input is over the limit of {} bytes", Name,
+                           Max));
+  return Bytes;
+}
+
+/// dlopen needs a file: an anonymous one in memory holds the library.
+std::shared_ptr<KernelLibrary> loadLibraryBytes(const std::string &Bytes,
+                                                const std::string &Name) {
+  int Fd = ::memfd_create("vmjit-model", MFD_CLOEXEC);
+  if (Fd < 0)
+    throwError("IOError", fmt::format("{}: cannot hold the library in "
+                                      "memory: {}",
+                                      Name, std::strerror(errno)));
+  size_t Done = 0;
+  while (Done < Bytes.size()) {
+    ssize_t W = ::write(Fd, Bytes.data() + Done, Bytes.size() - Done);
+    if (W <= 0) {
+      ::close(Fd);
+      throwError("IOError", fmt::format("{}: cannot hold the library in "
+                                        "memory",
+                                        Name));
+    }
+    Done += static_cast<size_t>(W);
+  }
+  struct Closer {
+    int Fd;
+    ~Closer() { ::close(Fd); }
+  } Close{Fd};
+  return KernelLibrary::load(fmt::format("/proc/self/fd/{}", Fd));
+}
+
+} // namespace
+
+std::string inputName(const std::string &Path) { return streamName(Path); }
+
+std::string readInput(const std::string &Path, int64_t MaxBytes) {
+  if (isStreamPath(Path))
+    return readStream(Path, MaxBytes);
+  std::error_code EC;
+  auto Size = std::filesystem::file_size(Path, EC);
+  if (!EC && Size > static_cast<uint64_t>(MaxBytes))
+    throwError("FormatError",
+               fmt::format("{}: the file is {} bytes, over the limit of {}",
+                           Path, Size, MaxBytes));
+  return readStream(Path, MaxBytes);
+}
+
+std::string_view describeProgramFormat(ProgramFormat F) noexcept {
+  switch (F) {
+  case ProgramFormat::Vmasm:
+    return "vmasm text";
+  case ProgramFormat::Binary:
+    return "a vmjit binary executable";
+  case ProgramFormat::Tvm:
+    return "a TVM VMExecutable file";
+  case ProgramFormat::Library:
+    return "a shared library";
+  }
+  return "?";
+}
+
+OpenedProgram openProgramBytes(const std::string &Bytes,
+                               const std::string &Name,
+                               const LoadOptions &Opts) {
+  if (Bytes.empty())
+    throwError("FormatError",
+               fmt::format("{}: the input is empty (expected vmasm text, a "
+                           "vmjit binary, a TVM executable or a TVM model "
+                           "library)",
+                           Name));
+  switch (detectProgramFormat(Bytes, Name)) {
+  case ProgramFormat::Vmasm:
+    return {assemble(Bytes, Name, Opts.Limits), {}};
+  case ProgramFormat::Tvm:
+    return {loadTvmExecutableFromBytes(Bytes, Name, Opts), {}};
+  case ProgramFormat::Library: {
+    auto Lib = loadLibraryBytes(Bytes, Name);
+    std::span<const char> Bin = Lib->libraryBin();
+    if (Bin.empty())
+      throwError("FormatError",
+                 fmt::format("{}: a shared library without {} (not written "
+                             "by TVM's export_library)",
+                             Name, tvm::kLibraryBinSymbol));
+    return {loadLibraryBin(Bin, Name, Opts), {std::move(Lib)}};
+  }
+  case ProgramFormat::Binary:
+    break;
+  }
+  if (!hasBinaryMagic(Bytes))
+    throwUnrecognised(Name);
+  return {loadExecutableFromBytes(Bytes, Name, Opts), {}};
+}
+
 OpenedProgram openProgram(const std::string &Path, const LoadOptions &Opts) {
+  if (isStreamPath(Path))
+    return openProgramBytes(readStream(Path, Opts.MaxFileBytes),
+                            streamName(Path), Opts);
   std::error_code EC;
   if (std::filesystem::is_regular_file(Path, EC) &&
       detectProgramFormat(Path) == ProgramFormat::Library) {
@@ -214,6 +371,8 @@ OpenedProgram openProgram(const std::string &Path, const LoadOptions &Opts) {
 
 std::shared_ptr<Executable> loadProgram(const std::string &Path,
                                         const LoadOptions &Opts) {
+  if (isStreamPath(Path))
+    return openProgram(Path, Opts).Exe;
   // A directory or a missing file: the binary loader says which.
   std::error_code EC;
   if (!std::filesystem::is_regular_file(Path, EC))
@@ -221,6 +380,8 @@ std::shared_ptr<Executable> loadProgram(const std::string &Path,
   ProgramFormat Format = detectProgramFormat(Path);
   if (Format == ProgramFormat::Library)
     return openProgram(Path, Opts).Exe;
+  if (Format == ProgramFormat::Binary && !hasBinaryMagicFile(Path))
+    throwUnrecognised(Path);
   if (Format != ProgramFormat::Vmasm)
     return loadExecutable(Path, Opts);
   auto Size = std::filesystem::file_size(Path, EC);

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "vmasm_dtypes.h"
 #include "vmjit/runtime/data_type.h"
+#include "vmjit/vm/literals.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"

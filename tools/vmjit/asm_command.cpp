@@ -8,6 +8,9 @@
 #include "command.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/assembler.h"
+#include "vmjit/vm/program.h"
+
+#include <fmt/format.h>
 
 namespace vmjit::tool {
 
@@ -17,7 +20,7 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
   auto Input = std::make_shared<std::string>();
   auto Output = std::make_shared<std::string>();
   auto Format = std::make_shared<std::string>("vmjit");
-  Cmd->add_option("PROG", *Input, "the .vmasm file")->required();
+  Cmd->add_option("PROG", *Input, "the vmasm text (- reads standard input)")->required();
   Cmd->add_option("-o,--output", *Output, "the binary executable to write")
       ->required();
   Cmd->add_option("--format", *Format,
@@ -28,7 +31,19 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
   Cmd->callback([&Run, Input, Output, Format] {
     Run = [Input, Output, Format] {
       try {
-        auto Exe = vm::assembleFile(*Input);
+        // "-" is standard input. A program in another format is named as
+        // what it is; text that is not vmasm gets the assembler's message.
+        const std::string Name = vm::inputName(*Input);
+        std::string Text = vm::readInput(*Input, vm::LoadOptions().MaxFileBytes);
+        vm::ProgramFormat F = vm::detectProgramFormat(Text, Name);
+        if (F != vm::ProgramFormat::Vmasm &&
+            (F != vm::ProgramFormat::Binary || vm::hasBinaryMagic(Text)))
+          throwError("FormatError",
+                     fmt::format("{}: this is {}, not vmasm text (`vmjit dis` "
+                                 "prints a program's text; `vmjit convert` "
+                                 "writes it in another format)",
+                                 Name, vm::describeProgramFormat(F)));
+        auto Exe = vm::assemble(Text, Name);
         writeProgram(*Exe, *Format, *Input, *Output);
         return kExitOk;
       } catch (const Error &E) {

@@ -5,9 +5,11 @@
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/literals.h"
 #include "vmjit/vm/npy.h"
 
-#include <cerrno>
+#include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -24,41 +26,34 @@ namespace {
                                        Why));
 }
 
-std::optional<int64_t> parseInt(std::string_view S) {
-  if (S.empty())
+/// An int: decimal or 0x hex, optionally signed (as vmasm writes one).
+/// nullopt if `S` is no integer literal; one outside int64 is an error
+/// rather than a float.
+std::optional<int64_t> parseInt(std::string_view S, size_t Index,
+                                const std::string &Text) {
+  bool TooLarge = false;
+  auto L = vm::parseIntLit(S, TooLarge);
+  if (!L)
     return std::nullopt;
-  int64_t V = 0;
-  const char *B = S.data(), *E = S.data() + S.size();
-  if (*B == '+')
-    ++B;
-  auto [P, Ec] = std::from_chars(B, E, V);
-  if (Ec != std::errc() || P != E)
-    return std::nullopt;
+  auto V = TooLarge ? std::nullopt : vm::toInt64(*L);
+  if (!V)
+    bad(Index, Text,
+        fmt::format("the integer {} is out of the int64 range (write a "
+                    "float as 1e20, or a tensor of uint64 values)",
+                    S));
   return V;
 }
 
-std::optional<double> parseFloat(std::string_view S) {
-  if (S.empty())
+/// A float: decimal or hex, inf, infinity, nan in any case, optionally
+/// signed. nullopt if `S` is no float literal.
+std::optional<double> parseFloat(std::string_view S, size_t Index,
+                                 const std::string &Text) {
+  vm::LiteralBits L = vm::parseFloatLiteral(S, vm::kFloat64);
+  if (L.Status == vm::LiteralStatus::OutOfRange)
+    bad(Index, Text, fmt::format("{} is out of the float64 range", S));
+  if (L.Status != vm::LiteralStatus::Ok)
     return std::nullopt;
-  std::string Copy(S);
-  std::string Lower;
-  for (char C : Copy)
-    Lower += static_cast<char>(std::tolower(static_cast<unsigned char>(C)));
-  if (Lower == "inf" || Lower == "+inf")
-    return INFINITY;
-  if (Lower == "-inf")
-    return -INFINITY;
-  if (Lower == "nan")
-    return NAN;
-  char *End = nullptr;
-  errno = 0;
-  double D = std::strtod(Copy.c_str(), &End);
-  if (End != Copy.c_str() + Copy.size() || errno == ERANGE)
-    return std::nullopt;
-  // Only decimal forms: strtod would also read hex and "infinity".
-  if (Copy.find_first_not_of("0123456789+-.eE") != std::string::npos)
-    return std::nullopt;
-  return D;
+  return std::bit_cast<double>(L.Bits);
 }
 
 std::vector<std::string_view> split(std::string_view S, char Sep) {
@@ -84,51 +79,6 @@ std::string_view trim(std::string_view S) {
   return S;
 }
 
-template <typename T> void store(char *P, T V) { std::memcpy(P, &V, sizeof V); }
-
-/// Writes `Text` as one element of type `T` at `P`.
-bool storeElement(char *P, DLDataType T, std::string_view Text) {
-  Text = trim(Text);
-  if (T.code == kDLBool) {
-    if (Text == "true" || Text == "1")
-      return *P = 1, true;
-    if (Text == "false" || Text == "0")
-      return *P = 0, true;
-    return false;
-  }
-  if (T.code == kDLFloat) {
-    auto D = parseFloat(Text);
-    if (!D)
-      return false;
-    if (T.bits == 32)
-      store(P, static_cast<float>(*D));
-    else if (T.bits == 64)
-      store(P, *D);
-    else
-      return false;
-    return true;
-  }
-  auto V = parseInt(Text);
-  if (!V)
-    return false;
-  bool Signed = T.code == kDLInt;
-  int64_t Lo = !Signed          ? 0
-               : T.bits == 64 ? INT64_MIN
-                              : -(int64_t(1) << (T.bits - 1));
-  int64_t Hi = T.bits == 64 ? INT64_MAX
-               : Signed     ? (int64_t(1) << (T.bits - 1)) - 1
-                            : (int64_t(1) << T.bits) - 1;
-  if (*V < Lo || *V > Hi)
-    return false;
-  switch (T.bits) {
-  case 8: store(P, static_cast<int8_t>(*V)); break;
-  case 16: store(P, static_cast<int16_t>(*V)); break;
-  case 32: store(P, static_cast<int32_t>(*V)); break;
-  default: store(P, *V); break;
-  }
-  return true;
-}
-
 Any parseTensor(const std::string &Text, size_t Index) {
   size_t Open = Text.find('['), Close = Text.find(']');
   if (Close == std::string::npos || Close < Open ||
@@ -137,15 +87,15 @@ Any parseTensor(const std::string &Text, size_t Index) {
                      "float32[2,2]=1,2,3,4");
   std::string DTypeText = Text.substr(0, Open);
   auto T = parseDType(DTypeText);
-  if (!T || T->lanes != 1 ||
-      (T->code != kDLFloat && T->code != kDLInt && T->code != kDLUInt &&
-       T->code != kDLBool) ||
-      (T->code == kDLFloat && T->bits == 16))
-    bad(Index, Text, fmt::format("unsupported tensor dtype '{}'", DTypeText));
+  if (!T || !vm::isVmasmTensorDType(*T))
+    bad(Index, Text,
+        fmt::format("unsupported tensor dtype '{}' (bool, int8..int64, "
+                    "uint8..uint64, float16, bfloat16, float32, float64)",
+                    DTypeText));
   std::vector<int64_t> Dims;
   for (std::string_view D :
        split(std::string_view(Text).substr(Open + 1, Close - Open - 1), ',')) {
-    auto V = parseInt(trim(D));
+    auto V = parseInt(trim(D), Index, Text);
     if (!V || *V < 0)
       bad(Index, Text, fmt::format("bad dimension '{}'", D));
     Dims.push_back(*V);
@@ -164,16 +114,55 @@ Any parseTensor(const std::string &Text, size_t Index) {
                     Values.size()));
   Tensor Out = Tensor::empty(Dims, *T);
   char *P = static_cast<char *>(Out.data());
-  for (size_t I = 0; I < Values.size(); ++I, P += dtypeBytes(*T))
-    if (!storeElement(P, *T, Values[I]))
-      bad(Index, Text, fmt::format("value {} ('{}') is not a valid {}", I + 1,
-                                   Values[I], dtypeName(*T)));
+  const size_t Bytes = dtypeBytes(*T);
+  for (size_t I = 0; I < Values.size(); ++I, P += Bytes) {
+    vm::LiteralBits L = vm::parseElementLiteral(trim(Values[I]), *T);
+    if (L.Status != vm::LiteralStatus::Ok)
+      bad(Index, Text,
+          fmt::format("value {} ('{}') {} {}", I + 1, trim(Values[I]),
+                      L.Status == vm::LiteralStatus::OutOfRange
+                          ? "is out of range for"
+                          : "is not a valid",
+                      dtypeName(*T)));
+    for (size_t B = 0; B < Bytes; ++B) // the element, in host order
+      P[std::endian::native == std::endian::little ? B : Bytes - 1 - B] =
+          static_cast<char>(L.Bits >> (8 * B));
+  }
   return Out;
+}
+
+/// The mark: a control character no one types.
+constexpr char kValueMark = '\x1f';
+
+/// "-inf", "-infinity", "-nan" (any case) or "-.5": a negative value that
+/// CLI11 would split into short options.
+bool isNegativeValueWord(std::string_view W) {
+  if (W.size() < 2 || W[0] != '-')
+    return false;
+  if (W[1] == '.')
+    return W.size() > 2 && std::isdigit(static_cast<unsigned char>(W[2]));
+  return vm::parseFloatLiteral(W, vm::kFloat64).Status ==
+             vm::LiteralStatus::Ok &&
+         std::isalpha(static_cast<unsigned char>(W[1]));
 }
 
 } // namespace
 
-Any parseRunArgument(const std::string &Text, size_t Index) {
+void protectRunValues(std::vector<std::string> &Args) {
+  auto Run = std::find(Args.begin(), Args.end(), "run");
+  if (Run == Args.end())
+    return;
+  for (auto It = Run + 1; It != Args.end() && *It != "--"; ++It)
+    if (isNegativeValueWord(*It))
+      It->insert(It->begin(), kValueMark);
+}
+
+std::string unmarkRunValue(const std::string &Text) {
+  return !Text.empty() && Text[0] == kValueMark ? Text.substr(1) : Text;
+}
+
+Any parseRunArgument(const std::string &Marked, size_t Index) {
+  const std::string Text = unmarkRunValue(Marked);
   if (Text == "null")
     return Any();
   if (Text == "true")
@@ -185,7 +174,7 @@ Any parseRunArgument(const std::string &Text, size_t Index) {
   if (Text.rfind("shape:", 0) == 0) {
     std::vector<int64_t> Dims;
     for (std::string_view D : split(std::string_view(Text).substr(6), ',')) {
-      auto V = parseInt(trim(D));
+      auto V = parseInt(trim(D), Index, Text);
       if (!V)
         bad(Index, Text, fmt::format("bad dimension '{}'", D));
       Dims.push_back(*V);
@@ -201,9 +190,9 @@ Any parseRunArgument(const std::string &Text, size_t Index) {
   }
   if (Text.find('[') != std::string::npos && Text.find('=') != std::string::npos)
     return parseTensor(Text, Index);
-  if (auto V = parseInt(Text))
+  if (auto V = parseInt(Text, Index, Text))
     return Any(*V);
-  if (auto D = parseFloat(Text))
+  if (auto D = parseFloat(Text, Index, Text))
     return Any(*D);
   bad(Index, Text,
       "not an int, float, true/false, PATH.npy, DTYPE[SHAPE]=VALUES, "

@@ -13,11 +13,21 @@
 #include "vmjit/runtime/any.h"
 
 #include <string>
+#include <vector>
 
 namespace vmjit::tool {
 
 /// Parses argument number `Index` (from 1, for messages).
 Any parseRunArgument(const std::string &Text, size_t Index);
+
+/// CLI11 reads "-inf", "-nan" and "-.5" as clusters of short options. In
+/// the command line `Args` (without the program name), each such word
+/// after `run` is marked so that CLI11 takes it as a positional value;
+/// parseRunArgument and unmarkRunValue drop the mark.
+void protectRunValues(std::vector<std::string> &Args);
+
+/// `Text` without the mark protectRunValues may have put on it.
+std::string unmarkRunValue(const std::string &Text);
 
 } // namespace vmjit::tool
 

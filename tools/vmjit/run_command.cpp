@@ -2,20 +2,23 @@
 //
 // vmjit run PROG [ARG...] [--func F] [--mode M] [--lib L]... [--repeat N]
 //           [--json] [--output OUT.npy] [--stats] [--tier-threshold N]
-//           [--max-steps N] [--timeout-ms MS] [--max-call-depth N]
-// Loads PROG (.bin or .vmasm), creates a VM, calls the function, prints the
-// result (as the JSON value encoding), and exits 0, 1 (runtime error) or 2
-// (bad usage or input). Ctrl-C (SIGINT) interrupts the running call, which
-// then fails with an InterruptedError (exit 1); a second one kills.
+//           [--max-steps N] [--timeout-ms MS] [--max-call-depth N] ...
+// Loads PROG (any format, by content; - is standard input), creates a VM,
+// calls the function, prints the result (as the JSON value encoding; large
+// tensors summarized unless --json), and exits 0, 1 (runtime error) or 2
+// (bad usage or input). Options the mode makes no use of get a warning.
+// Ctrl-C (SIGINT) interrupts the running call, which then fails with an
+// InterruptedError; the command prints it (and --stats) and exits 130. A
+// second Ctrl-C kills.
 //
 //===----------------------------------------------------------------------===//
 
 #include "command.h"
 #include "run_args.h"
+#include "run_output.h"
 #include "value_json.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/library.h"
-#include "vmjit/vm/npy.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 
@@ -28,6 +31,9 @@
 #include <csignal>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <unistd.h>
 #include <fmt/format.h>
 
 namespace vmjit::tool {
@@ -55,6 +61,9 @@ struct RunOptions {
   uint64_t MaxSteps = 0;    // 0: unlimited
   int64_t TimeoutMs = 0;    // 0: none
   int64_t MaxCallDepth = 0; // 0: the VM's default
+  bool WaitCompiles = false;
+  /// The JIT options given on the command line ("--opt-level", ...).
+  std::vector<std::string> GivenJitOptions;
 };
 
 /// The VM a SIGINT interrupts (async-signal-safe: interrupt() is one
@@ -62,7 +71,13 @@ struct RunOptions {
 std::atomic<vm::VirtualMachine *> InterruptTarget{nullptr};
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
+/// Set when Ctrl-C interrupted the run: the command then exits 130, as a
+/// shell reports a process that SIGINT ended.
+std::atomic<bool> SigintSeen{false};
+constexpr int kExitSigint = 128 + SIGINT;
+
 extern "C" void onSigint(int) {
+  SigintSeen.store(true);
   if (vm::VirtualMachine *VM = InterruptTarget.load())
     VM->interrupt();
   std::signal(SIGINT, SIG_DFL); // a second Ctrl-C ends the process
@@ -143,6 +158,8 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
                             {"baseline", Base},
                             {"optimized", Calls - Interp - Base}};
       CompileMs = JS.CompileMs;
+      if (JS.UnitFunctions > 1)
+        E["unit_compile_ms"] = JS.UnitCompileMs;
       E["baseline"] = JS.Baseline;
       E["baseline_us"] = JS.BaselineUs;
       E["compiled"] = JS.Compiled;
@@ -150,7 +167,11 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
       if (JS.UnitFunctions > 1)
         E["unit_functions"] = JS.UnitFunctions;
       if (JS.Requested && !JS.Compiled && !JS.Failed)
-        E["tier2"] = "queued";
+        E["tier2"] = JS.Compiling ? "compiling" : "queued";
+      // Compiled in the background after the last call entered it: the
+      // next call runs it.
+      if (JS.Compiled && !Native)
+        E["tier2"] = "ready";
       if (JS.StaysAtBaseline)
         E["tier2"] = "not worth it";
       if (JS.Failed)
@@ -188,8 +209,8 @@ void printStatsText(const ordered_json &S) {
              "baseline us", "compile ms", "osr");
   for (const auto &F : S["functions"]) {
     std::string Tier = F["tier"].get<std::string>();
-    if (F.contains("tier2") && F["tier2"] == "queued")
-      Tier += "+queued";
+    if (F.contains("tier2") && F["tier2"] != "not worth it")
+      Tier += "+" + F["tier2"].get<std::string>();
     std::string ByTier = "-";
     if (F.contains("calls_by_tier")) {
       const auto &B = F["calls_by_tier"];
@@ -207,77 +228,177 @@ void printStatsText(const ordered_json &S) {
 }
 
 ordered_json errorJson(const Error &E) {
-  return {{"kind", E.kind()}, {"message", E.message()}, {"frames", E.frames()}};
+  // frames: as printed (repeats collapsed, long traces cut); frame_count:
+  // every frame the error passed through.
+  return {{"kind", E.kind()},
+          {"message", E.message()},
+          {"frames", E.frames()},
+          {"frame_count", E.frameCount()}};
+}
+
+/// Says which given options the mode makes no use of (one warning each).
+void warnInapplicable(const RunOptions &O, vm::ExecMode Mode) {
+  // Where each JIT option has an effect.
+  struct Use {
+    const char *Option;
+    bool Baseline, Compiled, Tiered;
+    const char *Why;
+  };
+  static constexpr Use Uses[] = {
+      {"--opt-level", false, true, true, "it sets the optimizing tier's level"},
+      {"--tier-threshold", false, false, true, "only tiered mode tiers up"},
+      {"--baseline-threshold", false, false, true, "only tiered mode tiers up"},
+      {"--cache-dir", false, true, true, "the cache holds optimized code"},
+      {"--no-cache", false, true, true, "the cache holds optimized code"},
+      {"--perf", true, true, true, "the interpreter makes no native code"},
+      {"--gdb", false, true, true,
+       "only optimized code is registered with GDB"},
+  };
+  for (const std::string &Given : O.GivenJitOptions)
+    for (const Use &U : Uses) {
+      if (Given != U.Option)
+        continue;
+#ifndef VMJIT_HAVE_JIT
+      fmt::print(stderr, "vmjit: warning: {} has no effect: this build has "
+                         "no JIT\n", Given);
+      continue;
+#endif
+      bool Applies = (Mode == vm::ExecMode::Baseline && U.Baseline) ||
+                     (Mode == vm::ExecMode::Compiled && U.Compiled) ||
+                     (Mode == vm::ExecMode::Tiered && U.Tiered);
+      if (!Applies)
+        fmt::print(stderr, "vmjit: warning: {} has no effect with --mode {} "
+                           "({})\n",
+                   Given, O.Mode,
+                   Mode == vm::ExecMode::Bytecode
+                       ? "the interpreter makes no native code"
+                       : U.Why);
+    }
+}
+
+#ifdef VMJIT_HAVE_JIT
+/// The cache directory the run uses, or "" (with a warning) when it cannot
+/// be created or written: the run goes on without the cache.
+std::string usableCacheDir(const std::string &Dir, bool Given) {
+  std::error_code EC;
+  std::filesystem::create_directories(Dir, EC);
+  if (!EC && ::access(Dir.c_str(), W_OK | X_OK) == 0)
+    return Dir;
+  fmt::print(stderr, "vmjit: warning: {}{}: {}; no object cache for this run\n",
+             Given ? "--cache-dir " : "the object cache ", Dir,
+             EC ? "cannot be created (" + EC.message() + ")"
+                : std::string("cannot be written"));
+  return "";
+}
+#endif
+
+/// Makes the VM for `O`, with the JIT attached; the arguments are parsed
+/// first, so that a typing mistake costs no load.
+std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
+                                          std::vector<Any> &Args) {
+  const std::optional<vm::ExecMode> Mode = vm::parseExecMode(O.Mode);
+  if (!Mode)
+    throwError("UsageError",
+               fmt::format("--mode must be bytecode, baseline, compiled or "
+                           "tiered, not '{}'",
+                           O.Mode));
+  if (O.Repeat < 1)
+    throwError("UsageError", "--repeat must be at least 1");
+#ifndef VMJIT_HAVE_JIT
+  if (*Mode == vm::ExecMode::Compiled || *Mode == vm::ExecMode::Baseline)
+    throwError("UsageError",
+               fmt::format("--mode {} needs the JIT, which is not available "
+                           "in this build (use --mode bytecode or tiered)",
+                           O.Mode));
+#endif
+  warnInapplicable(O, *Mode);
+  for (size_t I = 0; I < O.Args.size(); ++I)
+    Args.push_back(parseRunArgument(O.Args[I], I + 1));
+  if (!O.Output.empty())
+    checkOutputPath(O.Output);
+  vm::OpenedProgram Prog = vm::openProgram(O.Program);
+  auto Exe = Prog.Exe;
+  vm::VMOptions Opts;
+  // A model library's own kernels come first, as in TVM.
+  Opts.Libraries = std::move(Prog.Libraries);
+  Opts.Limits.MaxSteps = O.MaxSteps;
+  Opts.Limits.Timeout = std::chrono::milliseconds(O.TimeoutMs);
+  if (O.MaxCallDepth > 0)
+    Opts.MaxCallDepth = O.MaxCallDepth;
+  for (const std::string &L : O.Libs)
+    Opts.Libraries.push_back(KernelLibrary::load(L));
+  auto VM = vm::VirtualMachine::create(Exe, std::move(Opts));
+#ifdef VMJIT_HAVE_JIT
+  jit::JITOptions JO;
+  JO.Mode = *Mode;
+  JO.Threshold = O.TierThreshold;
+  JO.BaselineThreshold = O.BaselineThreshold;
+  if (O.OptLevel >= 0)
+    JO.OptLevel = O.OptLevel;
+  // The object cache is on by default for the command (a second run of
+  // the same program compiles nothing at tier 2).
+  JO.NoCache = O.NoCache;
+  const bool UsesCache = *Mode == vm::ExecMode::Compiled ||
+                         *Mode == vm::ExecMode::Tiered;
+  if (!O.NoCache && UsesCache) {
+    const char *Env = std::getenv("VMJIT_CACHE_DIR");
+    std::string Dir = !O.CacheDir.empty() ? O.CacheDir
+                      : Env && *Env       ? std::string(Env)
+                                          : jit::defaultCacheDir();
+    if (!Dir.empty()) {
+      JO.CacheDir = usableCacheDir(Dir, !O.CacheDir.empty());
+      JO.NoCache = JO.CacheDir.empty();
+    }
+  }
+  JO.PerfSupport = O.Perf;
+  JO.DebuggerSupport = O.Gdb;
+  jit::enableJIT(*VM, JO);
+#endif
+  // A missing function or a wrong argument count is a usage error.
+  const vm::FunctionInfo &F = Exe->function(VM->functionIndex(O.Func));
+  if (F.Kind == vm::FunctionKind::Bytecode &&
+      static_cast<int64_t>(Args.size()) != F.NumParams)
+    throwError("UsageError",
+               fmt::format("function '{}' takes {} argument{}, {} given",
+                           O.Func, F.NumParams, F.NumParams == 1 ? "" : "s",
+                           Args.size()));
+  return VM;
+}
+
+/// Waits for the tier-2 compiles the run queued (--wait-compiles).
+void waitForCompiles(vm::VirtualMachine &VM) {
+#ifdef VMJIT_HAVE_JIT
+  if (jit::TierManager *TM = jit::tierManagerOf(VM))
+    TM->drain();
+#else
+  (void)VM;
+#endif
 }
 
 int run(const RunOptions &O) {
   ordered_json Out;
+  ordered_json Stats;
+  // Errors: the JSON object or the message, then the stats table (a run
+  // that failed or was interrupted still shows what ran); Ctrl-C exits 130.
   auto Fail = [&](const Error &E) {
     if (O.Json) {
       Out["error"] = errorJson(E);
       Out["mode"] = O.Mode;
       Out["func"] = O.Func;
+      if (!Stats.is_null())
+        Out["stats"] = Stats;
       fmt::print("{}\n", Out.dump());
     }
-    return reportError(E);
+    int Code = reportError(E);
+    if (!O.Json && !Stats.is_null())
+      printStatsText(Stats);
+    return SigintSeen.load() && E.kind() == "InterruptedError" ? kExitSigint
+                                                               : Code;
   };
   std::unique_ptr<vm::VirtualMachine> VM;
   std::vector<Any> Args;
   try {
-    const std::optional<vm::ExecMode> Mode = vm::parseExecMode(O.Mode);
-    if (!Mode)
-      throwError("UsageError",
-                 fmt::format("--mode must be bytecode, baseline, compiled or "
-                             "tiered, not '{}'",
-                             O.Mode));
-    if (O.Repeat < 1)
-      throwError("UsageError", "--repeat must be at least 1");
-#ifndef VMJIT_HAVE_JIT
-    if (*Mode == vm::ExecMode::Compiled || *Mode == vm::ExecMode::Baseline)
-      throwError("UsageError",
-                 fmt::format("--mode {} needs the JIT, which is not available "
-                             "in this build (use --mode bytecode or tiered)",
-                             O.Mode));
-#endif
-    for (size_t I = 0; I < O.Args.size(); ++I)
-      Args.push_back(parseRunArgument(O.Args[I], I + 1));
-    vm::OpenedProgram Prog = vm::openProgram(O.Program);
-    auto Exe = Prog.Exe;
-    vm::VMOptions Opts;
-    // A model library's own kernels come first, as in TVM.
-    Opts.Libraries = std::move(Prog.Libraries);
-    Opts.Limits.MaxSteps = O.MaxSteps;
-    Opts.Limits.Timeout = std::chrono::milliseconds(O.TimeoutMs);
-    if (O.MaxCallDepth > 0)
-      Opts.MaxCallDepth = O.MaxCallDepth;
-    for (const std::string &L : O.Libs)
-      Opts.Libraries.push_back(KernelLibrary::load(L));
-    VM = vm::VirtualMachine::create(Exe, std::move(Opts));
-#ifdef VMJIT_HAVE_JIT
-    jit::JITOptions JO;
-    JO.Mode = *Mode;
-    JO.Threshold = O.TierThreshold;
-    JO.BaselineThreshold = O.BaselineThreshold;
-    if (O.OptLevel >= 0)
-      JO.OptLevel = O.OptLevel;
-    // The object cache is on by default for the command (a second run of
-    // the same program compiles nothing at tier 2).
-    JO.NoCache = O.NoCache;
-    JO.CacheDir = O.CacheDir;
-    if (!O.NoCache && JO.CacheDir.empty() && !std::getenv("VMJIT_CACHE_DIR"))
-      JO.CacheDir = jit::defaultCacheDir();
-    JO.PerfSupport = O.Perf;
-    JO.DebuggerSupport = O.Gdb;
-    jit::enableJIT(*VM, JO);
-#endif
-    // A missing function or a wrong argument count is a usage error.
-    const vm::FunctionInfo &F = Exe->function(VM->functionIndex(O.Func));
-    if (F.Kind == vm::FunctionKind::Bytecode &&
-        static_cast<int64_t>(Args.size()) != F.NumParams)
-      throwError("UsageError",
-                 fmt::format("function '{}' takes {} argument{}, {} given",
-                             O.Func, F.NumParams, F.NumParams == 1 ? "" : "s",
-                             Args.size()));
+    VM = setUp(O, Args);
   } catch (const Error &E) {
     if (E.kind() == "LookupError")
       return Fail(Error("UsageError", O.Program + ": " + E.message()));
@@ -285,6 +406,7 @@ int run(const RunOptions &O) {
   }
 
   Any Result;
+  std::optional<Error> RunError;
   std::vector<AnyView> Views(Args.begin(), Args.end());
   auto Start = std::chrono::steady_clock::now();
   try {
@@ -292,29 +414,26 @@ int run(const RunOptions &O) {
     for (int64_t I = 0; I < O.Repeat; ++I)
       Result = VM->invoke(O.Func, Views);
   } catch (const Error &E) {
-    return Fail(E);
+    RunError = E;
   }
   double WallMs = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - Start)
                       .count();
+  if (O.WaitCompiles)
+    waitForCompiles(*VM);
+  if (O.Stats)
+    Stats = collectStats(*VM, O, WallMs);
+  if (RunError)
+    return Fail(*RunError);
 
   if (!O.Output.empty()) {
     try {
-      auto T = Result.as<Tensor>();
-      if (!T)
-        throwError("UsageError",
-                   fmt::format("--output {}: the result is not a tensor but "
-                               "a value of type {}",
-                               O.Output, Result.typeName()));
-      vm::writeNpy(*T, O.Output);
+      saveOutput(Result, O.Output);
     } catch (const Error &E) {
       return Fail(E);
     }
   }
 
-  ordered_json Stats;
-  if (O.Stats)
-    Stats = collectStats(*VM, O, WallMs);
   if (O.Json) {
     Out["result"] = valueToJson(Result);
     Out["mode"] = O.Mode;
@@ -323,7 +442,7 @@ int run(const RunOptions &O) {
       Out["stats"] = Stats;
     fmt::print("{}\n", Out.dump());
   } else {
-    fmt::print("{}\n", valueToJson(Result).dump());
+    fmt::print("{}\n", valueToJson(Result, /*Summarize=*/true).dump());
     if (O.Stats)
       printStatsText(Stats);
   }
@@ -350,7 +469,9 @@ CLI::Validator positiveCount() {
 void addRunCommand(CLI::App &App, Runner &Run) {
   auto *Cmd = App.add_subcommand("run", "load a program and call a function");
   auto O = std::make_shared<RunOptions>();
-  Cmd->add_option("PROG", O->Program, "the program (.bin or .vmasm)")
+  Cmd->add_option("PROG", O->Program,
+                  "the program, any format vmjit reads (recognised by its "
+                  "content; - reads standard input)")
       ->required();
   Cmd->add_option("ARG", O->Args,
                   "arguments: 42, 1.5, true, x.npy, float32[2]=1,2, "
@@ -386,7 +507,10 @@ void addRunCommand(CLI::App &App, Runner &Run) {
   Cmd->add_flag("--no-cache", O->NoCache,
                 "no on-disk object cache for this run");
   Cmd->add_flag("--perf", O->Perf, "register JIT code with perf");
-  Cmd->add_flag("--gdb", O->Gdb, "register JIT code with GDB");
+  Cmd->add_flag("--gdb", O->Gdb, "register optimized JIT code with GDB");
+  Cmd->add_flag("--wait-compiles", O->WaitCompiles,
+                "after the calls, wait for the tier-2 compiles they queued "
+                "(so that --stats shows where the functions end up)");
   Cmd->add_option("--max-steps", O->MaxSteps,
                   "fail a call after N steps (function entries and backward "
                   "jumps; default: unlimited)")
@@ -400,7 +524,13 @@ void addRunCommand(CLI::App &App, Runner &Run) {
   // Options may follow the arguments; a negative number is an argument.
   Cmd->allow_extras(false);
   Cmd->positionals_at_end(false);
-  Cmd->callback([&Run, O] {
+  Cmd->callback([&Run, O, Cmd] {
+    O->Program = unmarkRunValue(O->Program);
+    for (const char *Jit : {"--opt-level", "--tier-threshold",
+                            "--baseline-threshold", "--cache-dir",
+                            "--no-cache", "--perf", "--gdb"})
+      if (Cmd->count(Jit))
+        O->GivenJitOptions.push_back(Jit);
     if (O->TierThreshold == 0)
       if (const char *Env = std::getenv("VMJIT_TIER_THRESHOLD"))
         O->TierThreshold = std::atoll(Env);

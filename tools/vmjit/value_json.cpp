@@ -6,6 +6,7 @@
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/literals.h"
 
 #include <cmath>
 #include <cstring>
@@ -58,6 +59,20 @@ float bfloat16ToFloat(uint16_t B) {
   return F;
 }
 
+/// A float16 or bfloat16 element as the shortest decimal that reads back
+/// to the same bits (0.1, not 0.099975586), as NumPy prints one.
+ordered_json narrowJson(uint16_t Bits, float F, const vm::FloatFormat &Fmt) {
+  if (!std::isfinite(F))
+    return floatJson(F);
+  for (int Digits = 1; Digits < 9; ++Digits) {
+    std::string S = fmt::format("{:.{}g}", F, Digits);
+    vm::LiteralBits L = vm::parseFloatLiteral(S, Fmt);
+    if (L.Status == vm::LiteralStatus::Ok && L.Bits == Bits)
+      return std::stod(S);
+  }
+  return float32Json(F);
+}
+
 /// One element of a tensor.
 ordered_json element(const char *P, DLDataType T) {
   switch (T.code) {
@@ -79,31 +94,47 @@ ordered_json element(const char *P, DLDataType T) {
     }
   case kDLFloat:
     switch (T.bits) {
-    case 16: return float32Json(halfToFloat(loadU16(P)));
+    case 16: return narrowJson(loadU16(P), halfToFloat(loadU16(P)), vm::kFloat16);
     case 32: { float V; std::memcpy(&V, P, 4); return float32Json(V); }
     default: { double V; std::memcpy(&V, P, 8); return floatJson(V); }
     }
   case kDLBfloat:
-    return float32Json(bfloat16ToFloat(loadU16(P)));
+    return narrowJson(loadU16(P), bfloat16ToFloat(loadU16(P)), vm::kBFloat16);
   default:
     return nullptr;
   }
 }
 
-ordered_json nested(const char *&P, DLDataType T, std::span<const int64_t> Dims,
-                    size_t Axis) {
-  if (Axis == Dims.size()) {
-    ordered_json E = element(P, T);
-    P += dtypeBytes(T);
-    return E;
+/// NumPy's print options: arrays over kSummaryThreshold elements show
+/// kEdgeItems items at each end of every axis.
+constexpr int64_t kSummaryThreshold = 1000;
+constexpr int64_t kEdgeItems = 3;
+
+/// The elements of the sub-array at `Offset` (in elements) along `Axis`;
+/// `Summarize` puts "..." in place of the middle of long axes.
+ordered_json nested(const char *Base, DLDataType T,
+                    std::span<const int64_t> Dims, size_t Axis, int64_t Offset,
+                    bool Summarize) {
+  if (Axis == Dims.size())
+    return element(Base + Offset * static_cast<int64_t>(dtypeBytes(T)), T);
+  int64_t Stride = 1;
+  for (size_t A = Axis + 1; A < Dims.size(); ++A)
+    Stride *= Dims[A];
+  ordered_json Out = ordered_json::array();
+  const int64_t N = Dims[Axis];
+  const bool Cut = Summarize && N > 2 * kEdgeItems;
+  for (int64_t I = 0; I < N; ++I) {
+    if (Cut && I == kEdgeItems) {
+      Out.push_back("...");
+      I = N - kEdgeItems;
+    }
+    Out.push_back(
+        nested(Base, T, Dims, Axis + 1, Offset + I * Stride, Summarize));
   }
-  ordered_json A = ordered_json::array();
-  for (int64_t I = 0; I < Dims[Axis]; ++I)
-    A.push_back(nested(P, T, Dims, Axis + 1));
-  return A;
+  return Out;
 }
 
-ordered_json tensorJson(const Tensor &T) {
+ordered_json tensorJson(const Tensor &T, bool Summarize) {
   ordered_json J;
   J["dtype"] = dtypeName(T.dtype());
   J["shape"] = std::vector<int64_t>(T.shape().begin(), T.shape().end());
@@ -113,13 +144,14 @@ ordered_json tensorJson(const Tensor &T) {
     return J;
   }
   const char *P = static_cast<const char *>(T.data());
-  J["data"] = nested(P, T.dtype(), T.shape(), 0);
+  J["data"] = nested(P, T.dtype(), T.shape(), 0, 0,
+                     Summarize && T.numel() > kSummaryThreshold);
   return J;
 }
 
 } // namespace
 
-ordered_json valueToJson(const AnyView &V) {
+ordered_json valueToJson(const AnyView &V, bool Summarize) {
   const VMJITAny &R = V.raw();
   switch (V.typeIndex()) {
   case kVMJITNone:
@@ -139,12 +171,12 @@ ordered_json valueToJson(const AnyView &V) {
     return {{"shape", std::vector<int64_t>(S.begin(), S.end())}};
   }
   case kVMJITTensor:
-    return tensorJson(*V.as<Tensor>());
+    return tensorJson(*V.as<Tensor>(), Summarize);
   case kVMJITArray: {
     ordered_json A = ordered_json::array();
     Array Tuple = *V.as<Array>(); // keep the reference while iterating
     for (const Any &E : Tuple)
-      A.push_back(valueToJson(E));
+      A.push_back(valueToJson(E, Summarize));
     return A;
   }
   case kVMJITFunction:

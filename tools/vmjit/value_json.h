@@ -17,7 +17,10 @@
 
 namespace vmjit::tool {
 
-nlohmann::ordered_json valueToJson(const AnyView &V);
+/// `V` in the contract's encoding. `Summarize` (the text output, not
+/// `--json`): a tensor of over 1000 elements shows 3 items at each end of
+/// every axis with the string "..." between, as NumPy prints one.
+nlohmann::ordered_json valueToJson(const AnyView &V, bool Summarize = false);
 
 } // namespace vmjit::tool
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "command.h"
+#include "run_args.h"
 #include "vmjit/runtime/logging.h"
 
 #ifdef VMJIT_HAVE_JIT
@@ -15,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 #ifndef VMJIT_VERSION
@@ -46,7 +48,15 @@ std::string versionText() {
 } // namespace
 
 int main(int Argc, char **Argv) {
-  CLI::App App{"vmjit: run register-bytecode executables with a tier-up JIT"};
+  CLI::App App{"vmjit: run register-bytecode executables with a tier-up JIT",
+               "vmjit"};
+  // Every message starts with "vmjit: ", CLI11's own included.
+  App.failure_message([](const CLI::App *, const CLI::Error &E) {
+    return std::string("vmjit: ") + E.what() +
+           "\nRun with --help for more information.\n";
+  });
+  // Global options (--log-level) may also follow the subcommand.
+  App.fallthrough();
   App.set_version_flag("--version", versionText);
   std::string LogLevel;
   App.add_option("--log-level", LogLevel,
@@ -60,12 +70,19 @@ int main(int Argc, char **Argv) {
   vmjit::tool::addRunCommand(App, Run);
   vmjit::tool::addIrCommand(App, Run);
   vmjit::tool::addConvertCommand(App, Run);
+  // CLI11 takes the arguments last first.
+  std::vector<std::string> Args(Argv + 1, Argv + Argc);
+  vmjit::tool::protectRunValues(Args);
+  std::reverse(Args.begin(), Args.end());
   try {
-    App.parse(Argc, Argv);
+    App.parse(std::move(Args));
   } catch (const CLI::ParseError &E) {
     int Code = App.exit(E);
     return Code == 0 ? 0 : 2;
   }
+  // The logger reads VMJIT_LOG_LEVEL when it is made, and warns once about
+  // a value it does not know: make it now, not on the first log line.
+  (void)vmjit::logger();
   if (!LogLevel.empty() && !vmjit::setLogLevel(LogLevel)) {
     std::fprintf(stderr, "vmjit: unknown --log-level '%s'\n", LogLevel.c_str());
     return 2;

@@ -123,6 +123,50 @@ TEST_F(ErrorTest, FormatWithFrames) {
   EXPECT_EQ(E.message(), "boom");
 }
 
+TEST_F(ErrorTest, RepeatedFramesCollapseAsInPython) {
+  Error E("RecursionError", "deep");
+  E.addFrame("in f");
+  for (int I = 0; I < 4; ++I)
+    E.addFrame("in g");
+  E.addFrame("in f");
+  E.addFrame("in f");
+  E.addFrame("in main");
+  EXPECT_EQ(E.frameCount(), 8u);
+  EXPECT_EQ(E.frames(), (std::vector<std::string>{
+                            "in f", "in g", "in g", "in g",
+                            "[previous frame repeated 1 more time]", "in f",
+                            "in f", "in main"}));
+}
+
+TEST_F(ErrorTest, LongTracesKeepTheInnermostAndOutermostFrames) {
+  // Mutual recursion never repeats a line: the trace is cut in the middle.
+  Error E("RecursionError", "deep");
+  const uint64_t N = 1000000;
+  for (uint64_t I = 0; I < N; ++I)
+    E.addFrame(I % 2 ? "in odd" : "in even");
+  E.addFrame("in main");
+  std::vector<std::string> L = E.frames();
+  ASSERT_EQ(L.size(), FrameTrace::kHeadLines + 1 + FrameTrace::kTailLines);
+  EXPECT_EQ(E.frameCount(), N + 1);
+  EXPECT_EQ(L.front(), "in even");
+  EXPECT_EQ(L[FrameTrace::kHeadLines],
+            "[" + std::to_string(N + 1 - FrameTrace::kHeadLines -
+                                 FrameTrace::kTailLines) +
+                " frames omitted]");
+  EXPECT_EQ(L.back(), "in main");
+  EXPECT_EQ(L[L.size() - 2], "in odd");
+  // A run of repeats that reaches the cut still counts every frame.
+  Error R("RecursionError", "deep");
+  for (size_t I = 0; I < FrameTrace::kHeadLines + 5; ++I)
+    R.addFrame("in f" + std::to_string(I));
+  for (int I = 0; I < 50; ++I)
+    R.addFrame("in g");
+  L = R.frames();
+  EXPECT_EQ(L.back(), "[previous frame repeated 47 more times]");
+  EXPECT_EQ(L[L.size() - 2], "in g");
+  EXPECT_EQ(R.frameCount(), FrameTrace::kHeadLines + 55);
+}
+
 TEST_F(ErrorTest, TakeWithNothingRaisedIsInternalError) {
   Error E = takeRaisedError();
   EXPECT_EQ(E.kind(), "InternalError");

@@ -83,10 +83,16 @@ struct FunctionJITStats {
   bool StaysAtBaseline = false;
   /// Tier 2 (optimizing).
   bool Requested = false;
+  /// The background thread is compiling it now (Requested, not Compiled).
+  bool Compiling = false;
   bool Compiled = false;
   bool Failed = false;
   bool CacheHit = false;
-  double CompileMs = 0; ///< lowering + optimization + codegen + link
+  /// This function's share of its unit's compile time (the unit's time
+  /// divided by its functions).
+  double CompileMs = 0;
+  /// The unit's lowering + optimization + codegen + link time.
+  double UnitCompileMs = 0;
   /// Functions compiled in the same unit (compiled mode: all of them).
   int64_t UnitFunctions = 0;
   /// Frames that moved from tier 1 into tier 2 at a backward jump.

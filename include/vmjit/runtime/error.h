@@ -22,6 +22,42 @@
 
 namespace vmjit {
 
+/// The frames an error passed through, collapsed and bounded the way
+/// Python's tracebacks are: a frame that repeats the one before it is
+/// written three times, then once as "[previous frame repeated N more
+/// times]"; past kHeadLines lines only the outermost kTailLines are kept,
+/// with one "[N frames omitted]" line between. An error from a recursion
+/// of any depth holds at most kHeadLines + kTailLines + 1 lines.
+class FrameTrace {
+public:
+  static constexpr size_t kHeadLines = 100;
+  static constexpr size_t kTailLines = 20;
+  static constexpr uint64_t kShownRepeats = 3;
+
+  /// Appends the next outer frame.
+  VMJIT_DLL void add(std::string Frame);
+  /// The lines to print, innermost first.
+  VMJIT_DLL std::vector<std::string> lines() const;
+  /// How many frames were added, shown or not.
+  uint64_t count() const noexcept { return Count; }
+
+private:
+  struct Line {
+    std::string Text;
+    uint64_t Frames = 1; // >1: a "[previous frame repeated]" line
+  };
+  Line &newest();
+  void push(Line L);
+
+  std::vector<Line> Head;
+  std::vector<Line> Tail; // a ring once full; TailStart is its oldest line
+  size_t TailStart = 0;
+  uint64_t Omitted = 0; // frames in lines dropped between Head and Tail
+  uint64_t Count = 0;
+  uint64_t Run = 0; // how many times the last frame repeated in a row
+  std::string LastFrame;
+};
+
 class ErrorObj : public Object {
 public:
   static constexpr int32_t kTypeIndex = kVMJITError;
@@ -32,7 +68,7 @@ public:
   std::string Kind;
   std::string Message;
   /// Innermost first: "in function F, instruction N (call G)".
-  std::vector<std::string> Frames;
+  FrameTrace Frames;
 };
 
 /// A reference to an error object, and the runtime's exception type.
@@ -49,14 +85,16 @@ public:
   }
   const std::string &kind() const noexcept { return get()->Kind; }
   const std::string &message() const noexcept { return get()->Message; }
-  const std::vector<std::string> &frames() const noexcept {
-    return get()->Frames;
-  }
+  /// The frames as printed, innermost first: repeats collapsed and long
+  /// traces cut (FrameTrace).
+  std::vector<std::string> frames() const { return get()->Frames.lines(); }
+  /// How many frames the error passed through, shown or not.
+  uint64_t frameCount() const noexcept { return get()->Frames.count(); }
   /// Appends a frame as the error passes outward through it.
   void addFrame(std::string Frame) const {
-    get()->Frames.push_back(std::move(Frame));
+    get()->Frames.add(std::move(Frame));
   }
-  /// "Kind: message" followed by one "  in ..." line per frame.
+  /// "Kind: message" followed by one "  in ..." line per printed frame.
   VMJIT_DLL std::string format() const;
 
   /// The original message.

@@ -62,9 +62,35 @@ struct OpenedProgram {
 };
 
 /// loadProgram, keeping the libraries a model library brings (pass them
-/// to VMOptions::Libraries ahead of any others).
+/// to VMOptions::Libraries ahead of any others). "-" reads standard input.
 OpenedProgram openProgram(const std::string &Path,
                           const LoadOptions &Opts = {});
+
+/// True if `Path` is "-" (standard input) or names something that is
+/// neither a regular file nor a directory: a pipe, a process substitution
+/// (`<(...)`), a character device such as /dev/null. Such inputs are read
+/// whole, without seeking, and recognised by their content.
+bool isStreamPath(const std::string &Path);
+
+/// The name messages use for `Path`: "<stdin>" for "-".
+std::string inputName(const std::string &Path);
+
+/// The bytes of a file or stream (isStreamPath; "-" is standard input),
+/// at most `MaxBytes`. Throws IOError if it cannot be read, FormatError
+/// if it is larger.
+std::string readInput(const std::string &Path, int64_t MaxBytes);
+
+/// "vmasm text", "a vmjit binary executable", "a TVM VMExecutable file",
+/// "a shared library": what a message says was recognised.
+std::string_view describeProgramFormat(ProgramFormat F) noexcept;
+
+/// openProgram for a program already in memory, of any format: vmasm
+/// text, a vmjit binary, a TVM executable or a TVM model library (held in
+/// an anonymous in-memory file for dlopen). `Name` is used in messages;
+/// vmasm `npy "path"` constants resolve against the current directory.
+OpenedProgram openProgramBytes(const std::string &Bytes,
+                               const std::string &Name,
+                               const LoadOptions &Opts = {});
 
 /// Reads the VMExecutable out of an exported library's module blob
 /// (`KernelLibrary::libraryBin`): u64 size, the import tree (u64 vectors

@@ -1,0 +1,188 @@
+//===- literals.cpp - Number literals as vmasm writes them -----------------===//
+
+#include "vmjit/vm/literals.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+
+namespace vmjit::vm {
+namespace {
+
+bool equalsNoCase(std::string_view A, std::string_view B) {
+  if (A.size() != B.size())
+    return false;
+  for (size_t I = 0; I < A.size(); ++I) {
+    char X = A[I];
+    if (X >= 'A' && X <= 'Z')
+      X = static_cast<char>(X - 'A' + 'a');
+    if (X != B[I])
+      return false;
+  }
+  return true;
+}
+
+constexpr LiteralBits ok(uint64_t Bits) { return {LiteralStatus::Ok, Bits}; }
+constexpr LiteralBits kInvalid{LiteralStatus::Invalid, 0};
+constexpr LiteralBits kOutOfRange{LiteralStatus::OutOfRange, 0};
+
+} // namespace
+
+std::optional<IntLit> parseIntLit(std::string_view Text, bool &TooLarge) {
+  TooLarge = false;
+  IntLit L;
+  if (!Text.empty() && (Text[0] == '+' || Text[0] == '-')) {
+    L.Neg = Text[0] == '-';
+    Text.remove_prefix(1);
+  }
+  int Base = 10;
+  if (Text.size() > 2 && Text[0] == '0' && (Text[1] == 'x' || Text[1] == 'X')) {
+    Base = 16;
+    Text.remove_prefix(2);
+  }
+  if (Text.empty())
+    return std::nullopt;
+  for (char C : Text) {
+    bool Ok = (C >= '0' && C <= '9') ||
+              (Base == 16 && ((C >= 'a' && C <= 'f') || (C >= 'A' && C <= 'F')));
+    if (!Ok)
+      return std::nullopt;
+  }
+  auto [Ptr, Ec] =
+      std::from_chars(Text.data(), Text.data() + Text.size(), L.Mag, Base);
+  if (Ec == std::errc::result_out_of_range) {
+    TooLarge = true;
+    return L;
+  }
+  if (Ec != std::errc() || Ptr != Text.data() + Text.size())
+    return std::nullopt;
+  return L;
+}
+
+std::optional<int64_t> toInt64(IntLit L) {
+  constexpr uint64_t MinMag = uint64_t(1) << 63;
+  if (L.Neg) {
+    if (L.Mag > MinMag)
+      return std::nullopt;
+    return static_cast<int64_t>(~L.Mag + 1); // two's complement negation
+  }
+  if (L.Mag >= MinMag)
+    return std::nullopt;
+  return static_cast<int64_t>(L.Mag);
+}
+
+const FloatFormat *floatFormatOf(DLDataType T) {
+  if (T.code == kDLBfloat && T.bits == 16)
+    return &kBFloat16;
+  if (T.code != kDLFloat)
+    return nullptr;
+  switch (T.bits) {
+  case 16: return &kFloat16;
+  case 32: return &kFloat32;
+  case 64: return &kFloat64;
+  default: return nullptr;
+  }
+}
+
+uint64_t roundToFormat(double D, const FloatFormat &F) {
+  const uint64_t Sign = std::signbit(D) ? F.signBit() : 0;
+  const double A = std::fabs(D);
+  if (std::isinf(A))
+    return Sign | F.expMask();
+  if (A == 0)
+    return Sign;
+  const int Bias = (1 << (F.ExpBits - 1)) - 1;
+  const int MinExp = 1 - Bias; // of the smallest normal number
+  int E2 = 0;
+  std::frexp(A, &E2);
+  const int Exp = E2 - 1; // A = 1.m * 2^Exp
+  if (Exp + Bias >= (1 << F.ExpBits) - 1)
+    return Sign | F.expMask();
+  // The significand in units of the format's ulp at this exponent; the
+  // scaling by a power of two is exact, rint rounds ties to even.
+  const int Quantum = std::max(Exp, MinExp) - F.MantBits;
+  const auto N = static_cast<uint64_t>(std::rint(std::ldexp(A, -Quantum)));
+  uint64_t Bits = Exp >= MinExp ? (uint64_t(Exp + Bias) << F.MantBits) +
+                                      (N - (uint64_t(1) << F.MantBits))
+                                : N; // a subnormal (or the smallest normal)
+  if (Bits >= F.expMask())
+    return Sign | F.expMask();
+  return Sign | Bits;
+}
+
+LiteralBits parseFloatLiteral(std::string_view S, const FloatFormat &F) {
+  if (S.empty())
+    return kInvalid;
+  bool Neg = false;
+  if (S[0] == '+' || S[0] == '-') {
+    Neg = S[0] == '-';
+    S.remove_prefix(1);
+  }
+  const uint64_t Sign = Neg ? F.signBit() : 0;
+  if (equalsNoCase(S, "inf") || equalsNoCase(S, "infinity"))
+    return ok(Sign | F.expMask());
+  if (equalsNoCase(S, "nan")) // the default quiet NaN
+    return ok(Sign | F.expMask() | (uint64_t(1) << (F.MantBits - 1)));
+  const bool Hex = S.size() > 2 && S[0] == '0' && (S[1] == 'x' || S[1] == 'X');
+  std::string_view Body = Hex ? S.substr(2) : S;
+  if (Body.empty() || Body[0] == '+' || Body[0] == '-')
+    return kInvalid;
+  const auto Format = Hex ? std::chars_format::hex : std::chars_format::general;
+  const char *Begin = Body.data(), *End = Body.data() + Body.size();
+  if (F.MantBits == kFloat32.MantBits && F.ExpBits == kFloat32.ExpBits) {
+    float V = 0;
+    auto [Ptr, Ec] = std::from_chars(Begin, End, V, Format);
+    if (Ec == std::errc::invalid_argument || Ptr != End)
+      return kInvalid;
+    if (Ec == std::errc::result_out_of_range)
+      return kOutOfRange;
+    return ok(std::bit_cast<uint32_t>(Neg ? -V : V));
+  }
+  double D = 0;
+  auto [Ptr, Ec] = std::from_chars(Begin, End, D, Format);
+  if (Ec == std::errc::invalid_argument || Ptr != End)
+    return kInvalid;
+  if (Ec == std::errc::result_out_of_range)
+    return kOutOfRange;
+  if (Neg)
+    D = -D;
+  if (F.MantBits == kFloat64.MantBits)
+    return ok(std::bit_cast<uint64_t>(D));
+  uint64_t Bits = roundToFormat(D, F);
+  uint64_t Mag = Bits & ~F.signBit();
+  if (Mag == F.expMask() || (Mag == 0 && D != 0))
+    return kOutOfRange;
+  return ok(Bits);
+}
+
+LiteralBits parseElementLiteral(std::string_view Text, DLDataType T) {
+  if (const FloatFormat *F = floatFormatOf(T))
+    return parseFloatLiteral(Text, *F);
+  bool TooLarge = false;
+  if (T.code == kDLBool) {
+    if (Text == "true" || Text == "false")
+      return ok(Text == "true");
+    auto L = parseIntLit(Text, TooLarge);
+    if (!L)
+      return kInvalid;
+    if (TooLarge || (L->Neg && L->Mag != 0) || L->Mag > 255)
+      return kOutOfRange;
+    return ok(L->Mag);
+  }
+  if (T.code != kDLInt && T.code != kDLUInt)
+    return kInvalid;
+  auto L = parseIntLit(Text, TooLarge);
+  if (!L)
+    return kInvalid;
+  const bool Signed = T.code == kDLInt;
+  const uint64_t MaxPos =
+      Signed ? (uint64_t(1) << (T.bits - 1)) - 1
+             : (T.bits == 64 ? ~uint64_t(0) : (uint64_t(1) << T.bits) - 1);
+  const uint64_t MaxNeg = Signed ? uint64_t(1) << (T.bits - 1) : 0;
+  if (TooLarge || (L->Neg ? L->Mag > MaxNeg : L->Mag > MaxPos))
+    return kOutOfRange;
+  return ok(L->Neg ? ~L->Mag + 1 : L->Mag);
+}
+
+} // namespace vmjit::vm
