@@ -20,7 +20,8 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
   auto Input = std::make_shared<std::string>();
   auto Output = std::make_shared<std::string>();
   auto Format = std::make_shared<std::string>("vmjit");
-  Cmd->add_option("PROG", *Input, "the vmasm text (- reads standard input)")->required();
+  Cmd->add_option("PROG", *Input, "the vmasm text (- reads standard input)")
+      ->required();
   Cmd->add_option("-o,--output", *Output, "the binary executable to write")
       ->required();
   Cmd->add_option("--format", *Format,

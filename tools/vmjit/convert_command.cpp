@@ -56,7 +56,7 @@ void addConvertCommand(CLI::App &App, Runner &Run) {
   auto Input = std::make_shared<std::string>();
   auto Output = std::make_shared<std::string>();
   auto Format = std::make_shared<std::string>("vmjit");
-  Cmd->add_option("PROG", *Input, "the program to convert")->required();
+  Cmd->add_option("PROG", *Input, "the program, any format vmjit reads (by content; - reads standard input)")->required();
   Cmd->add_option("-o,--output", *Output, "the file to write")->required();
   Cmd->add_option("--format", *Format,
                   "what to write: vmjit (vmjit's binary format), tvm (TVM's "

@@ -19,7 +19,7 @@ void addDisCommand(CLI::App &App, Runner &Run) {
                                         "executable");
   auto Input = std::make_shared<std::string>();
   Cmd->add_option("PROG", *Input,
-                  "the program (vmasm, vmjit binary or TVM executable)")
+                  "the program, any format vmjit reads (by content; - reads standard input)")
       ->required();
   Cmd->callback([&Run, Input] {
     Run = [Input] {

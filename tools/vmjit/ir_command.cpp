@@ -71,7 +71,7 @@ void addIrCommand(CLI::App &App, Runner &Run) {
   auto *Cmd = App.add_subcommand(
       "ir", "print the LLVM IR the JIT makes for a function");
   auto O = std::make_shared<IrOptions>();
-  Cmd->add_option("PROG", O->Program, "the program (.bin or .vmasm)")
+  Cmd->add_option("PROG", O->Program, "the program, any format vmjit reads (by content; - reads standard input)")
       ->required();
   Cmd->add_option("--func", O->Func, "the function (default: main)");
   Cmd->add_flag("--opt", O->Optimized, "after the optimization pipeline");

@@ -474,8 +474,9 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                   "content; - reads standard input)")
       ->required();
   Cmd->add_option("ARG", O->Args,
-                  "arguments: 42, 1.5, true, x.npy, float32[2]=1,2, "
-                  "shape:2,3, str:text, null");
+                  "arguments: 42, 0x2a, -3, 1.5, -inf, nan, true, x.npy, "
+                  "float32[2]=1,2 (any vmasm dtype, float16 and bfloat16 "
+                  "too), shape:2,3, str:text, null");
   Cmd->add_option("--func", O->Func, "function to call (default: main)");
   Cmd->add_option("--mode", O->Mode,
                   "bytecode, baseline, compiled or tiered (default: tiered)");
@@ -494,7 +495,9 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                   "call the function N times, report the last result")
       ->check(positiveCount());
   Cmd->add_flag("--json", O->Json, "print exactly one JSON object");
-  Cmd->add_option("--output", O->Output, "also save a tensor result as .npy");
+  Cmd->add_option("--output", O->Output,
+                  "also save a tensor result as .npy (a tuple of tensors: "
+                  "one file per element, OUT.0.npy, OUT.1.npy, ...)");
   Cmd->add_flag("--stats", O->Stats,
                 "per function: calls, tier, compile time");
   Cmd->add_option("--opt-level", O->OptLevel,

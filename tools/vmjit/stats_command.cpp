@@ -144,7 +144,7 @@ void addStatsCommand(CLI::App &App, Runner &Run) {
   auto Input = std::make_shared<std::string>();
   auto Json = std::make_shared<bool>(false);
   Cmd->add_option("PROG", *Input,
-                  "the program (vmasm, vmjit binary or TVM executable)")
+                  "the program, any format vmjit reads (by content; - reads standard input)")
       ->required();
   Cmd->add_flag("--json", *Json, "print one JSON object instead of a table");
   Cmd->callback([&Run, Input, Json] {
