@@ -20,6 +20,7 @@
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/builder.h"
 #include "vmjit/vm/literals.h"
+#include "vmjit/vm/verifier.h"
 #include "vmjit/vm/npy.h"
 
 #include <algorithm>
@@ -254,6 +255,12 @@ private:
   void finishBody(Body &B, Pos EndPos);
 
   std::shared_ptr<Executable> build();
+  /// A verifier error at its line and column, with register names.
+  [[noreturn]] void throwVerifyAtSource(const VerifyFailure &V,
+                                        const ExecutableBuilder &B);
+  std::string registerName(const Body &Bd, int64_t Reg) const;
+  static const RegRef *readOf(const Stmt &S, int64_t Reg);
+  bool isWrittenIn(const Body &Bd, int64_t Reg) const;
 
   std::string_view Text;
   const std::string &FileName;
@@ -1103,8 +1110,8 @@ void Assembler::analyze() {
 //===----------------------------------------------------------------------===//
 
 std::shared_ptr<Executable> Assembler::build() {
+  ExecutableBuilder B;
   try {
-    ExecutableBuilder B;
     for (const FuncDecl &D : Decls) {
       switch (D.Kind) {
       case FunctionKind::Bytecode:
@@ -1184,9 +1191,85 @@ std::shared_ptr<Executable> Assembler::build() {
       B.endFunction();
     }
     return B.finish(Limits);
+  } catch (const VerifyFailure &V) {
+    throwVerifyAtSource(V, B);
   } catch (const Error &E) {
     throwError(E.kind(), fmt::format("{}: {}", FileName, E.message()));
   }
+}
+
+void Assembler::throwVerifyAtSource(const VerifyFailure &V,
+                                    const ExecutableBuilder &B) {
+  std::string Message = V.message();
+  const Body *Bd = nullptr;
+  for (const Body &X : Bodies)
+    if (auto I = B.lookup(X.Name); I && *I == V.Where.Func)
+      Bd = &X;
+  if (!Bd)
+    throwError("VerifyError", fmt::format("{}: {}", FileName, Message));
+  // The statement of instruction Instr (instructions are the body's items
+  // that are not labels), and the register's name and place in it.
+  Pos At = Bd->P;
+  const Stmt *Instr = nullptr;
+  int64_t N = 0;
+  for (size_t Idx : Bd->Items)
+    if (isInstr(Stmts[Idx].Kind) && N++ == V.Where.Instr)
+      Instr = &Stmts[Idx];
+  if (Instr)
+    At = Instr->P;
+  if (V.Where.Reg >= 0) {
+    std::string Name = registerName(*Bd, V.Where.Reg);
+    if (const RegRef *R = Instr ? readOf(*Instr, V.Where.Reg) : nullptr)
+      At = R->P;
+    if (!Name.empty()) {
+      const std::string Num = fmt::format("register %{}", V.Where.Reg);
+      if (size_t P = Message.find(Num); P != std::string::npos)
+        Message.replace(P, Num.size(), "register %" + Name);
+      if (!isWrittenIn(*Bd, V.Where.Reg))
+        Message += fmt::format(" (%{} is never written in '{}')", Name,
+                               Bd->Name);
+    }
+  }
+  throwError("VerifyError", fmt::format("{}:{}:{}: {}", FileName, At.Line,
+                                        At.Col, Message));
+}
+
+std::string Assembler::registerName(const Body &Bd, int64_t Reg) const {
+  if (Reg < static_cast<int64_t>(Bd.Params.size()) &&
+      !(static_cast<size_t>(Reg) < Bd.ParamQuoted.size() &&
+        Bd.ParamQuoted[static_cast<size_t>(Reg)]))
+    return Bd.Params[static_cast<size_t>(Reg)];
+  for (size_t Idx : Bd.Items) {
+    const Stmt &S = Stmts[Idx];
+    if (S.HasDst && S.Dst.Num == Reg && !S.Dst.Name.empty())
+      return S.Dst.Name;
+    if (const RegRef *R = readOf(S, Reg); R && !R->Name.empty())
+      return R->Name;
+  }
+  return "";
+}
+
+const RegRef *Assembler::readOf(const Stmt &S, int64_t Reg) {
+  if (S.Kind == StmtKind::Call) {
+    for (const Operand &O : S.Args)
+      if (O.Kind == ArgKind::Register && !O.Reg.IsVM && O.Reg.Num == Reg)
+        return &O.Reg;
+  } else if ((S.Kind == StmtKind::Ret || S.Kind == StmtKind::If) &&
+             S.Reg.Num == Reg) {
+    return &S.Reg;
+  }
+  return nullptr;
+}
+
+bool Assembler::isWrittenIn(const Body &Bd, int64_t Reg) const {
+  if (Reg < static_cast<int64_t>(Bd.Params.size()))
+    return true;
+  for (size_t Idx : Bd.Items) {
+    const Stmt &S = Stmts[Idx];
+    if (S.Kind == StmtKind::Call && S.HasDst && S.Dst.Num == Reg)
+      return true;
+  }
+  return false;
 }
 
 } // namespace

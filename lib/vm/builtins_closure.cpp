@@ -45,8 +45,32 @@ private:
       All[I] = AnyView::fromRaw(Args[I]);
     for (size_t I = 0; I < C->Captured.size(); ++I)
       All[static_cast<size_t>(NumArgs) + I] = AnyView(C->Captured[I]);
-    return C->Target.get()->safeCall(All, static_cast<int32_t>(Total),
-                                     reinterpret_cast<Any *>(Result));
+    int Rc = C->Target.get()->safeCall(All, static_cast<int32_t>(Total),
+                                       reinterpret_cast<Any *>(Result));
+    if (Rc != 0 && !C->Captured.empty())
+      C->explainArity(NumArgs, Total);
+    return Rc;
+  }
+
+  /// The target's own "expected N arguments but got M" counts the captured
+  /// values too: a frame line says how M came about. The message itself
+  /// stays the target's.
+  void explainArity(int32_t NumArgs, size_t Total) noexcept {
+    Error E = takeRaisedError();
+    try {
+      const std::string &M = E.message();
+      if (E.kind() == "TypeError" &&
+          M.starts_with(Target.name() + ": expected ") &&
+          M.ends_with(fmt::format(" but got {}", Total)))
+        E.addFrame(fmt::format("in a closure of '{}' called with {} "
+                               "argument{}, which adds {} captured value{}",
+                               Target.name(), NumArgs, NumArgs == 1 ? "" : "s",
+                               Captured.size(),
+                               Captured.size() == 1 ? "" : "s"));
+    } catch (...) {
+      // Out of memory: the error as it was.
+    }
+    setRaisedError(E);
   }
   Function Target;
   std::vector<Any> Captured;

@@ -38,7 +38,8 @@ class FunctionVerifier {
 public:
   FunctionVerifier(const Executable &Exe, int64_t FuncIndex,
                    const VerifierLimits &Limits)
-      : Exe(Exe), F(Exe.function(FuncIndex)), Limits(Limits) {}
+      : Exe(Exe), F(Exe.function(FuncIndex)), FuncIndex(FuncIndex),
+        Limits(Limits) {}
 
   void run() {
     checkHeader();
@@ -72,8 +73,17 @@ private:
   template <typename... A>
   [[noreturn]] void fail(int64_t Local, fmt::format_string<A...> Fmt,
                          A &&...Args) const {
-    throwError("VerifyError", where(Local) + ": " +
-                                  fmt::format(Fmt, std::forward<A>(Args)...));
+    failAt({FuncIndex, Local, -1}, Fmt, std::forward<A>(Args)...);
+  }
+
+  template <typename... A>
+  [[noreturn]] void failAt(VerifyLocation L, fmt::format_string<A...> Fmt,
+                           A &&...Args) const {
+    if (L.Instr >= F.numInstrs())
+      L.Instr = -1;
+    throw VerifyFailure(where(L.Instr) + ": " +
+                            fmt::format(Fmt, std::forward<A>(Args)...),
+                        L);
   }
 
   void checkHeader() {
@@ -230,9 +240,10 @@ private:
         InstrView I = instr(L);
         auto Read = [&](RegName R, std::string_view What) {
           if (Check && R != kVMRegister && !Cur.test(R))
-            fail(L, "{} reads register %{} before it is written on every "
-                    "path that reaches it",
-                 What, R);
+            failAt({FuncIndex, L, R},
+                   "{} reads register %{} before it is written on every "
+                   "path that reaches it",
+                   What, R);
         };
         switch (I.opcode()) {
         case Opcode::Call:
@@ -302,6 +313,7 @@ private:
 
   const Executable &Exe;
   const FunctionInfo &F;
+  int64_t FuncIndex;
   const VerifierLimits &Limits;
 };
 

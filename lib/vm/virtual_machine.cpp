@@ -98,7 +98,7 @@ VirtualMachine::create(std::shared_ptr<const Executable> Exe, VMOptions Opts) {
 void VirtualMachine::resolvePool() {
   const Registry &Reg =
       Opts.FunctionRegistry ? *Opts.FunctionRegistry : Registry::global();
-  std::vector<std::string> Missing;
+  std::vector<int64_t> Missing;
   for (size_t I = 0; I < Exe->functions().size(); ++I) {
     const FunctionInfo &F = Exe->functions()[I];
     Function Entry;
@@ -118,23 +118,15 @@ void VirtualMachine::resolvePool() {
         if (auto Found = Reg.find(F.Name))
           Entry = *Found;
       if (!Entry.defined()) {
-        Missing.push_back(F.Name);
+        Missing.push_back(static_cast<int64_t>(I));
         continue;
       }
     }
     Pool[I].store(Entry.get(), std::memory_order_relaxed);
     PoolOwners.push_back(std::move(Entry));
   }
-  if (!Missing.empty()) {
-    std::string List;
-    for (const std::string &M : Missing)
-      List += (List.empty() ? "'" : ", '") + M + "'";
-    throwError("LinkError",
-               fmt::format("{} packed function{} not found in any loaded "
-                           "library or the registry: {}",
-                           Missing.size(), Missing.size() == 1 ? " is" : "s are",
-                           List));
-  }
+  if (!Missing.empty())
+    throwLinkError(*Exe, Missing, Reg, Opts.Libraries);
 }
 
 VirtualMachine::~VirtualMachine() {

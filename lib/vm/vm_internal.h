@@ -11,6 +11,8 @@
 #define VMJIT_LIB_VM_VM_INTERNAL_H
 
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/library.h"
+#include "vmjit/runtime/registry.h"
 #include "vmjit/vm/native_code.h"
 #include "vmjit/vm/virtual_machine.h"
 
@@ -21,6 +23,14 @@
 namespace vmjit::vm {
 
 namespace internal {
+
+/// Throws the LinkError for the packed functions `Missing` (function
+/// indices) that no library and no registry provides: each with where the
+/// executable first uses it and the closest name that is provided.
+[[noreturn]] void
+throwLinkError(const Executable &Exe, const std::vector<int64_t> &Missing,
+               const Registry &Reg,
+               const std::vector<std::shared_ptr<KernelLibrary>> &Libraries);
 
 /// Raises the TypeError of a call of `F` with the wrong argument count.
 inline int raiseArityError(const FunctionInfo &F, int32_t NumArgs) noexcept {

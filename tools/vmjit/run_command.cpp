@@ -402,6 +402,8 @@ int run(const RunOptions &O) {
   } catch (const Error &E) {
     if (E.kind() == "LookupError")
       return Fail(Error("UsageError", O.Program + ": " + E.message()));
+    if (E.kind() == "LinkError") // which program's functions are missing
+      return Fail(Error("LinkError", O.Program + ": " + E.message()));
     return Fail(E);
   }
 

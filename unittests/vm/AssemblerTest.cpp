@@ -813,7 +813,8 @@ TEST(AssemblerErrorTest, FileNameIsUsedInMessages) {
 }
 
 //===----------------------------------------------------------------------===//
-// Verifier errors keep their kind and get the file name.
+// Verifier errors keep their kind and get the file, line and column of the
+// instruction (of the register, for a read), and register names.
 //===----------------------------------------------------------------------===//
 
 TEST(AssemblerVerifyTest, ReadOfAnUnwrittenRegister) {
@@ -821,19 +822,19 @@ TEST(AssemblerVerifyTest, ReadOfAnUnwrittenRegister) {
                            "  %y = call f(%z)\n"
                            "  ret %y\n"
                            ".end\n");
-  EXPECT_EQ(E.rfind("VerifyError: prog.vmasm: function 'main', instruction 0 "
-                    "(call 'f'): argument 1 reads register %2",
-                    0),
-            0u)
-      << E;
+  EXPECT_EQ(E, "VerifyError: prog.vmasm:2:15: function 'main', instruction 0 "
+               "(call 'f'): argument 1 reads register %z before it is written "
+               "on every path that reaches it (%z is never written in "
+               "'main')");
 }
 
 TEST(AssemblerVerifyTest, WrongArityCallOfAFunc) {
   std::string E = asmError(".func g(a, b)\n  ret %a\n.end\n"
                            ".func main(x)\n  %y = call g(%x)\n  ret %y\n"
                            ".end\n");
-  EXPECT_EQ(E.rfind("VerifyError: prog.vmasm: function 'main', instruction 0 "
-                    "(call 'g'): passes 1 arguments to 'g', which takes 2",
+  EXPECT_EQ(E.rfind("VerifyError: prog.vmasm:5:3: function 'main', "
+                    "instruction 0 (call 'g'): passes 1 arguments to 'g', "
+                    "which takes 2",
                     0),
             0u)
       << E;
@@ -841,7 +842,8 @@ TEST(AssemblerVerifyTest, WrongArityCallOfAFunc) {
 
 TEST(AssemblerVerifyTest, FunctionNotEndingInRetOrGoto) {
   std::string E = asmError(".func main(x)\n  %y = call f(%x)\n.end\n");
-  EXPECT_EQ(E.rfind("VerifyError: prog.vmasm: function 'main', instruction 0",
+  EXPECT_EQ(E.rfind("VerifyError: prog.vmasm:2:3: function 'main', "
+                    "instruction 0",
                     0),
             0u)
       << E;
@@ -850,7 +852,8 @@ TEST(AssemblerVerifyTest, FunctionNotEndingInRetOrGoto) {
 
 TEST(AssemblerVerifyTest, JumpOutOfTheFunction) {
   std::string E = asmError(".func main(x)\n  goto +5\n.end\n");
-  EXPECT_EQ(E.rfind("VerifyError: prog.vmasm: function 'main', instruction 0",
+  EXPECT_EQ(E.rfind("VerifyError: prog.vmasm:2:3: function 'main', "
+                    "instruction 0",
                     0),
             0u)
       << E;

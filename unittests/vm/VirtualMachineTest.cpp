@@ -177,8 +177,20 @@ TEST(VirtualMachineTest, MissingPackedFunctionsAreAllNamed) {
   });
   EXPECT_EQ(E.kind(), "LinkError");
   EXPECT_EQ(E.message(), "2 packed functions are not found in any loaded "
-                         "library or the registry: 'no.such.one', "
-                         "'no.such.two'");
+                         "library or the registry: 'no.such.one' (called in "
+                         "function 'main', instruction 0), 'no.such.two' "
+                         "(called in function 'main', instruction 2)");
+}
+
+TEST(VirtualMachineTest, MissingPackedFunctionsGetTheClosestName) {
+  Error E = errorOf([&] {
+    makeVM(".func main(x)\n  %a = call scalar.mull(%x, 2)\n  ret %a\n"
+           ".end\n");
+  });
+  EXPECT_EQ(E.message(), "1 packed function is not found in any loaded "
+                         "library or the registry: 'scalar.mull' (called in "
+                         "function 'main', instruction 0; did you mean "
+                         "'scalar.mul'?)");
 }
 
 TEST(VirtualMachineTest, ClosuresAndFunctionValues) {

@@ -14,6 +14,7 @@
 #ifndef VMJIT_VM_VERIFIER_H
 #define VMJIT_VM_VERIFIER_H
 
+#include "vmjit/runtime/error.h"
 #include "vmjit/vm/executable.h"
 
 #include <cstdint>
@@ -39,8 +40,24 @@ struct VerifierLimits {
   int64_t MaxDataflowBytes = int64_t(256) << 20;
 };
 
-/// Throws Error("VerifyError", "function 'F', instruction N (call G): ...")
-/// for the first rule the executable breaks.
+/// Where a rule was broken, for tools that map it back to source text.
+struct VerifyLocation {
+  int64_t Func = -1;  ///< function index; -1: the executable as a whole
+  int64_t Instr = -1; ///< instruction within the function; -1: its header
+  int64_t Reg = -1;   ///< the register the rule is about; -1: none
+};
+
+/// What verifyExecutable throws: an Error of kind "VerifyError" that also
+/// carries its location (catch it as Error and that is all there is).
+class VerifyFailure : public Error {
+public:
+  VerifyFailure(std::string Message, VerifyLocation Where)
+      : Error("VerifyError", std::move(Message)), Where(Where) {}
+  VerifyLocation Where;
+};
+
+/// Throws VerifyFailure ("function 'F', instruction N (call G): ...") for
+/// the first rule the executable breaks.
 void verifyExecutable(const Executable &Exe, const VerifierLimits &Limits = {});
 
 } // namespace vmjit::vm

@@ -1,0 +1,104 @@
+//===- link_error.cpp - Packed functions nothing provides ------------------===//
+//
+// The LinkError a VM raises at creation when the executable names packed
+// functions that no loaded library and no registry provides: one message
+// naming each, where the executable first uses it, and the closest name
+// that is provided ("did you mean 'scalar.add'?").
+//
+//===----------------------------------------------------------------------===//
+
+#include "vm_internal.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace vmjit::vm::internal {
+namespace {
+
+/// Levenshtein distance (insertions, deletions, substitutions), two rows.
+size_t editDistance(std::string_view A, std::string_view B) {
+  std::vector<size_t> Prev(B.size() + 1), Cur(B.size() + 1);
+  for (size_t J = 0; J <= B.size(); ++J)
+    Prev[J] = J;
+  for (size_t I = 1; I <= A.size(); ++I) {
+    Cur[0] = I;
+    for (size_t J = 1; J <= B.size(); ++J)
+      Cur[J] = std::min({Prev[J] + 1, Cur[J - 1] + 1,
+                         Prev[J - 1] + (A[I - 1] != B[J - 1])});
+    std::swap(Prev, Cur);
+  }
+  return Prev[B.size()];
+}
+
+/// The provided name closest to `Name`, if one is close: at most a third
+/// of the name's characters differ (and at least one may).
+std::optional<std::string> closest(const std::string &Name,
+                                   const std::vector<std::string> &Known) {
+  const size_t Limit = std::max<size_t>(1, Name.size() / 3);
+  std::optional<std::string> Best;
+  size_t BestD = Limit + 1;
+  for (const std::string &K : Known) {
+    size_t Len = std::max(K.size(), Name.size()) - std::min(K.size(), Name.size());
+    if (Len > Limit)
+      continue;
+    if (size_t D = editDistance(Name, K); D < BestD) {
+      BestD = D;
+      Best = K;
+    }
+  }
+  return Best;
+}
+
+/// "called in function 'F', instruction N" or "used as a value in ...":
+/// the first place a bytecode function refers to function `Func`.
+std::string firstUse(const Executable &Exe, int64_t Func) {
+  for (const FunctionInfo &F : Exe.functions()) {
+    if (F.Kind != FunctionKind::Bytecode)
+      continue;
+    for (int64_t L = 0; L < F.numInstrs(); ++L) {
+      InstrView I = Exe.instr(F.StartInstr + L);
+      if (I.opcode() != Opcode::Call)
+        continue;
+      if (I.callFunc() == Func)
+        return fmt::format("called in function '{}', instruction {}", F.Name,
+                           L);
+      for (int64_t A = 0; A < I.callNumArgs(); ++A) {
+        Arg X = I.callArg(A);
+        if (X.kindByte() == static_cast<uint8_t>(ArgKind::FuncIdx) &&
+            X.value() == Func)
+          return fmt::format("used as a value in function '{}', "
+                             "instruction {}",
+                             F.Name, L);
+      }
+    }
+  }
+  return "declared, not used";
+}
+
+} // namespace
+
+void throwLinkError(
+    const Executable &Exe, const std::vector<int64_t> &Missing,
+    const Registry &Reg,
+    const std::vector<std::shared_ptr<KernelLibrary>> &Libraries) {
+  std::vector<std::string> Known = Reg.names();
+  for (const auto &Lib : Libraries) {
+    std::vector<std::string> Names = Lib->functionNames();
+    Known.insert(Known.end(), Names.begin(), Names.end());
+  }
+  std::string List;
+  for (int64_t K : Missing) {
+    const std::string &Name = Exe.function(K).Name;
+    std::string Hint = firstUse(Exe, K);
+    if (auto C = closest(Name, Known))
+      Hint += fmt::format("; did you mean '{}'?", *C);
+    List += fmt::format("{}'{}' ({})", List.empty() ? "" : ", ", Name, Hint);
+  }
+  throwError("LinkError",
+             fmt::format("{} packed function{} not found in any loaded "
+                         "library or the registry: {}",
+                         Missing.size(), Missing.size() == 1 ? " is" : "s are",
+                         List));
+}
+
+} // namespace vmjit::vm::internal
