@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""Runs the vmjit-bench harness and writes docs/benchmarks.md and docs/benchmarks.svg.
+"""Runs the vmjit-bench harness and writes a report: markdown and an SVG chart.
 
-    scripts/bench-report.py                 # build/, full run (about 15 min)
+    scripts/bench-report.py                 # build/, full run (about 25 min)
     scripts/bench-report.py --quick         # smallest sizes, fewer repetitions
+    scripts/bench-report.py --update-docs   # write docs/benchmarks.md + .svg
     scripts/bench-report.py --build-dir build-bench --no-build
     scripts/bench-report.py --from-json results.json   # re-render only
+
+The report goes to BUILD_DIR/benchmarks.md (and .svg) unless --out or
+--update-docs says otherwise: the tracked docs/benchmarks.md changes only
+when asked. The script builds vmjit-bench with CMake and Ninja and never
+installs packages; --install-deps runs scripts/install-deps.sh (apt-get)
+first.
 
 Each workload group runs as its own vmjit-bench invocation with
 --benchmark_repetitions and --benchmark_format=json; every figure in the
@@ -96,11 +103,18 @@ def openblas_coretype():
     return None, "not set (the CPU has neither AVX-512 nor AVX2)"
 
 
-def build(build_dir):
-    cmd = [os.path.join(ROOT, "scripts", "build.sh"), "--build-dir", build_dir,
-           "--targets", "vmjit-bench"]
-    print("+", " ".join(cmd), file=sys.stderr)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+def build(build_dir, install_deps):
+    """Configures (once) and builds vmjit-bench; installs packages only when
+    asked."""
+    cmds = []
+    if install_deps:
+        cmds.append([os.path.join(ROOT, "scripts", "install-deps.sh")])
+    if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
+        cmds.append(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja"])
+    cmds.append(["ninja", "-C", build_dir, "vmjit-bench"])
+    for cmd in cmds:
+        print("+", " ".join(cmd), file=sys.stderr)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
 def run_group(binary, flt, reps, min_time, env, series_dir):
@@ -130,7 +144,7 @@ def run_all(args):
     if not os.path.isabs(binary):
         binary = os.path.join(ROOT, binary)
     if not args.no_build:
-        build(args.build_dir)
+        build(args.build_dir, args.install_deps)
     if not os.access(binary, os.X_OK):
         raise SystemExit("no %s (build it, or drop --no-build)" % binary)
     env = dict(os.environ)
@@ -872,7 +886,8 @@ def report(res, build_dir, svg_name):
         "Benchmark): every figure is the median over %d repetitions%s, CPU "
         "time of the benchmarking thread unless marked otherwise. The machine "
         "is a shared, noisy VM: figures move by 10–20%% between runs. "
-        "Regenerate with `scripts/bench-report.py` (add `--quick` for the "
+        "Regenerate with `scripts/bench-report.py --update-docs` (without it "
+        "the report goes to `build/benchmarks.md`; add `--quick` for the "
         "smallest sizes only).\n" % (
             st["repetitions"], " (quick subset)" if st["quick"] else ""))
     L.append("Tiers: `bytecode` (the interpreter), `compiled` (every function "
@@ -992,7 +1007,9 @@ def main():
     ap.add_argument("--build-dir", default="build",
                     help="build directory (default: build)")
     ap.add_argument("--no-build", action="store_true",
-                    help="use the existing vmjit-bench, do not run scripts/build.sh")
+                    help="use the existing vmjit-bench, do not build it")
+    ap.add_argument("--install-deps", action="store_true",
+                    help="run scripts/install-deps.sh (apt-get) before building")
     ap.add_argument("--quick", action="store_true",
                     help="only the smallest sizes (and N = 1000 for dispatch); "
                          "3 repetitions, min time 0.05 s unless given")
@@ -1004,13 +1021,22 @@ def main():
     ap.add_argument("--filter", default="",
                     help="keep only benchmarks whose names match this regex "
                          "(applied within each group)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"),
-                    help="markdown output (default docs/benchmarks.md); the SVG "
-                         "goes next to it with the extension .svg")
+    ap.add_argument("--out", default=None,
+                    help="markdown output (default BUILD_DIR/benchmarks.md); "
+                         "the SVG goes next to it with the extension .svg")
+    ap.add_argument("--update-docs", action="store_true",
+                    help="write docs/benchmarks.md and docs/benchmarks.svg "
+                         "(the tracked report)")
     ap.add_argument("--save-json", help="also write the raw results here")
     ap.add_argument("--from-json", help="render from saved raw results instead "
                                         "of running the harness")
     args = ap.parse_args()
+    if args.update_docs and args.out:
+        ap.error("--update-docs and --out name two different reports")
+    if args.update_docs:
+        args.out = os.path.join(ROOT, "docs", "benchmarks.md")
+    elif not args.out:
+        args.out = os.path.join(args.build_dir, "benchmarks.md")
     if args.repetitions is None:
         args.repetitions = 3 if args.quick else 5
     if args.min_time is None:
