@@ -35,6 +35,8 @@ _tvm_libs = os.path.join(config.vmjit_obj_root, "unittests", "tools", "tvm-libra
 config.substitutions.append(("%tvm_model", os.path.join(_tvm_libs, "model.so")))
 config.substitutions.append(("%tvm_libs", _tvm_libs))
 config.substitutions.append(("%examples", os.path.join(config.vmjit_src_root, "examples")))
+# The built example programs (examples/embed, ...).
+config.substitutions.append(("%example_bin", os.path.join(config.vmjit_obj_root, "examples")))
 config.substitutions.append(("%src_root", config.vmjit_src_root))
 # %python: a Python 3 that has NumPy (examples/scripts/reference.py needs
 # it), which need not be the first python3 on PATH (a pyenv shim, say);
