@@ -33,6 +33,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
@@ -259,6 +260,9 @@ private:
   [[noreturn]] void throwVerifyAtSource(const VerifyFailure &V,
                                         const ExecutableBuilder &B);
   std::string registerName(const Body &Bd, int64_t Reg) const;
+  /// The register and label names of every function's text.
+  std::vector<DebugNames> debugNames(const Executable &Exe,
+                                     const ExecutableBuilder &B) const;
   static const RegRef *readOf(const Stmt &S, int64_t Reg);
   bool isWrittenIn(const Body &Bd, int64_t Reg) const;
 
@@ -1190,12 +1194,55 @@ std::shared_ptr<Executable> Assembler::build() {
         FB.reserveRegisters(Bd.Regs);
       B.endFunction();
     }
-    return B.finish(Limits);
+    auto Exe = B.finish(Limits);
+    Exe->setDebugNames(debugNames(*Exe, B));
+    return Exe;
   } catch (const VerifyFailure &V) {
     throwVerifyAtSource(V, B);
   } catch (const Error &E) {
     throwError(E.kind(), fmt::format("{}: {}", FileName, E.message()));
   }
+}
+
+std::vector<DebugNames> Assembler::debugNames(const Executable &Exe,
+                                             const ExecutableBuilder &B) const {
+  std::vector<DebugNames> Out(Exe.functions().size());
+  bool Any = false;
+  for (const Body &Bd : Bodies) {
+    DebugNames &N = Out[static_cast<size_t>(*B.lookup(Bd.Name))];
+    std::map<int64_t, std::string> Regs;
+    int64_t Instr = 0;
+    for (size_t Idx : Bd.Items) {
+      const Stmt &S = Stmts[Idx];
+      if (S.Kind == StmtKind::Label) {
+        N.Labels.emplace_back(Instr, S.Name);
+        continue;
+      }
+      if (!isInstr(S.Kind))
+        continue;
+      ++Instr;
+      // Every register the text names (parameters too, when the text
+      // reads them by name rather than as %N).
+      auto Note = [&](const RegRef &R) {
+        if (!R.IsVM && !R.Name.empty())
+          Regs.emplace(R.Num, R.Name);
+      };
+      if (S.Kind == StmtKind::Call) {
+        if (S.HasDst)
+          Note(S.Dst);
+        for (const Operand &O : S.Args)
+          if (O.Kind == ArgKind::Register)
+            Note(O.Reg);
+      } else if (S.Kind == StmtKind::Ret || S.Kind == StmtKind::If) {
+        Note(S.Reg);
+      }
+    }
+    N.Registers.assign(Regs.begin(), Regs.end());
+    Any |= !N.empty();
+  }
+  if (!Any)
+    Out.clear();
+  return Out;
 }
 
 void Assembler::throwVerifyAtSource(const VerifyFailure &V,

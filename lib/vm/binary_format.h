@@ -29,6 +29,8 @@ inline constexpr uint32_t kSectionFunctions = fourcc('F', 'U', 'N', 'C');
 inline constexpr uint32_t kSectionConstants = fourcc('C', 'N', 'S', 'T');
 inline constexpr uint32_t kSectionCode = fourcc('C', 'O', 'D', 'E');
 inline constexpr uint32_t kSectionData = fourcc('D', 'A', 'T', 'A');
+/// Optional: the register and label names of vmasm text (DebugNames).
+inline constexpr uint32_t kSectionNames = fourcc('N', 'A', 'M', 'E');
 
 /// Tags of constant pool entries.
 enum ConstTag : uint8_t {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "asm_lexer.h"
 #include "binary_format.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/error.h"
@@ -20,6 +21,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -256,6 +258,74 @@ std::vector<Word> readCode(ByteReader R) {
 /// Bytes outside the header, the section table and the sections (the
 /// alignment padding) are covered by no checksum, so they must be zero: a
 /// flipped bit anywhere in the file is then always reported.
+/// A name the assembler reads back bare: an identifier that is not `vm`
+/// (and, for a label, no instruction keyword).
+bool isBareName(std::string_view S, bool Label) {
+  if (!asmtext::isIdentifier(S) || S == "vm")
+    return false;
+  for (std::string_view K : {"call", "ret", "goto", "if", "else"})
+    if (Label && S == K)
+      return false;
+  return true;
+}
+
+/// The NAME section (binary_writer.cpp's writeNames), checked against the
+/// verified executable: bytecode functions in increasing order, registers
+/// past the parameters and inside the register file, instructions inside
+/// the function, each list increasing, names that vmasm reads back bare and
+/// that repeat within neither list (a parameter: its own name).
+std::vector<DebugNames> readNames(ByteReader R, const Executable &Exe) {
+  const auto NumFns = static_cast<uint64_t>(Exe.functions().size());
+  uint64_t Count = R.getCount(8 + 8 + 8, "named function");
+  std::vector<DebugNames> Out(NumFns);
+  int64_t Prev = -1;
+  for (uint64_t E = 0; E < Count; ++E) {
+    uint64_t K = R.get<uint64_t>("function index");
+    if (K >= NumFns || static_cast<int64_t>(K) <= Prev ||
+        Exe.function(static_cast<int64_t>(K)).Kind != FunctionKind::Bytecode)
+      R.fail(fmt::format("entry {} names function {}, which is not the next "
+                         "bytecode function",
+                         E, K));
+    Prev = static_cast<int64_t>(K);
+    const FunctionInfo &F = Exe.function(Prev);
+    DebugNames &N = Out[K];
+    std::set<std::string> Seen(F.ParamNames.begin(), F.ParamNames.end());
+    for (auto *List : {&N.Registers, &N.Labels}) {
+      const bool Regs = List == &N.Registers;
+      const int64_t Lo = 0;
+      const int64_t Hi = Regs ? F.RegisterFileSize : F.numInstrs();
+      uint64_t M = R.getCount(4 + 4, Regs ? "named register" : "label");
+      if (!Regs)
+        Seen.clear();
+      for (uint64_t J = 0; J < M; ++J) {
+        auto Index = static_cast<int64_t>(R.get<uint32_t>("index"));
+        std::string Name = R.getString("name");
+        if (Index < Lo || Index >= Hi ||
+            (!List->empty() && Index <= List->back().first))
+          R.fail(fmt::format("function '{}': {} {} is out of order or range",
+                             F.Name, Regs ? "register" : "instruction", Index));
+        // A parameter is named as its list names it; another register by
+        // a name no parameter has.
+        const bool Param = Regs && Index < F.NumParams;
+        const bool Ok =
+            Param ? Name == F.ParamNames[static_cast<size_t>(Index)] &&
+                        isBareName(Name, false) &&
+                        std::count(F.ParamNames.begin(), F.ParamNames.end(),
+                                   Name) == 1
+                  : isBareName(Name, !Regs) && Seen.insert(Name).second;
+        if (!Ok)
+          R.fail(fmt::format("function '{}': '{}' is not a name vmasm can "
+                             "give there",
+                             F.Name, Name));
+        List->emplace_back(Index, std::move(Name));
+      }
+    }
+  }
+  if (!R.atEnd())
+    R.fail("bytes after the last entry");
+  return Out;
+}
+
 void checkPaddingIsZero(const char *P, uint64_t Size, uint64_t TableEnd,
                         std::vector<SectionRef> Sections,
                         const std::string &Name) {
@@ -320,7 +390,7 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
       formatError(Name, "header checksum mismatch (the file is corrupt)");
   }
 
-  SectionRef Funcs, Consts, Code, Data;
+  SectionRef Funcs, Consts, Code, Data, Names;
   ByteReader T(P + kHeaderSize, TableEnd - kHeaderSize, Name + ": section table");
   for (uint32_t I = 0; I < NumSections; ++I) {
     uint32_t Kind = T.get<uint32_t>("section kind");
@@ -336,6 +406,7 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
                     : Kind == kSectionConstants ? &Consts
                     : Kind == kSectionCode      ? &Code
                     : Kind == kSectionData      ? &Data
+                    : Kind == kSectionNames     ? &Names
                                                 : nullptr;
     if (!S)
       formatError(Name, fmt::format("unknown section '{}'", KindName));
@@ -348,7 +419,8 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
                                     "is corrupt)",
                                     KindName));
   }
-  checkPaddingIsZero(P, Size, TableEnd, {Funcs, Consts, Code, Data}, Name);
+  checkPaddingIsZero(P, Size, TableEnd, {Funcs, Consts, Code, Data, Names},
+                     Name);
   for (auto [S, K] : {std::pair{&Funcs, "FUNC"}, std::pair{&Consts, "CNST"},
                       std::pair{&Code, "CODE"}, std::pair{&Data, "DATA"}})
     if (!S->Present)
@@ -364,6 +436,9 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
   try {
     Exe = Executable::create(std::move(Fns), std::move(Cs), std::move(Words));
     verifyExecutable(*Exe, Opts.Limits);
+    if (Names.Present)
+      Exe->setDebugNames(readNames(
+          ByteReader(Names.Data, Names.Size, "debug names"), *Exe));
   } catch (const Error &E) {
     throwError(E.kind(), Name + ": " + E.message());
   }

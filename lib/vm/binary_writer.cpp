@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <vector>
 #include <fmt/format.h>
 #include <xxhash.h>
 #ifdef VMJIT_HAVE_XXH3_DISPATCH
@@ -141,6 +142,33 @@ std::string writeCode(const Executable &Exe) {
   return std::move(W.buffer());
 }
 
+/// The NAME section: u64 count, then per function with names its u64
+/// index, u64 n + n x (u32 register, name), u64 m + m x (u32 instruction,
+/// name). Empty when no function has names (the section is left out).
+std::string writeNames(const Executable &Exe) {
+  ByteWriter W;
+  uint64_t Count = 0;
+  for (size_t I = 0; I < Exe.functions().size(); ++I)
+    Count += Exe.debugNames(static_cast<int64_t>(I)) != nullptr;
+  if (Count == 0)
+    return {};
+  W.put<uint64_t>(Count);
+  for (size_t I = 0; I < Exe.functions().size(); ++I) {
+    const DebugNames *N = Exe.debugNames(static_cast<int64_t>(I));
+    if (!N)
+      continue;
+    W.put<uint64_t>(I);
+    for (const auto *List : {&N->Registers, &N->Labels}) {
+      W.put<uint64_t>(List->size());
+      for (const auto &[Index, Name] : *List) {
+        W.put<uint32_t>(static_cast<uint32_t>(Index));
+        W.putString(Name);
+      }
+    }
+  }
+  return std::move(W.buffer());
+}
+
 } // namespace
 
 std::string serializeExecutable(const Executable &Exe) {
@@ -151,11 +179,13 @@ std::string serializeExecutable(const Executable &Exe) {
     uint32_t Kind;
     std::string Bytes;
   };
-  Section Sections[] = {{kSectionFunctions, writeFunctions(Exe)},
-                        {kSectionConstants, std::move(Consts)},
-                        {kSectionCode, writeCode(Exe)},
-                        {kSectionData, std::move(Data.buffer())}};
-  const uint32_t NumSections = std::size(Sections);
+  std::vector<Section> Sections = {{kSectionFunctions, writeFunctions(Exe)},
+                                   {kSectionConstants, std::move(Consts)},
+                                   {kSectionCode, writeCode(Exe)},
+                                   {kSectionData, std::move(Data.buffer())}};
+  if (std::string Names = writeNames(Exe); !Names.empty())
+    Sections.push_back({kSectionNames, std::move(Names)});
+  const auto NumSections = static_cast<uint32_t>(Sections.size());
 
   ByteWriter Table;
   uint64_t Offset = alignUp(kHeaderSize + NumSections * kSectionEntrySize);

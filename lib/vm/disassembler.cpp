@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <iterator>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace vmjit::vm {
@@ -136,18 +137,17 @@ void writeName(std::string &Out, std::string_view Name) {
 /// A parameter list. A name is written quoted (a name only, naming no
 /// register) where a bare one would not assemble or would mean something
 /// else: not an identifier, `vm`, or a name that repeats in the list.
+bool isBareParam(const std::vector<std::string> &Params, size_t P);
+
 void writeParams(std::string &Out, const std::vector<std::string> &Params) {
   Out += '(';
   for (size_t P = 0; P < Params.size(); ++P) {
     if (P)
       Out += ", ";
-    const std::string &N = Params[P];
-    bool Bare = asmtext::isIdentifier(N) && N != "vm" &&
-                std::count(Params.begin(), Params.end(), N) == 1;
-    if (Bare)
-      Out += N;
+    if (isBareParam(Params, P))
+      Out += Params[P];
     else
-      writeString(Out, N);
+      writeString(Out, Params[P]);
   }
   Out += ')';
 }
@@ -279,7 +279,8 @@ void writeTensor(std::string &Out, const Tensor &T, size_t Index) {
   Out += ']';
 }
 
-void writeConstant(std::string &Out, const Any &C, size_t Index) {
+void writeConstant(std::string &Out, const Any &C, size_t Index,
+                   const DisassembleOptions &Opts) {
   const VMJITAny &R = C.raw();
   switch (C.typeIndex()) {
   case kVMJITNone:
@@ -318,9 +319,20 @@ void writeConstant(std::string &Out, const Any &C, size_t Index) {
     Out += "shape ";
     writeDims(Out, C.as<Shape>()->dims());
     return;
-  case kVMJITTensor:
-    writeTensor(Out, *C.as<Tensor>(), Index);
+  case kVMJITTensor: {
+    Tensor T = *C.as<Tensor>();
+    if (Opts.SaveTensor && T.numel() >= Opts.NpyMinElements &&
+        T.device().device_type == kDLCPU && isVmasmTensorDType(T.dtype())) {
+      std::string Path = Opts.SaveTensor(Index, T);
+      fmt::format_to(OutIt(Out), "tensor {} ", dtypeName(T.dtype()));
+      writeDims(Out, T.shape());
+      Out += " npy ";
+      writeString(Out, Path);
+      return;
+    }
+    writeTensor(Out, T, Index);
     return;
+  }
   default:
     throwError("ValueError",
                fmt::format("constant {} is a {}, which vmasm cannot write",
@@ -328,17 +340,92 @@ void writeConstant(std::string &Out, const Any &C, size_t Index) {
   }
 }
 
-void writeReg(std::string &Out, RegName R) {
-  if (R == kVMRegister)
+/// Whether parameter `P` is written bare (see writeParams).
+bool isBareParam(const std::vector<std::string> &Params, size_t P) {
+  const std::string &N = Params[P];
+  return asmtext::isIdentifier(N) && N != "vm" &&
+         std::count(Params.begin(), Params.end(), N) == 1;
+}
+
+void writeReg(std::string &Out, RegName R,
+              const std::map<int64_t, std::string> *Names = nullptr) {
+  if (R == kVMRegister) {
     Out += "%vm";
-  else
-    fmt::format_to(OutIt(Out), "%{}", R);
+    return;
+  }
+  if (Names)
+    if (auto It = Names->find(R); It != Names->end()) {
+      fmt::format_to(OutIt(Out), "%{}", It->second);
+      return;
+    }
+  fmt::format_to(OutIt(Out), "%{}", R);
+}
+
+/// The register names to write for a function with debug names, or an
+/// empty map when reassembly would number them differently: the assembler
+/// gives a bare parameter name its parameter's number, and any other name,
+/// the first time it sees it (destination, then arguments, in instruction
+/// order), the lowest free number that no `%N` in the function takes.
+std::map<int64_t, std::string> registerNames(const Executable &Exe,
+                                             const FunctionInfo &F,
+                                             const DebugNames &D) {
+  std::map<int64_t, std::string> Names;
+  std::set<int64_t> Numbered; // names the assembler numbers up front
+  for (const auto &[R, N] : D.Registers) {
+    if (R < F.NumParams) {
+      if (N != F.ParamNames[static_cast<size_t>(R)] ||
+          !isBareParam(F.ParamNames, static_cast<size_t>(R)))
+        return {};
+      Numbered.insert(R);
+    } else if (std::count(F.ParamNames.begin(), F.ParamNames.end(), N)) {
+      return {};
+    }
+    Names.emplace(R, N);
+  }
+  std::vector<RegName> Refs;
+  for (int64_t L = 0; L < F.numInstrs(); ++L) {
+    InstrView I = Exe.instr(F.StartInstr + L);
+    if (I.opcode() == Opcode::Call) {
+      if (I.callDst() != kVoidRegister)
+        Refs.push_back(I.callDst());
+      for (int64_t A = 0; A < I.callNumArgs(); ++A)
+        if (I.callArg(A).kindByte() == uint8_t(ArgKind::Register) &&
+            I.callArg(A).value() != kVMRegister)
+          Refs.push_back(I.callArg(A).value());
+    } else if (I.opcode() == Opcode::Ret) {
+      Refs.push_back(I.retReg());
+    } else if (I.opcode() == Opcode::If) {
+      Refs.push_back(I.ifCond());
+    }
+  }
+  std::set<int64_t> Explicit;
+  for (RegName R : Refs)
+    if (!Names.count(R))
+      Explicit.insert(R);
+  int64_t NextFree = F.NumParams;
+  for (RegName R : Refs) {
+    if (!Names.count(R) || Numbered.count(R))
+      continue;
+    while (Explicit.count(NextFree))
+      ++NextFree;
+    if (NextFree++ != R)
+      return {};
+    Numbered.insert(R);
+  }
+  return Names;
 }
 
 class FunctionWriter {
 public:
-  FunctionWriter(const Executable &Exe, const FunctionInfo &F, std::string &Out)
-      : Exe(Exe), F(F), Out(Out) {}
+  FunctionWriter(const Executable &Exe, int64_t Index, std::string &Out)
+      : Exe(Exe), F(Exe.function(Index)), Out(Out) {
+    if (const DebugNames *D = Exe.debugNames(Index)) {
+      Debug = D;
+      if (F.StartInstr >= 0 && F.StartInstr <= F.EndInstr &&
+          F.EndInstr <= Exe.numInstrs())
+        RegNames = registerNames(Exe, F, *D);
+    }
+  }
 
   void write() {
     if (F.StartInstr < 0 || F.StartInstr > F.EndInstr ||
@@ -377,9 +464,23 @@ public:
         break;
       }
     }
+    // Labels the text gave keep their names (every one, jump target or
+    // not); the other targets are numbered L0, L1, ... past those names.
+    std::set<std::string> Given;
+    if (Debug)
+      for (const auto &[At, Name] : Debug->Labels)
+        if (At < N && Given.insert(Name).second)
+          Named.emplace(At, Name);
     int64_t Next = 0;
-    for (auto &[Target, Number] : Labels)
+    for (auto &[Target, Number] : Labels) {
+      if (Named.count(Target))
+        continue;
+      while (Given.count(fmt::format("L{}", Next)))
+        ++Next;
       Number = Next++;
+    }
+    for (const auto &[At, Name] : Named)
+      Labels.emplace(At, -1);
 
     Out += ".func ";
     writeName(Out, F.Name);
@@ -389,7 +490,7 @@ public:
       fmt::format_to(OutIt(Out), "  .regs {}\n", F.RegisterFileSize);
     for (int64_t L = 0; L < N; ++L) {
       if (auto It = Labels.find(L); It != Labels.end())
-        fmt::format_to(OutIt(Out), "L{}:\n", It->second);
+        Out += labelName(L, It->second) + ":\n";
       Out += "  ";
       writeInstr(L, Labels);
       Out += '\n';
@@ -399,6 +500,15 @@ public:
 
 private:
   InstrView instr(int64_t L) const { return Exe.instr(F.StartInstr + L); }
+
+  std::string labelName(int64_t At, int64_t Number) const {
+    if (auto It = Named.find(At); It != Named.end())
+      return It->second;
+    return fmt::format("L{}", Number);
+  }
+  const std::map<int64_t, std::string> *regNames() const {
+    return RegNames.empty() ? nullptr : &RegNames;
+  }
 
   void addTarget(std::map<int64_t, int64_t> &Labels, int64_t L,
                  int64_t Offset) const {
@@ -414,7 +524,7 @@ private:
                   ? Labels.find(L + Offset)
                   : Labels.end();
     if (It != Labels.end())
-      fmt::format_to(OutIt(Out), "L{}", It->second);
+      Out += labelName(It->first, It->second);
     else
       fmt::format_to(OutIt(Out), "{:+}", Offset);
   }
@@ -431,7 +541,7 @@ private:
     switch (I.opcode()) {
     case Opcode::Call: {
       if (I.callDst() != kVoidRegister) {
-        writeReg(Out, I.callDst());
+        writeReg(Out, I.callDst(), regNames());
         Out += " = ";
       }
       Out += "call ";
@@ -443,7 +553,7 @@ private:
         Arg X = I.callArg(A);
         switch (X.kindByte()) {
         case uint8_t(ArgKind::Register):
-          writeReg(Out, X.value());
+          writeReg(Out, X.value(), regNames());
           break;
         case uint8_t(ArgKind::Immediate):
           fmt::format_to(OutIt(Out), "{}", X.value());
@@ -468,7 +578,7 @@ private:
     }
     case Opcode::Ret:
       Out += "ret ";
-      writeReg(Out, I.retReg());
+      writeReg(Out, I.retReg(), regNames());
       return;
     case Opcode::Goto:
       Out += "goto ";
@@ -476,7 +586,7 @@ private:
       return;
     case Opcode::If:
       Out += "if ";
-      writeReg(Out, I.ifCond());
+      writeReg(Out, I.ifCond(), regNames());
       Out += " else ";
       writeTarget(Labels, L, I.ifFalseOffset());
       return;
@@ -487,18 +597,21 @@ private:
   const Executable &Exe;
   const FunctionInfo &F;
   std::string &Out;
+  const DebugNames *Debug = nullptr;
+  std::map<int64_t, std::string> RegNames; // empty: registers by number
+  std::map<int64_t, std::string> Named;     // instruction -> given label
 };
 
 } // namespace
 
-std::string disassemble(const Executable &Exe) {
+std::string disassemble(const Executable &Exe, const DisassembleOptions &Opts) {
   for (size_t I = 0; I < Exe.functions().size(); ++I)
     checkWritable(Exe.functions()[I], I);
   std::string Out;
   const auto &Consts = Exe.constants();
   for (size_t I = 0; I < Consts.size(); ++I) {
     fmt::format_to(OutIt(Out), ".const $c{} = ", I);
-    writeConstant(Out, Consts[I], I);
+    writeConstant(Out, Consts[I], I, Opts);
     Out += '\n';
   }
   // Blank lines between groups: the constants, each run of .extern and
@@ -526,7 +639,7 @@ std::string disassemble(const Executable &Exe) {
       Out += '\n';
       break;
     case FunctionKind::Bytecode:
-      FunctionWriter(Exe, F, Out).write();
+      FunctionWriter(Exe, &F - Exe.functions().data(), Out).write();
       break;
     }
   }

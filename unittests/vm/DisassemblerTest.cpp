@@ -87,6 +87,30 @@ TEST(DisassemblerTest, EveryInputRoundTrips) {
 
 TEST(DisassemblerTest, FibText) {
   auto Exe = assembleFile(std::string(kInputs) + "/fib.vmasm");
+  // The text's register and label names come back.
+  EXPECT_EQ(disassemble(*Exe), ".func fib(n)\n"
+                               "  %c = call scalar.lt(%n, 2)\n"
+                               "  if %c else recurse\n"
+                               "  ret %n\n"
+                               "recurse:\n"
+                               "  %a = call scalar.sub(%n, 1)\n"
+                               "  %fa = call fib(%a)\n"
+                               "  %b = call scalar.sub(%n, 2)\n"
+                               "  %fb = call fib(%b)\n"
+                               "  %s = call scalar.add(%fa, %fb)\n"
+                               "  ret %s\n"
+                               ".end\n"
+                               "\n"
+                               ".func main(n)\n"
+                               "  %r = call fib(%n)\n"
+                               "  ret %r\n"
+                               ".end\n"
+                               "\n"
+                               ".extern scalar.lt\n"
+                               ".extern scalar.sub\n"
+                               ".extern scalar.add\n");
+  // Without debug names (a TVM file, the builder): numbers and L0, L1, ...
+  Exe->setDebugNames({});
   EXPECT_EQ(disassemble(*Exe), ".func fib(n)\n"
                                "  %1 = call scalar.lt(%0, 2)\n"
                                "  if %1 else L0\n"
@@ -110,6 +134,24 @@ TEST(DisassemblerTest, FibText) {
                                ".extern scalar.add\n");
 }
 
+TEST(DisassemblerTest, NamesThatWouldRenumberAreNotUsed) {
+  // %2 is written before %1: naming them b and a would make reassembly
+  // number b first (1). Such names (a forged NAME section) are left out,
+  // so the text still reassembles to the same program.
+  auto Exe = assemble(".func main(x)\n  %2 = call scalar.add(%x, 1)\n"
+                      "  %1 = call scalar.add(%2, 1)\n  ret %1\n.end\n",
+                      "order.vmasm");
+  DebugNames Forged;
+  Forged.Registers = {{0, "x"}, {1, "a"}, {2, "b"}};
+  std::vector<DebugNames> All(Exe->functions().size());
+  All[static_cast<size_t>(*Exe->findFunction("main"))] = Forged;
+  Exe->setDebugNames(All);
+  std::string Text = disassemble(*Exe);
+  EXPECT_NE(Text.find("%2 = call scalar.add(%0, 1)"), std::string::npos)
+      << Text;
+  EXPECT_TRUE(assemble(Text, "again.vmasm")->equals(*Exe));
+}
+
 TEST(DisassemblerTest, InstructionForms) {
   auto Exe = assemble(".const $k = str \"key\"\n"
                       ".func main(x, y)\n"
@@ -122,6 +164,7 @@ TEST(DisassemblerTest, InstructionForms) {
                       "  ret %y\n"
                       ".end\n",
                       "forms.vmasm");
+  Exe->setDebugNames({}); // the forms as numbers and generated labels
   EXPECT_EQ(disassemble(*Exe),
             ".const $c0 = str \"key\"\n"
             "\n"

@@ -5,6 +5,7 @@
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/assembler.h"
 #include "vmjit/vm/builder.h"
 #include "vmjit/vm/serialize.h"
 
@@ -159,6 +160,54 @@ TEST(SerializerTest, EveryByteFlipIsRejected) {
     Bad[I] ^= 0x5a;
     std::string Err = loadError(Bad);
     ASSERT_THAT(Err, HasSubstr("Error: img.bin: ")) << "byte " << I;
+  }
+}
+
+/// A program with register and label names (from vmasm text).
+std::shared_ptr<Executable> namedProgram() {
+  return assemble(".func main(n)\n  %acc = call scalar.add(%n, 1)\n"
+                  "top:\n  if %acc else top\n  ret %acc\n.end\n",
+                  "named.vmasm");
+}
+
+TEST(SerializerTest, DebugNamesRoundTripInTheirOwnSection) {
+  auto Exe = namedProgram();
+  int64_t Main = *Exe->findFunction("main");
+  ASSERT_NE(Exe->debugNames(Main), nullptr);
+  std::string Image = serializeExecutable(*Exe);
+  ASSERT_NE(sectionOffset(Image, "NAME"), 0u);
+  auto Back = loadExecutableFromBytes(Image, "img.bin");
+  ASSERT_NE(Back->debugNames(Main), nullptr);
+  EXPECT_EQ(*Back->debugNames(Main), *Exe->debugNames(Main));
+  EXPECT_EQ(serializeExecutable(*Back), Image);
+  // Without names, no section at all: files from the builder are as before.
+  EXPECT_EQ(sectionOffset(serializeExecutable(*sampleProgram()), "NAME"), 0u);
+}
+
+TEST(SerializerTest, ForgedDebugNamesAreRejected) {
+  std::string Image = serializeExecutable(*namedProgram());
+  const size_t Names = sectionOffset(Image, "NAME");
+  // u64 count, u64 function, u64 register count, u32 register, u32 length,
+  // "n", then "acc".
+  auto Forge = [&](size_t Off, auto V) {
+    std::string Bad = Image;
+    writeAt(Bad, Names + Off, V);
+    fixChecksums(Bad);
+    return loadError(Bad);
+  };
+  EXPECT_THAT(Forge(8, uint64_t(7)),
+              HasSubstr("debug names: entry 0 names function 7, which is not "
+                        "the next bytecode function"));
+  EXPECT_THAT(Forge(16, uint64_t(1) << 40),
+              HasSubstr("named register count"));
+  EXPECT_THAT(Forge(24, uint32_t(99)), HasSubstr("register 99 is out of order "
+                                                 "or range"));
+  EXPECT_THAT(Forge(32, char('m')),
+              HasSubstr("'m' is not a name vmasm can give there"));
+  for (size_t I = Names; I < Image.size(); ++I) {
+    std::string Bad = Image;
+    Bad[I] ^= 0x5a;
+    ASSERT_THAT(loadError(Bad), HasSubstr("Error: img.bin: ")) << "byte " << I;
   }
 }
 

@@ -42,11 +42,23 @@
 #ifndef VMJIT_VM_DISASSEMBLER_H
 #define VMJIT_VM_DISASSEMBLER_H
 
+#include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/executable.h"
 
+#include <functional>
 #include <string>
 
 namespace vmjit::vm {
+
+/// How disassemble writes tensor constants.
+struct DisassembleOptions {
+  /// When set, called for each tensor constant of at least NpyMinElements
+  /// elements: it saves the tensor (as .npy) and returns the path the text
+  /// should name, relative to the text's own file; the constant is written
+  /// `tensor DTYPE [SHAPE] npy "PATH"`. Unset: every tensor is inline.
+  std::function<std::string(size_t Index, const Tensor &T)> SaveTensor;
+  int64_t NpyMinElements = 64;
+};
 
 /// The vmasm text of `Exe`; assembling it gives an executable equal to
 /// `Exe`. Throws Error("ValueError") for a constant vmasm cannot write (a
@@ -54,7 +66,8 @@ namespace vmjit::vm {
 /// tensor of a supported dtype), an empty function name, a native function
 /// `.native` cannot express, or a function whose code range lies outside
 /// the executable's code.
-std::string disassemble(const Executable &Exe);
+std::string disassemble(const Executable &Exe,
+                        const DisassembleOptions &Opts = {});
 
 } // namespace vmjit::vm
 

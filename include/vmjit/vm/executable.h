@@ -53,6 +53,19 @@ struct FunctionInfo {
   bool operator==(const FunctionInfo &O) const = default;
 };
 
+/// Names a bytecode function's vmasm text gave beyond its parameters, kept
+/// (in the binary format's optional NAME section) so that `vmjit dis`
+/// writes them back. Executables from the builder or TVM have none.
+struct DebugNames {
+  /// (register, name), by increasing register: every register the text
+  /// refers to by name (a parameter only where the text uses its name).
+  std::vector<std::pair<int64_t, std::string>> Registers;
+  /// (instruction within the function, label), by increasing instruction.
+  std::vector<std::pair<int64_t, std::string>> Labels;
+  bool empty() const noexcept { return Registers.empty() && Labels.empty(); }
+  bool operator==(const DebugNames &O) const = default;
+};
+
 class Executable {
 public:
   Executable() = default;
@@ -82,8 +95,18 @@ public:
   }
 
   /// Deep equality: function table, constants (tensors by dtype, shape and
-  /// bytes) and instruction words.
+  /// bytes) and instruction words. Debug names are not compared: they
+  /// change nothing a program does.
   bool equals(const Executable &O) const;
+
+  /// The debug names of function `Func`, or null when it has none.
+  const DebugNames *debugNames(int64_t Func) const noexcept {
+    auto I = static_cast<size_t>(Func);
+    return I < Names.size() && !Names[I].empty() ? &Names[I] : nullptr;
+  }
+  /// Sets the debug names: empty, or one entry per function (empty for a
+  /// function without names). The reader and the assembler check them.
+  void setDebugNames(std::vector<DebugNames> N) { Names = std::move(N); }
 
   /// Builds an executable from its parts: computes the offset table and
   /// the name index. Throws Error("FormatError") if the words do not split
@@ -99,6 +122,7 @@ private:
   std::vector<Word> Code;
   std::vector<int64_t> InstrOffsets;
   std::unordered_map<std::string, int64_t> NameIndex;
+  std::vector<DebugNames> Names;
 };
 
 } // namespace vmjit::vm
