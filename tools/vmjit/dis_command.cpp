@@ -35,21 +35,22 @@ int dis(const DisOptions &O) {
   auto Exe = vm::loadProgram(O.Input);
   vm::DisassembleOptions DO;
   DO.NpyMinElements = O.NpyMinElements;
+  // Paths in the text are relative to the text's directory (the current
+  // one when it goes to stdout).
+  fs::path TextDir =
+      O.Output.empty() ? fs::path(".") : fs::path(O.Output).parent_path();
+  if (TextDir.empty())
+    TextDir = ".";
   if (!O.NpyDir.empty()) {
     std::error_code EC;
     fs::create_directories(O.NpyDir, EC);
     if (EC)
       throwError("IOError", fmt::format("--npy-dir {}: cannot create it: {}",
                                         O.NpyDir, EC.message()));
-    // Paths in the text are relative to the text's directory (the current
-    // one when it goes to stdout).
-    const fs::path TextDir =
-        O.Output.empty() ? fs::path(".") : fs::path(O.Output).parent_path();
     DO.SaveTensor = [&](size_t Index, const Tensor &T) {
       fs::path File = fs::path(O.NpyDir) / fmt::format("c{}.npy", Index);
       vm::writeNpy(T, File.string());
-      return fs::proximate(File, TextDir.empty() ? "." : TextDir)
-          .generic_string();
+      return fs::proximate(File, TextDir).generic_string();
     };
   }
   std::string Text = vm::disassemble(*Exe, DO);
