@@ -67,7 +67,9 @@ void readSymbolTable(std::string_view File, std::vector<DynamicSymbol> &Names) {
         continue;
       std::string_view Name = Strings.substr(S.st_name);
       Name = Name.substr(0, Name.find('\0'));
-      Names.push_back({std::string(Name), ELF64_ST_TYPE(S.st_info), S.st_size});
+      Names.push_back({std::string(Name),
+                       static_cast<unsigned>(ELF64_ST_TYPE(S.st_info)),
+                       S.st_size});
     }
   }
 }
