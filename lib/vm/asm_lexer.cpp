@@ -220,4 +220,13 @@ Token Lexer::lex() {
   }
 }
 
+bool isGeneratedLabel(std::string_view S) {
+  if (S.size() < 2 || S[0] != 'L')
+    return false;
+  for (char C : S.substr(1))
+    if (!isDigit(C))
+      return false;
+  return true;
+}
+
 } // namespace vmjit::vm::asmtext

@@ -75,6 +75,11 @@ std::string describe(const Token &T);
 /// disassembler may write as a name).
 bool isIdentifier(std::string_view S);
 
+/// True for L0, L1, ...: the labels the disassembler makes up for jump
+/// targets that have no name. The assembler does not keep them as debug
+/// names (so that a round trip through `dis` stays byte-exact).
+bool isGeneratedLabel(std::string_view S);
+
 class Lexer {
 public:
   Lexer(std::string_view Line, int LineNo) : Line(Line), LineNo(LineNo) {}

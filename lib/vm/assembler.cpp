@@ -1215,7 +1215,8 @@ std::vector<DebugNames> Assembler::debugNames(const Executable &Exe,
     for (size_t Idx : Bd.Items) {
       const Stmt &S = Stmts[Idx];
       if (S.Kind == StmtKind::Label) {
-        N.Labels.emplace_back(Instr, S.Name);
+        if (!isGeneratedLabel(S.Name))
+          N.Labels.emplace_back(Instr, S.Name);
         continue;
       }
       if (!isInstr(S.Kind))

@@ -258,10 +258,11 @@ std::vector<Word> readCode(ByteReader R) {
 /// Bytes outside the header, the section table and the sections (the
 /// alignment padding) are covered by no checksum, so they must be zero: a
 /// flipped bit anywhere in the file is then always reported.
-/// A name the assembler reads back bare: an identifier that is not `vm`
-/// (and, for a label, no instruction keyword).
+/// A name the assembler reads back bare and keeps: an identifier that is
+/// not `vm` (and, for a label, no instruction keyword and not L0, L1, ...).
 bool isBareName(std::string_view S, bool Label) {
-  if (!asmtext::isIdentifier(S) || S == "vm")
+  if (!asmtext::isIdentifier(S) || S == "vm" ||
+      (Label && asmtext::isGeneratedLabel(S)))
     return false;
   for (std::string_view K : {"call", "ret", "goto", "if", "else"})
     if (Label && S == K)
