@@ -20,6 +20,7 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
   auto Input = std::make_shared<std::string>();
   auto Output = std::make_shared<std::string>();
   auto Format = std::make_shared<std::string>("vmjit");
+  auto Strip = std::make_shared<bool>(false);
   Cmd->add_option("PROG", *Input, "the vmasm text (- reads standard input)")
       ->required();
   Cmd->add_option("-o,--output", *Output, "the binary executable to write")
@@ -29,8 +30,11 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
                   "format, as ex.mod.write_to_file writes it)")
       ->check(CLI::IsMember({"vmjit", "tvm"}))
       ->capture_default_str();
-  Cmd->callback([&Run, Input, Output, Format] {
-    Run = [Input, Output, Format] {
+  Cmd->add_flag("--strip-names", *Strip,
+                "leave out the register and label names (the NAME section "
+                "`vmjit dis` reads them back from)");
+  Cmd->callback([&Run, Input, Output, Format, Strip] {
+    Run = [Input, Output, Format, Strip] {
       try {
         // "-" is standard input. A program in another format is named as
         // what it is; text that is not vmasm gets the assembler's message.
@@ -45,6 +49,8 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
                                  "writes it in another format)",
                                  Name, vm::describeProgramFormat(F)));
         auto Exe = vm::assemble(Text, Name);
+        if (*Strip)
+          Exe->setDebugNames({});
         writeProgram(*Exe, *Format, *Input, *Output);
         return kExitOk;
       } catch (const Error &E) {
