@@ -42,16 +42,14 @@ std::string constantKind(const Any &C) {
   }
 }
 
-nlohmann::ordered_json collectStats(const std::string &Path,
+nlohmann::ordered_json collectStats(const std::string &Name, uint64_t Bytes,
+                                    vm::ProgramFormat Format,
                                     const vm::Executable &Exe) {
   using nlohmann::ordered_json;
   ordered_json J;
-  J["file"] = Path;
-  std::error_code Ec;
-  auto Size = std::filesystem::file_size(Path, Ec);
-  J["file_bytes"] = Ec ? 0 : Size;
-  J["format"] = std::string(
-      vm::programFormatName(vm::detectProgramFormat(Path)));
+  J["file"] = Name;
+  J["file_bytes"] = Bytes;
+  J["format"] = std::string(vm::programFormatName(Format));
 
   std::map<std::string, int64_t> KindCounts;
   ordered_json Fns = ordered_json::array();
@@ -150,8 +148,22 @@ void addStatsCommand(CLI::App &App, Runner &Run) {
   Cmd->callback([&Run, Input, Json] {
     Run = [Input, Json] {
       try {
-        auto Exe = vm::loadProgram(*Input);
-        auto J = collectStats(*Input, *Exe);
+        nlohmann::ordered_json J;
+        if (vm::isStreamPath(*Input)) {
+          // Standard input or a pipe: read once, measured as read.
+          const std::string Name = vm::inputName(*Input);
+          std::string Bytes =
+              vm::readInput(*Input, vm::LoadOptions().MaxFileBytes);
+          auto Prog = vm::openProgramBytes(Bytes, Name);
+          J = collectStats(Name, Bytes.size(),
+                           vm::detectProgramFormat(Bytes, Name), *Prog.Exe);
+        } else {
+          auto Exe = vm::loadProgram(*Input);
+          std::error_code Ec;
+          auto Size = std::filesystem::file_size(*Input, Ec);
+          J = collectStats(*Input, Ec ? 0 : Size,
+                           vm::detectProgramFormat(*Input), *Exe);
+        }
         if (*Json)
           fmt::print("{}\n", J.dump());
         else
