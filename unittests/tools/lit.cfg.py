@@ -81,7 +81,10 @@ except (OSError, subprocess.SubprocessError):
 # of each command) runs the tiered one only: it goes through the
 # interpreter and both JIT tiers, and the unit tests run every mode alone
 # under the sanitizers too.
-_modes = ["bytecode", "tiered --tier-threshold 1"]
+# Without the JIT, tiered mode runs the interpreter and a threshold would
+# only draw the warning that it has no effect.
+_modes = ["bytecode", "tiered --tier-threshold 1"
+          if "jit" in config.available_features else "tiered"]
 if not config.sanitize:
     if "baseline" in config.available_features:
         _modes.append("baseline")

@@ -1,11 +1,13 @@
-"""Starts `vmjit run PROG --mode MODE` on an endless loop, sends SIGINT once
-it has run for a while, and prints its exit status and stderr."""
+"""Starts `vmjit run PROG --mode MODE [OPTION...]` on an endless loop, sends
+SIGINT once it has run for a while, and prints its exit status, stdout and
+stderr."""
 import signal
 import subprocess
 import sys
 import time
 
 vmjit, prog, mode = sys.argv[1:4]
+options = sys.argv[4:]
 # A signal that arrives before the call starts (while the process loads,
 # or compiles in compiled mode, slowly under a sanitizer) kills it the
 # default way: then try again, waiting longer. The child gets the default
@@ -16,7 +18,7 @@ def default_sigint():
 
 
 for delay in [0.5, 2.0, 8.0, 30.0, 60.0]:
-    p = subprocess.Popen([vmjit, "run", prog, "--mode", mode],
+    p = subprocess.Popen([vmjit, "run", prog, "--mode", mode] + options,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, preexec_fn=default_sigint)
     time.sleep(delay)
@@ -30,4 +32,5 @@ for delay in [0.5, 2.0, 8.0, 30.0, 60.0]:
     if p.returncode != -signal.SIGINT:
         break
 print(f"exit {p.returncode}")
+sys.stdout.write(out)
 sys.stdout.write(err)
