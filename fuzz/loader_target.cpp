@@ -30,6 +30,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <xxhash.h>
 
 namespace vmjit::fuzz {
@@ -142,11 +143,13 @@ std::string functionName(const std::string &Name) {
 /// A parameter list: a name is bare only if it is an identifier, not "vm"
 /// and not repeated (a bare one names a register); else quoted.
 std::string paramList(const std::vector<std::string> &Params) {
+  std::unordered_map<std::string, size_t> Count; // linear in the list
+  for (const std::string &P : Params)
+    ++Count[P];
   std::string Out = "(";
   for (size_t I = 0; I < Params.size(); ++I) {
     const std::string &P = Params[I];
-    bool Bare = isVmasmIdentifier(P) && P != "vm" &&
-                std::count(Params.begin(), Params.end(), P) == 1;
+    bool Bare = isVmasmIdentifier(P) && P != "vm" && Count[P] == 1;
     Out += (I ? ", " : "") + (Bare ? P : vmasmString(P));
   }
   return Out + ")";

@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -291,6 +292,9 @@ std::vector<DebugNames> readNames(ByteReader R, const Executable &Exe) {
     const FunctionInfo &F = Exe.function(Prev);
     DebugNames &N = Out[K];
     std::set<std::string> Seen(F.ParamNames.begin(), F.ParamNames.end());
+    std::map<std::string_view, size_t> ParamCount;
+    for (const std::string &P : F.ParamNames)
+      ++ParamCount[P];
     for (auto *List : {&N.Registers, &N.Labels}) {
       const bool Regs = List == &N.Registers;
       const int64_t Lo = 0;
@@ -311,8 +315,7 @@ std::vector<DebugNames> readNames(ByteReader R, const Executable &Exe) {
         const bool Ok =
             Param ? Name == F.ParamNames[static_cast<size_t>(Index)] &&
                         isBareName(Name, false) &&
-                        std::count(F.ParamNames.begin(), F.ParamNames.end(),
-                                   Name) == 1
+                        ParamCount.find(Name)->second == 1
                   : isBareName(Name, !Regs) && Seen.insert(Name).second;
         if (!Ok)
           R.fail(fmt::format("function '{}': '{}' is not a name vmasm can "

@@ -22,6 +22,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 namespace vmjit::vm {
@@ -137,14 +138,15 @@ void writeName(std::string &Out, std::string_view Name) {
 /// A parameter list. A name is written quoted (a name only, naming no
 /// register) where a bare one would not assemble or would mean something
 /// else: not an identifier, `vm`, or a name that repeats in the list.
-bool isBareParam(const std::vector<std::string> &Params, size_t P);
+std::vector<bool> bareParams(const std::vector<std::string> &Params);
 
 void writeParams(std::string &Out, const std::vector<std::string> &Params) {
+  const std::vector<bool> Bare = bareParams(Params);
   Out += '(';
   for (size_t P = 0; P < Params.size(); ++P) {
     if (P)
       Out += ", ";
-    if (isBareParam(Params, P))
+    if (Bare[P])
       Out += Params[P];
     else
       writeString(Out, Params[P]);
@@ -340,11 +342,17 @@ void writeConstant(std::string &Out, const Any &C, size_t Index,
   }
 }
 
-/// Whether parameter `P` is written bare (see writeParams).
-bool isBareParam(const std::vector<std::string> &Params, size_t P) {
-  const std::string &N = Params[P];
-  return asmtext::isIdentifier(N) && N != "vm" &&
-         std::count(Params.begin(), Params.end(), N) == 1;
+/// Which parameters are written bare (see writeParams); linear in the
+/// list, which may hold tens of thousands of names.
+std::vector<bool> bareParams(const std::vector<std::string> &Params) {
+  std::unordered_map<std::string_view, size_t> Count;
+  for (const std::string &N : Params)
+    ++Count[N];
+  std::vector<bool> Bare(Params.size());
+  for (size_t P = 0; P < Params.size(); ++P)
+    Bare[P] = asmtext::isIdentifier(Params[P]) && Params[P] != "vm" &&
+              Count[Params[P]] == 1;
+  return Bare;
 }
 
 void writeReg(std::string &Out, RegName R,
@@ -371,13 +379,17 @@ std::map<int64_t, std::string> registerNames(const Executable &Exe,
                                              const DebugNames &D) {
   std::map<int64_t, std::string> Names;
   std::set<int64_t> Numbered; // names the assembler numbers up front
+  const std::vector<bool> Bare = bareParams(F.ParamNames);
+  const std::set<std::string_view> ParamSet(F.ParamNames.begin(),
+                                            F.ParamNames.end());
   for (const auto &[R, N] : D.Registers) {
     if (R < F.NumParams) {
-      if (N != F.ParamNames[static_cast<size_t>(R)] ||
-          !isBareParam(F.ParamNames, static_cast<size_t>(R)))
+      if (static_cast<size_t>(R) >= F.ParamNames.size() ||
+          N != F.ParamNames[static_cast<size_t>(R)] ||
+          !Bare[static_cast<size_t>(R)])
         return {};
       Numbered.insert(R);
-    } else if (std::count(F.ParamNames.begin(), F.ParamNames.end(), N)) {
+    } else if (ParamSet.count(N)) {
       return {};
     }
     Names.emplace(R, N);
