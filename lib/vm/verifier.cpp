@@ -79,7 +79,9 @@ private:
   template <typename... A>
   [[noreturn]] void failAt(VerifyLocation L, fmt::format_string<A...> Fmt,
                            A &&...Args) const {
-    if (L.Instr >= F.numInstrs())
+    // Header errors (Instr -1) come before the range is known to be sane:
+    // numInstrs() of a forged range may overflow.
+    if (L.Instr >= 0 && L.Instr >= F.numInstrs())
       L.Instr = -1;
     throw VerifyFailure(where(L.Instr) + ": " +
                             fmt::format(Fmt, std::forward<A>(Args)...),
