@@ -3,6 +3,7 @@
 #include "asm_lexer.h"
 
 #include <fmt/format.h>
+#include <unordered_map>
 
 namespace vmjit::vm::asmtext {
 namespace {
@@ -218,6 +219,17 @@ Token Lexer::lex() {
   default:
     failAt(T.P, fmt::format("unexpected character {}", showChar(C)));
   }
+}
+
+std::vector<bool> bareParams(const std::vector<std::string> &Params) {
+  std::unordered_map<std::string_view, size_t> Count;
+  for (const std::string &N : Params)
+    ++Count[N];
+  std::vector<bool> Bare(Params.size());
+  for (size_t P = 0; P < Params.size(); ++P)
+    Bare[P] = isIdentifier(Params[P]) && Params[P] != "vm" &&
+              Count[Params[P]] == 1;
+  return Bare;
 }
 
 bool isGeneratedLabel(std::string_view S) {

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vmjit::vm::asmtext {
 
@@ -74,6 +75,11 @@ std::string describe(const Token &T);
 /// True if the lexer reads all of `S` as one identifier token (what the
 /// disassembler may write as a name).
 bool isIdentifier(std::string_view S);
+
+/// Which parameters of a list vmasm writes bare (and so reads as register
+/// names): identifiers other than `vm` that the list does not repeat. The
+/// others are written quoted and name no register. Linear in the list.
+std::vector<bool> bareParams(const std::vector<std::string> &Params);
 
 /// True for L0, L1, ...: the labels the disassembler makes up for jump
 /// targets that have no name. The assembler does not keep them as debug

@@ -195,6 +195,21 @@ struct Body {
   Pos RegsPos;
 };
 
+/// Calls `F` on each register an instruction statement names, in the order
+/// the assembler numbers them: the destination, then the register
+/// arguments (not %vm); or the register of a ret or an if.
+template <typename StmtT, typename Fn> void forEachRegRef(StmtT &S, Fn F) {
+  if (S.Kind == StmtKind::Call) {
+    if (S.HasDst)
+      F(S.Dst);
+    for (auto &O : S.Args)
+      if (O.Kind == ArgKind::Register && !O.Reg.IsVM)
+        F(O.Reg);
+  } else if (S.Kind == StmtKind::Ret || S.Kind == StmtKind::If) {
+    F(S.Reg);
+  }
+}
+
 std::string_view directiveOf(FunctionKind K) {
   switch (K) {
   case FunctionKind::Packed:
@@ -967,15 +982,7 @@ void Assembler::finishBody(Body &B, Pos EndPos) {
     Stmt &S = Stmts[Idx];
     if (S.Broken || !isInstr(S.Kind))
       continue;
-    if (S.Kind == StmtKind::Call) {
-      if (S.HasDst)
-        Refs.push_back(&S.Dst);
-      for (Operand &O : S.Args)
-        if (O.Kind == ArgKind::Register && !O.Reg.IsVM)
-          Refs.push_back(&O.Reg);
-    } else if (S.Kind == StmtKind::Ret || S.Kind == StmtKind::If) {
-      Refs.push_back(&S.Reg);
-    }
+    forEachRegRef(S, [&](RegRef &R) { Refs.push_back(&R); });
   }
   std::unordered_set<int64_t> Explicit;
   for (const RegRef *R : Refs)
@@ -1224,19 +1231,10 @@ std::vector<DebugNames> Assembler::debugNames(const Executable &Exe,
       ++Instr;
       // Every register the text names (parameters too, when the text
       // reads them by name rather than as %N).
-      auto Note = [&](const RegRef &R) {
-        if (!R.IsVM && !R.Name.empty())
+      forEachRegRef(S, [&](const RegRef &R) {
+        if (!R.Name.empty())
           Regs.emplace(R.Num, R.Name);
-      };
-      if (S.Kind == StmtKind::Call) {
-        if (S.HasDst)
-          Note(S.Dst);
-        for (const Operand &O : S.Args)
-          if (O.Kind == ArgKind::Register)
-            Note(O.Reg);
-      } else if (S.Kind == StmtKind::Ret || S.Kind == StmtKind::If) {
-        Note(S.Reg);
-      }
+      });
     }
     N.Registers.assign(Regs.begin(), Regs.end());
     Any |= !N.empty();
@@ -1287,26 +1285,22 @@ std::string Assembler::registerName(const Body &Bd, int64_t Reg) const {
       !(static_cast<size_t>(Reg) < Bd.ParamQuoted.size() &&
         Bd.ParamQuoted[static_cast<size_t>(Reg)]))
     return Bd.Params[static_cast<size_t>(Reg)];
-  for (size_t Idx : Bd.Items) {
-    const Stmt &S = Stmts[Idx];
-    if (S.HasDst && S.Dst.Num == Reg && !S.Dst.Name.empty())
-      return S.Dst.Name;
-    if (const RegRef *R = readOf(S, Reg); R && !R->Name.empty())
-      return R->Name;
-  }
-  return "";
+  std::string Name;
+  for (size_t Idx : Bd.Items)
+    forEachRegRef(Stmts[Idx], [&](const RegRef &R) {
+      if (Name.empty() && R.Num == Reg)
+        Name = R.Name;
+    });
+  return Name;
 }
 
 const RegRef *Assembler::readOf(const Stmt &S, int64_t Reg) {
-  if (S.Kind == StmtKind::Call) {
-    for (const Operand &O : S.Args)
-      if (O.Kind == ArgKind::Register && !O.Reg.IsVM && O.Reg.Num == Reg)
-        return &O.Reg;
-  } else if ((S.Kind == StmtKind::Ret || S.Kind == StmtKind::If) &&
-             S.Reg.Num == Reg) {
-    return &S.Reg;
-  }
-  return nullptr;
+  const RegRef *Found = nullptr;
+  forEachRegRef(S, [&](const RegRef &R) {
+    if (!Found && &R != &S.Dst && R.Num == Reg)
+      Found = &R;
+  });
+  return Found;
 }
 
 bool Assembler::isWrittenIn(const Body &Bd, int64_t Reg) const {

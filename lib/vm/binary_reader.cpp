@@ -292,9 +292,7 @@ std::vector<DebugNames> readNames(ByteReader R, const Executable &Exe) {
     const FunctionInfo &F = Exe.function(Prev);
     DebugNames &N = Out[K];
     std::set<std::string> Seen(F.ParamNames.begin(), F.ParamNames.end());
-    std::map<std::string_view, size_t> ParamCount;
-    for (const std::string &P : F.ParamNames)
-      ++ParamCount[P];
+    const std::vector<bool> Bare = asmtext::bareParams(F.ParamNames);
     for (auto *List : {&N.Registers, &N.Labels}) {
       const bool Regs = List == &N.Registers;
       const int64_t Lo = 0;
@@ -314,8 +312,7 @@ std::vector<DebugNames> readNames(ByteReader R, const Executable &Exe) {
         const bool Param = Regs && Index < F.NumParams;
         const bool Ok =
             Param ? Name == F.ParamNames[static_cast<size_t>(Index)] &&
-                        isBareName(Name, false) &&
-                        ParamCount.find(Name)->second == 1
+                        Bare[static_cast<size_t>(Index)]
                   : isBareName(Name, !Regs) && Seen.insert(Name).second;
         if (!Ok)
           R.fail(fmt::format("function '{}': '{}' is not a name vmasm can "

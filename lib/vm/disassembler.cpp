@@ -138,10 +138,8 @@ void writeName(std::string &Out, std::string_view Name) {
 /// A parameter list. A name is written quoted (a name only, naming no
 /// register) where a bare one would not assemble or would mean something
 /// else: not an identifier, `vm`, or a name that repeats in the list.
-std::vector<bool> bareParams(const std::vector<std::string> &Params);
-
 void writeParams(std::string &Out, const std::vector<std::string> &Params) {
-  const std::vector<bool> Bare = bareParams(Params);
+  const std::vector<bool> Bare = asmtext::bareParams(Params);
   Out += '(';
   for (size_t P = 0; P < Params.size(); ++P) {
     if (P)
@@ -342,18 +340,6 @@ void writeConstant(std::string &Out, const Any &C, size_t Index,
   }
 }
 
-/// Which parameters are written bare (see writeParams); linear in the
-/// list, which may hold tens of thousands of names.
-std::vector<bool> bareParams(const std::vector<std::string> &Params) {
-  std::unordered_map<std::string_view, size_t> Count;
-  for (const std::string &N : Params)
-    ++Count[N];
-  std::vector<bool> Bare(Params.size());
-  for (size_t P = 0; P < Params.size(); ++P)
-    Bare[P] = asmtext::isIdentifier(Params[P]) && Params[P] != "vm" &&
-              Count[Params[P]] == 1;
-  return Bare;
-}
 
 void writeReg(std::string &Out, RegName R,
               const std::map<int64_t, std::string> *Names = nullptr) {
@@ -379,7 +365,7 @@ std::map<int64_t, std::string> registerNames(const Executable &Exe,
                                              const DebugNames &D) {
   std::map<int64_t, std::string> Names;
   std::set<int64_t> Numbered; // names the assembler numbers up front
-  const std::vector<bool> Bare = bareParams(F.ParamNames);
+  const std::vector<bool> Bare = asmtext::bareParams(F.ParamNames);
   const std::set<std::string_view> ParamSet(F.ParamNames.begin(),
                                             F.ParamNames.end());
   for (const auto &[R, N] : D.Registers) {

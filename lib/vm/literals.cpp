@@ -27,6 +27,19 @@ constexpr LiteralBits ok(uint64_t Bits) { return {LiteralStatus::Ok, Bits}; }
 constexpr LiteralBits kInvalid{LiteralStatus::Invalid, 0};
 constexpr LiteralBits kOutOfRange{LiteralStatus::OutOfRange, 0};
 
+/// from_chars of all of `Body` into `V`.
+template <typename T>
+LiteralStatus readNumber(std::string_view Body, std::chars_format Format,
+                         T &V) {
+  const char *End = Body.data() + Body.size();
+  auto [Ptr, Ec] = std::from_chars(Body.data(), End, V, Format);
+  if (Ec == std::errc::invalid_argument || Ptr != End)
+    return LiteralStatus::Invalid;
+  if (Ec == std::errc::result_out_of_range)
+    return LiteralStatus::OutOfRange;
+  return LiteralStatus::Ok;
+}
+
 } // namespace
 
 std::optional<IntLit> parseIntLit(std::string_view Text, bool &TooLarge) {
@@ -129,22 +142,16 @@ LiteralBits parseFloatLiteral(std::string_view S, const FloatFormat &F) {
   if (Body.empty() || Body[0] == '+' || Body[0] == '-')
     return kInvalid;
   const auto Format = Hex ? std::chars_format::hex : std::chars_format::general;
-  const char *Begin = Body.data(), *End = Body.data() + Body.size();
+  // float32 is read as float32 (not rounded twice through a double).
   if (F.MantBits == kFloat32.MantBits && F.ExpBits == kFloat32.ExpBits) {
     float V = 0;
-    auto [Ptr, Ec] = std::from_chars(Begin, End, V, Format);
-    if (Ec == std::errc::invalid_argument || Ptr != End)
-      return kInvalid;
-    if (Ec == std::errc::result_out_of_range)
-      return kOutOfRange;
+    if (LiteralStatus St = readNumber(Body, Format, V); St != LiteralStatus::Ok)
+      return {St, 0};
     return ok(std::bit_cast<uint32_t>(Neg ? -V : V));
   }
   double D = 0;
-  auto [Ptr, Ec] = std::from_chars(Begin, End, D, Format);
-  if (Ec == std::errc::invalid_argument || Ptr != End)
-    return kInvalid;
-  if (Ec == std::errc::result_out_of_range)
-    return kOutOfRange;
+  if (LiteralStatus St = readNumber(Body, Format, D); St != LiteralStatus::Ok)
+    return {St, 0};
   if (Neg)
     D = -D;
   if (F.MantBits == kFloat64.MantBits)

@@ -47,18 +47,38 @@ bool looksLikeVmasm(std::string_view Head) {
 
 } // namespace
 
+namespace {
+
+/// One row per format: its short name (`vmjit stats`) and how messages
+/// describe it.
+struct FormatRow {
+  ProgramFormat Format;
+  std::string_view Name;
+  std::string_view Description;
+};
+constexpr FormatRow kFormats[] = {
+    {ProgramFormat::Vmasm, "vmasm", "vmasm text"},
+    {ProgramFormat::Binary, "binary", "a vmjit binary executable"},
+    {ProgramFormat::Tvm, "tvm", "a TVM VMExecutable file"},
+    {ProgramFormat::Library, "library", "a shared library"},
+    {ProgramFormat::Unknown, "unknown", "content vmjit does not recognise"},
+};
+
+const FormatRow &formatRow(ProgramFormat F) noexcept {
+  for (const FormatRow &R : kFormats)
+    if (R.Format == F)
+      return R;
+  return kFormats[std::size(kFormats) - 1];
+}
+
+} // namespace
+
 std::string_view programFormatName(ProgramFormat F) noexcept {
-  switch (F) {
-  case ProgramFormat::Vmasm:
-    return "vmasm";
-  case ProgramFormat::Binary:
-    return "binary";
-  case ProgramFormat::Tvm:
-    return "tvm";
-  case ProgramFormat::Library:
-    return "library";
-  }
-  return "?";
+  return formatRow(F).Name;
+}
+
+std::string_view describeProgramFormat(ProgramFormat F) noexcept {
+  return formatRow(F).Description;
 }
 
 bool isVmasmPath(const std::string &Path) {
@@ -82,7 +102,7 @@ ProgramFormat detectProgramFormat(std::span<const char> Head,
   if (looksLikeVmasm(std::string_view(Head.data(), Head.size())) ||
       isVmasmPath(Path))
     return ProgramFormat::Vmasm;
-  return ProgramFormat::Binary;
+  return ProgramFormat::Unknown;
 }
 
 ProgramFormat detectProgramFormat(const std::string &Path) {
@@ -212,6 +232,14 @@ bool isStreamPath(const std::string &Path) {
 
 namespace {
 
+[[noreturn]] void throwEmpty(const std::string &Name) {
+  throwError("FormatError",
+             fmt::format("{}: the input is empty (expected vmasm text, a "
+                         "vmjit binary, a TVM executable or a TVM model "
+                         "library)",
+                         Name));
+}
+
 [[noreturn]] void throwUnrecognised(const std::string &Name) {
   throwError("FormatError",
              fmt::format("{}: not a vmjit executable (bad magic); not vmasm "
@@ -221,12 +249,27 @@ namespace {
                          Name));
 }
 
-bool hasBinaryMagicFile(const std::string &Path) {
-  std::ifstream In(Path, std::ios::binary);
-  char Head[16] = {};
-  In.read(Head, sizeof Head);
-  return hasBinaryMagic(std::span<const char>(
-      Head, static_cast<size_t>(std::max<std::streamsize>(In.gcount(), 0))));
+/// Throws FormatError if the regular file at `Path` is over `Max` bytes.
+void checkFileSize(const std::string &Path, int64_t Max) {
+  std::error_code EC;
+  auto Size = std::filesystem::file_size(Path, EC);
+  if (!EC && Size > static_cast<uint64_t>(Max))
+    throwError("FormatError",
+               fmt::format("{}: the file is {} bytes, over the limit of {}",
+                           Path, Size, Max));
+}
+
+/// The executable in a model library's blob, with the library.
+OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
+                          const std::string &Name, const LoadOptions &Opts) {
+  std::span<const char> Bin = Lib->libraryBin();
+  if (Bin.empty())
+    throwError("FormatError",
+               fmt::format("{}: a shared library without {} (not written by "
+                           "TVM's export_library); load kernel libraries "
+                           "with --lib",
+                           Name, tvm::kLibraryBinSymbol));
+  return {loadLibraryBin(Bin, Name, Opts), {std::move(Lib)}};
 }
 
 std::string streamName(const std::string &Path) {
@@ -291,61 +334,29 @@ std::shared_ptr<KernelLibrary> loadLibraryBytes(const std::string &Bytes,
 std::string inputName(const std::string &Path) { return streamName(Path); }
 
 std::string readInput(const std::string &Path, int64_t MaxBytes) {
-  if (isStreamPath(Path))
-    return readStream(Path, MaxBytes);
-  std::error_code EC;
-  auto Size = std::filesystem::file_size(Path, EC);
-  if (!EC && Size > static_cast<uint64_t>(MaxBytes))
-    throwError("FormatError",
-               fmt::format("{}: the file is {} bytes, over the limit of {}",
-                           Path, Size, MaxBytes));
+  if (!isStreamPath(Path))
+    checkFileSize(Path, MaxBytes);
   return readStream(Path, MaxBytes);
-}
-
-std::string_view describeProgramFormat(ProgramFormat F) noexcept {
-  switch (F) {
-  case ProgramFormat::Vmasm:
-    return "vmasm text";
-  case ProgramFormat::Binary:
-    return "a vmjit binary executable";
-  case ProgramFormat::Tvm:
-    return "a TVM VMExecutable file";
-  case ProgramFormat::Library:
-    return "a shared library";
-  }
-  return "?";
 }
 
 OpenedProgram openProgramBytes(const std::string &Bytes,
                                const std::string &Name,
                                const LoadOptions &Opts) {
   if (Bytes.empty())
-    throwError("FormatError",
-               fmt::format("{}: the input is empty (expected vmasm text, a "
-                           "vmjit binary, a TVM executable or a TVM model "
-                           "library)",
-                           Name));
+    throwEmpty(Name);
   switch (detectProgramFormat(Bytes, Name)) {
   case ProgramFormat::Vmasm:
     return {assemble(Bytes, Name, Opts.Limits), {}};
   case ProgramFormat::Tvm:
     return {loadTvmExecutableFromBytes(Bytes, Name, Opts), {}};
-  case ProgramFormat::Library: {
-    auto Lib = loadLibraryBytes(Bytes, Name);
-    std::span<const char> Bin = Lib->libraryBin();
-    if (Bin.empty())
-      throwError("FormatError",
-                 fmt::format("{}: a shared library without {} (not written "
-                             "by TVM's export_library)",
-                             Name, tvm::kLibraryBinSymbol));
-    return {loadLibraryBin(Bin, Name, Opts), {std::move(Lib)}};
-  }
+  case ProgramFormat::Library:
+    return openLibrary(loadLibraryBytes(Bytes, Name), Name, Opts);
   case ProgramFormat::Binary:
+    return {loadExecutableFromBytes(Bytes, Name, Opts), {}};
+  case ProgramFormat::Unknown:
     break;
   }
-  if (!hasBinaryMagic(Bytes))
-    throwUnrecognised(Name);
-  return {loadExecutableFromBytes(Bytes, Name, Opts), {}};
+  throwUnrecognised(Name);
 }
 
 OpenedProgram openProgram(const std::string &Path, const LoadOptions &Opts) {
@@ -354,18 +365,11 @@ OpenedProgram openProgram(const std::string &Path, const LoadOptions &Opts) {
                             streamName(Path), Opts);
   std::error_code EC;
   if (std::filesystem::is_regular_file(Path, EC) &&
-      detectProgramFormat(Path) == ProgramFormat::Library) {
+      detectProgramFormat(Path) == ProgramFormat::Library)
     // dlopen searches the library path for a name without a slash.
-    auto Lib = KernelLibrary::load(std::filesystem::absolute(Path).string());
-    std::span<const char> Bin = Lib->libraryBin();
-    if (Bin.empty())
-      throwError("FormatError",
-                 fmt::format("{}: a shared library without {} (not written "
-                             "by TVM's export_library); load kernel libraries "
-                             "with --lib",
-                             Path, tvm::kLibraryBinSymbol));
-    return {loadLibraryBin(Bin, Path, Opts), {std::move(Lib)}};
-  }
+    return openLibrary(
+        KernelLibrary::load(std::filesystem::absolute(Path).string()), Path,
+        Opts);
   return {loadProgram(Path, Opts), {}};
 }
 
@@ -377,19 +381,21 @@ std::shared_ptr<Executable> loadProgram(const std::string &Path,
   std::error_code EC;
   if (!std::filesystem::is_regular_file(Path, EC))
     return loadExecutable(Path, Opts);
-  ProgramFormat Format = detectProgramFormat(Path);
-  if (Format == ProgramFormat::Library)
+  if (std::filesystem::file_size(Path, EC) == 0 && !EC)
+    throwEmpty(Path);
+  switch (detectProgramFormat(Path)) {
+  case ProgramFormat::Library:
     return openProgram(Path, Opts).Exe;
-  if (Format == ProgramFormat::Binary && !hasBinaryMagicFile(Path))
-    throwUnrecognised(Path);
-  if (Format != ProgramFormat::Vmasm)
+  case ProgramFormat::Binary:
+  case ProgramFormat::Tvm:
     return loadExecutable(Path, Opts);
-  auto Size = std::filesystem::file_size(Path, EC);
-  if (!EC && Size > static_cast<uint64_t>(Opts.MaxFileBytes))
-    throwError("FormatError",
-               fmt::format("{}: the file is {} bytes, over the limit of {}",
-                           Path, Size, Opts.MaxFileBytes));
-  return assembleFile(Path, Opts.Limits);
+  case ProgramFormat::Vmasm:
+    checkFileSize(Path, Opts.MaxFileBytes);
+    return assembleFile(Path, Opts.Limits);
+  case ProgramFormat::Unknown:
+    break;
+  }
+  throwUnrecognised(Path);
 }
 
 } // namespace vmjit::vm

@@ -41,8 +41,7 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
         const std::string Name = vm::inputName(*Input);
         std::string Text = vm::readInput(*Input, vm::LoadOptions().MaxFileBytes);
         vm::ProgramFormat F = vm::detectProgramFormat(Text, Name);
-        if (F != vm::ProgramFormat::Vmasm &&
-            (F != vm::ProgramFormat::Binary || vm::hasBinaryMagic(Text)))
+        if (F != vm::ProgramFormat::Vmasm && F != vm::ProgramFormat::Unknown)
           throwError("FormatError",
                      fmt::format("{}: this is {}, not vmasm text (`vmjit dis` "
                                  "prints a program's text; `vmjit convert` "

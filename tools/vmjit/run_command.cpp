@@ -41,6 +41,8 @@ namespace {
 
 using nlohmann::ordered_json;
 
+struct JitOptionUse;
+
 struct RunOptions {
   std::string Program;
   std::vector<std::string> Args;
@@ -62,8 +64,8 @@ struct RunOptions {
   int64_t TimeoutMs = 0;    // 0: none
   int64_t MaxCallDepth = 0; // 0: the VM's default
   bool WaitCompiles = false;
-  /// The JIT options given on the command line ("--opt-level", ...).
-  std::vector<std::string> GivenJitOptions;
+  /// The JIT options given on the command line (rows of kJitOptionUses).
+  std::vector<const JitOptionUse *> GivenJitOptions;
 };
 
 /// The VM a SIGINT interrupts (async-signal-safe: interrupt() is one
@@ -236,44 +238,43 @@ ordered_json errorJson(const Error &E) {
           {"frame_count", E.frameCount()}};
 }
 
+/// Where each JIT option has an effect: one row per option, read by the
+/// warnings and by the command line's bookkeeping of what was given.
+struct JitOptionUse {
+  const char *Option;
+  bool Baseline, Compiled, Tiered;
+  const char *Why;
+};
+constexpr JitOptionUse kJitOptionUses[] = {
+    {"--opt-level", false, true, true, "it sets the optimizing tier's level"},
+    {"--tier-threshold", false, false, true, "only tiered mode tiers up"},
+    {"--baseline-threshold", false, false, true, "only tiered mode tiers up"},
+    {"--cache-dir", false, true, true, "the cache holds optimized code"},
+    {"--no-cache", false, true, true, "the cache holds optimized code"},
+    {"--perf", true, true, true, "the interpreter makes no native code"},
+    {"--gdb", false, true, true, "only optimized code is registered with GDB"},
+};
+
 /// Says which given options the mode makes no use of (one warning each).
 void warnInapplicable(const RunOptions &O, vm::ExecMode Mode) {
-  // Where each JIT option has an effect.
-  struct Use {
-    const char *Option;
-    bool Baseline, Compiled, Tiered;
-    const char *Why;
-  };
-  static constexpr Use Uses[] = {
-      {"--opt-level", false, true, true, "it sets the optimizing tier's level"},
-      {"--tier-threshold", false, false, true, "only tiered mode tiers up"},
-      {"--baseline-threshold", false, false, true, "only tiered mode tiers up"},
-      {"--cache-dir", false, true, true, "the cache holds optimized code"},
-      {"--no-cache", false, true, true, "the cache holds optimized code"},
-      {"--perf", true, true, true, "the interpreter makes no native code"},
-      {"--gdb", false, true, true,
-       "only optimized code is registered with GDB"},
-  };
-  for (const std::string &Given : O.GivenJitOptions)
-    for (const Use &U : Uses) {
-      if (Given != U.Option)
-        continue;
+  for (const JitOptionUse *U : O.GivenJitOptions) {
 #ifndef VMJIT_HAVE_JIT
-      fmt::print(stderr, "vmjit: warning: {} has no effect: this build has "
-                         "no JIT\n", Given);
-      continue;
+    fmt::print(stderr, "vmjit: warning: {} has no effect: this build has no "
+                       "JIT\n",
+               U->Option);
+    continue;
 #endif
-      bool Applies = (Mode == vm::ExecMode::Baseline && U.Baseline) ||
-                     (Mode == vm::ExecMode::Compiled && U.Compiled) ||
-                     (Mode == vm::ExecMode::Tiered && U.Tiered);
-      if (!Applies)
-        fmt::print(stderr, "vmjit: warning: {} has no effect with --mode {} "
-                           "({})\n",
-                   Given, O.Mode,
-                   Mode == vm::ExecMode::Bytecode
-                       ? "the interpreter makes no native code"
-                       : U.Why);
-    }
+    bool Applies = (Mode == vm::ExecMode::Baseline && U->Baseline) ||
+                   (Mode == vm::ExecMode::Compiled && U->Compiled) ||
+                   (Mode == vm::ExecMode::Tiered && U->Tiered);
+    if (!Applies)
+      fmt::print(stderr, "vmjit: warning: {} has no effect with --mode {} "
+                         "({})\n",
+                 U->Option, O.Mode,
+                 Mode == vm::ExecMode::Bytecode
+                     ? "the interpreter makes no native code"
+                     : U->Why);
+  }
 }
 
 #ifdef VMJIT_HAVE_JIT
@@ -531,11 +532,9 @@ void addRunCommand(CLI::App &App, Runner &Run) {
   Cmd->positionals_at_end(false);
   Cmd->callback([&Run, O, Cmd] {
     O->Program = unmarkRunValue(O->Program);
-    for (const char *Jit : {"--opt-level", "--tier-threshold",
-                            "--baseline-threshold", "--cache-dir",
-                            "--no-cache", "--perf", "--gdb"})
-      if (Cmd->count(Jit))
-        O->GivenJitOptions.push_back(Jit);
+    for (const JitOptionUse &U : kJitOptionUses)
+      if (Cmd->count(U.Option))
+        O->GivenJitOptions.push_back(&U);
     if (O->TierThreshold == 0)
       if (const char *Env = std::getenv("VMJIT_TIER_THRESHOLD"))
         O->TierThreshold = std::atoll(Env);

@@ -32,10 +32,17 @@ enum class ProgramFormat {
   /// `__tvm_ffi__library_bin` blob holds the VMExecutable, and the library
   /// itself the compiled kernels.
   Library,
+  /// None of the above: loading it is a FormatError saying what was
+  /// looked for.
+  Unknown,
 };
 
-/// "vmasm", "binary", "tvm".
+/// "vmasm", "binary", "tvm", "library", "unknown".
 std::string_view programFormatName(ProgramFormat F) noexcept;
+
+/// "vmasm text", "a vmjit binary executable", "a TVM VMExecutable file",
+/// ...: what a message says was recognised.
+std::string_view describeProgramFormat(ProgramFormat F) noexcept;
 
 /// True if `Path` names vmasm text (it ends in ".vmasm").
 bool isVmasmPath(const std::string &Path);
@@ -43,9 +50,9 @@ bool isVmasmPath(const std::string &Path);
 /// The format of a file whose first bytes are `Head` (up to 4 KiB is
 /// enough): the vmjit or TVM magic decides; otherwise text with no NUL
 /// byte whose first statement (after blank and comment lines) is a
-/// directive is vmasm; otherwise a name ending in ".vmasm" says vmasm (so
-/// that a broken .vmasm file gets the assembler's message); anything else
-/// is taken as a binary (and gets the binary loader's "bad magic" error).
+/// directive is vmasm; otherwise a name ending in ".vmasm" (any case) says
+/// vmasm (so that a broken .vmasm file gets the assembler's message);
+/// anything else is Unknown.
 ProgramFormat detectProgramFormat(std::span<const char> Head,
                                   const std::string &Path);
 
@@ -79,10 +86,6 @@ std::string inputName(const std::string &Path);
 /// at most `MaxBytes`. Throws IOError if it cannot be read, FormatError
 /// if it is larger.
 std::string readInput(const std::string &Path, int64_t MaxBytes);
-
-/// "vmasm text", "a vmjit binary executable", "a TVM VMExecutable file",
-/// "a shared library": what a message says was recognised.
-std::string_view describeProgramFormat(ProgramFormat F) noexcept;
 
 /// openProgram for a program already in memory, of any format: vmasm
 /// text, a vmjit binary, a TVM executable or a TVM model library (held in
