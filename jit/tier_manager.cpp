@@ -190,6 +190,7 @@ FunctionJITStats TierManager::stats(int64_t Func) const {
   const baseline::TierUpSite &Site = I->Sites[static_cast<size_t>(Func)];
   S.Tier2OsrEntries = __atomic_load_n(&Site.Tier2Entries, __ATOMIC_RELAXED);
   S.BaselineCalls = __atomic_load_n(&Site.Tier1Calls, __ATOMIC_RELAXED);
+  S.BaselineMode = Opts.Mode == vm::ExecMode::Baseline;
   return S;
 }
 

@@ -19,6 +19,7 @@
 #include "value_json.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/library.h"
+#include "vmjit/report/stats_json.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 
@@ -115,83 +116,15 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
   S["jit"] = kJitNote;
   S["repeat"] = O.Repeat;
   S["wall_ms"] = WallMs;
-  ordered_json Fns = ordered_json::array();
-  const vm::Executable &Exe = VM.executable();
 #ifdef VMJIT_HAVE_JIT
-  jit::TierManager *TM = jit::tierManagerOf(VM);
-  if (TM) {
+  if (jit::TierManager *TM = jit::tierManagerOf(VM)) {
     S["baseline_threshold"] = TM->threshold();
     S["tier_threshold"] = TM->options().Threshold;
   }
-  int64_t Compiles = 0, CacheHits = 0, BaselineCompiles = 0;
+  S.update(report::vmStatsJson(VM, /*CompileCounts=*/true));
+#else
+  S.update(report::vmStatsJson(VM, /*CompileCounts=*/false));
 #endif
-  for (size_t I = 0; I < Exe.functions().size(); ++I) {
-    const vm::FunctionInfo &F = Exe.functions()[I];
-    int64_t K = static_cast<int64_t>(I);
-    uint64_t Calls = VM.callCount(K);
-    if (F.Kind != vm::FunctionKind::Bytecode && Calls == 0)
-      continue;
-    ordered_json E;
-    E["name"] = F.Name;
-    E["kind"] = std::string(vm::functionKindName(F.Kind));
-    E["calls"] = Calls;
-    if (F.Kind != vm::FunctionKind::Bytecode) {
-      E["tier"] = "packed";
-      Fns.push_back(std::move(E));
-      continue;
-    }
-    const bool Native = VM.isNative(K) || VM.osrCount(K);
-    E["tier"] = Native ? "native" : "interpreter";
-    E["backward_jumps"] = VM.backEdgeCount(K);
-    E["osr_entries"] = VM.osrCount(K);
-    double CompileMs = 0;
-#ifdef VMJIT_HAVE_JIT
-    if (TM) {
-      jit::FunctionJITStats JS = TM->stats(K);
-      // Which native tier the function reached: "baseline" (tier 1,
-      // copy-and-patch) or "optimized" (tier 2, LLVM).
-      if (Native)
-        E["tier"] = JS.tier() == 2 ? "optimized" : "baseline";
-      // How many calls each tier ran.
-      const uint64_t Interp = VM.interpretedCalls(K);
-      const uint64_t Base = O.Mode == "baseline" ? Calls - Interp
-                                                 : JS.BaselineCalls;
-      E["calls_by_tier"] = {{"interpreter", Interp},
-                            {"baseline", Base},
-                            {"optimized", Calls - Interp - Base}};
-      CompileMs = JS.CompileMs;
-      if (JS.UnitFunctions > 1)
-        E["unit_compile_ms"] = JS.UnitCompileMs;
-      E["baseline"] = JS.Baseline;
-      E["baseline_us"] = JS.BaselineUs;
-      E["compiled"] = JS.Compiled;
-      E["cache_hit"] = JS.CacheHit;
-      if (JS.UnitFunctions > 1)
-        E["unit_functions"] = JS.UnitFunctions;
-      if (JS.Requested && !JS.Compiled && !JS.Failed)
-        E["tier2"] = JS.Compiling ? "compiling" : "queued";
-      // Compiled in the background after the last call entered it: the
-      // next call runs it.
-      if (JS.Compiled && !Native)
-        E["tier2"] = "ready";
-      if (JS.StaysAtBaseline)
-        E["tier2"] = "not worth it";
-      if (JS.Failed)
-        E["compile_failed"] = true;
-      Compiles += JS.Compiled && !JS.CacheHit;
-      CacheHits += JS.Compiled && JS.CacheHit;
-      BaselineCompiles += JS.Baseline;
-    }
-#endif
-    E["compile_ms"] = CompileMs;
-    Fns.push_back(std::move(E));
-  }
-#ifdef VMJIT_HAVE_JIT
-  S["baseline_compiles"] = BaselineCompiles;
-  S["compiles"] = Compiles;
-  S["cache_hits"] = CacheHits;
-#endif
-  S["functions"] = std::move(Fns);
   return S;
 }
 

@@ -7,98 +7,24 @@
 
 #include "command.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/runtime/tensor.h"
+#include "vmjit/report/stats_json.h"
 #include "vmjit/vm/program.h"
 
 #include <filesystem>
 #include <fmt/format.h>
-#include <map>
 #include <nlohmann/json.hpp>
 
 namespace vmjit::tool {
 namespace {
 
-std::string constantKind(const Any &C) {
-  switch (C.typeIndex()) {
-  case kVMJITNone:
-    return "null";
-  case kVMJITInt:
-    return "int";
-  case kVMJITFloat:
-    return "float";
-  case kVMJITBool:
-    return "bool";
-  case kVMJITSmallStr:
-  case kVMJITStr:
-    return "str";
-  case kVMJITDataType:
-    return "dtype";
-  case kVMJITShape:
-    return "shape";
-  case kVMJITTensor:
-    return "tensor";
-  default:
-    return std::string(C.typeName());
-  }
-}
-
 nlohmann::ordered_json collectStats(const std::string &Name, uint64_t Bytes,
                                     vm::ProgramFormat Format,
                                     const vm::Executable &Exe) {
-  using nlohmann::ordered_json;
-  ordered_json J;
+  nlohmann::ordered_json J;
   J["file"] = Name;
   J["file_bytes"] = Bytes;
   J["format"] = std::string(vm::programFormatName(Format));
-
-  std::map<std::string, int64_t> KindCounts;
-  ordered_json Fns = ordered_json::array();
-  for (size_t I = 0; I < Exe.functions().size(); ++I) {
-    const vm::FunctionInfo &F = Exe.function(static_cast<int64_t>(I));
-    std::string Kind(vm::functionKindName(F.Kind));
-    ++KindCounts[Kind];
-    ordered_json E;
-    E["index"] = I;
-    E["name"] = F.Name;
-    E["kind"] = Kind;
-    if (F.Kind == vm::FunctionKind::Native) {
-      // TVM's VMTIR functions: arguments and result in a register file.
-      E["params"] = F.NumParams;
-      E["registers"] = F.RegisterFileSize;
-    }
-    if (F.Kind == vm::FunctionKind::Bytecode) {
-      int64_t Calls = 0, Words = 0;
-      for (int64_t P = F.StartInstr; P < F.EndInstr; ++P) {
-        vm::InstrView In = Exe.instr(P);
-        Calls += In.opcode() == vm::Opcode::Call;
-        Words += In.numWords();
-      }
-      E["params"] = F.NumParams;
-      E["registers"] = F.RegisterFileSize;
-      E["instructions"] = F.numInstrs();
-      E["calls"] = Calls;
-      E["words"] = Words;
-    }
-    Fns.push_back(std::move(E));
-  }
-  ordered_json Counts = ordered_json::object();
-  for (const char *K : {"bytecode", "packed", "native"})
-    Counts[K] = KindCounts[K];
-  J["functions"] = {{"count", Exe.functions().size()}, {"by_kind", Counts}};
-
-  std::map<std::string, int64_t> ConstCounts;
-  uint64_t TensorBytes = 0;
-  for (const Any &C : Exe.constants()) {
-    ++ConstCounts[constantKind(C)];
-    if (auto T = C.as<Tensor>())
-      TensorBytes += T->nbytes();
-  }
-  J["constants"] = {{"count", Exe.constants().size()},
-                    {"by_kind", ConstCounts},
-                    {"tensor_bytes", TensorBytes}};
-  J["instructions"] = Exe.numInstrs();
-  J["code_words"] = Exe.code().size();
-  J["function_table"] = std::move(Fns);
+  J.update(report::executableStatsJson(Exe));
   return J;
 }
 

@@ -72,37 +72,8 @@ struct JITOptions {
   bool FailCompilesForTesting = false;
 };
 
-/// What the JIT did for one function.
-struct FunctionJITStats {
-  /// Tier 1 (baseline).
-  bool Baseline = false;
-  double BaselineUs = 0; ///< copy-and-patch time
-  size_t BaselineBytes = 0;
-  /// Kept at tier 1: too large for tier 2 to win (tiered mode: when hot;
-  /// compiled mode: from the start).
-  bool StaysAtBaseline = false;
-  /// Tier 2 (optimizing).
-  bool Requested = false;
-  /// The background thread is compiling it now (Requested, not Compiled).
-  bool Compiling = false;
-  bool Compiled = false;
-  bool Failed = false;
-  bool CacheHit = false;
-  /// This function's share of its unit's compile time (the unit's time
-  /// divided by its functions).
-  double CompileMs = 0;
-  /// The unit's lowering + optimization + codegen + link time.
-  double UnitCompileMs = 0;
-  /// Functions compiled in the same unit (compiled mode: all of them).
-  int64_t UnitFunctions = 0;
-  /// Frames that moved from tier 1 into tier 2 at a backward jump.
-  uint64_t Tier2OsrEntries = 0;
-  /// Calls that ran tier-1 code that counts toward tier 2 (tiered mode;
-  /// in baseline mode every native call runs tier 1).
-  uint64_t BaselineCalls = 0;
-  /// The highest tier with code: 0 none, 1 baseline, 2 optimizing.
-  int tier() const noexcept { return Compiled ? 2 : Baseline ? 1 : 0; }
-};
+/// What the JIT did for one function (the VM layer's TierStats).
+using FunctionJITStats = vm::TierStats;
 
 /// Whether this build has the baseline tier for the host (x86-64).
 bool baselineAvailable() noexcept;
@@ -150,6 +121,7 @@ public:
   void drain();
 
   FunctionJITStats stats(int64_t Func) const;
+  vm::TierStats tierStats(int64_t Func) const override { return stats(Func); }
   const JITOptions &options() const noexcept { return Opts; }
   Engine &engine() noexcept { return *Eng; }
 

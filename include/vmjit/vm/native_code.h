@@ -72,6 +72,42 @@ using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,
 /// message for every tier.
 Error ifConditionError(const VMJITAny &Cond);
 
+/// What the JIT tier did for one bytecode function
+/// (TierController::tierStats; read by vm::collectFunctionStats).
+struct TierStats {
+  /// Tier 1 (baseline).
+  bool Baseline = false;
+  double BaselineUs = 0; ///< copy-and-patch time
+  size_t BaselineBytes = 0;
+  /// Kept at tier 1: too large for tier 2 to win (tiered mode: when hot;
+  /// compiled mode: from the start).
+  bool StaysAtBaseline = false;
+  /// Tier 2 (optimizing).
+  bool Requested = false;
+  /// The background thread is compiling it now (Requested, not Compiled).
+  bool Compiling = false;
+  bool Compiled = false;
+  bool Failed = false;
+  bool CacheHit = false;
+  /// This function's share of its unit's compile time (the unit's time
+  /// divided by its functions).
+  double CompileMs = 0;
+  /// The unit's lowering + optimization + codegen + link time.
+  double UnitCompileMs = 0;
+  /// Functions compiled in the same unit (compiled mode: all of them).
+  int64_t UnitFunctions = 0;
+  /// Frames that moved from tier 1 into tier 2 at a backward jump.
+  uint64_t Tier2OsrEntries = 0;
+  /// Calls that ran tier-1 code that counts toward tier 2 (tiered mode;
+  /// in baseline mode every native call runs tier 1).
+  uint64_t BaselineCalls = 0;
+  /// Baseline mode: every native call runs tier 1 (BaselineCalls is not
+  /// counted).
+  bool BaselineMode = false;
+  /// The highest tier with code: 0 none, 1 baseline, 2 optimizing.
+  int tier() const noexcept { return Compiled ? 2 : Baseline ? 1 : 0; }
+};
+
 class TierController {
 public:
   virtual ~TierController() = default;
@@ -90,6 +126,8 @@ public:
   /// `Func` became hot in `VM`. Must not block: compiling happens
   /// elsewhere; the interpreter keeps running.
   virtual void requestCompile(VirtualMachine &VM, int64_t Func) = 0;
+  /// What the tier did for bytecode function `Func` so far.
+  virtual TierStats tierStats(int64_t Func) const = 0;
 };
 
 } // namespace vmjit::vm

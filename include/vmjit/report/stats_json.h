@@ -1,0 +1,37 @@
+//===- vmjit/report/stats_json.h - Statistics as JSON -----------*- C++ -*-===//
+//
+// The statistics documents that `vmjit stats --json`, `vmjit run --stats
+// --json` and the Python package (Executable.stats(), VirtualMachine.stats())
+// all return: one computation, one set of key names (see the command
+// reference, docs/command.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_REPORT_STATS_JSON_H
+#define VMJIT_REPORT_STATS_JSON_H
+
+#include <nlohmann/json.hpp>
+
+namespace vmjit::vm {
+class Executable;
+class VirtualMachine;
+} // namespace vmjit::vm
+
+namespace vmjit::report {
+
+/// What an executable holds: "functions" (count, by_kind), "constants"
+/// (count, by_kind, tensor_bytes), "instructions", "code_words" and
+/// "function_table" (index, name, kind, params, registers, instructions,
+/// calls, words per function).
+nlohmann::ordered_json executableStatsJson(const vm::Executable &Exe);
+
+/// What a VM did with each function: with `CompileCounts` (builds with
+/// the JIT), "baseline_compiles", "compiles" and "cache_hits"; then
+/// "functions", one object per row of vm::collectFunctionStats (name,
+/// kind, calls, tier, ...).
+nlohmann::ordered_json vmStatsJson(const vm::VirtualMachine &VM,
+                                   bool CompileCounts);
+
+} // namespace vmjit::report
+
+#endif // VMJIT_REPORT_STATS_JSON_H

@@ -1,0 +1,122 @@
+//===- bindings.h - Shared pieces of the _vmjit extension -------*- C++ -*-===//
+//
+// The extension module behind `import vmjit` (python/vmjit/ is the Python
+// layer on top). Values cross between Python and vmjit in convert.cpp,
+// errors in errors.cpp; machine.cpp holds a VM with its lock, and
+// function_object.cpp the callable type whose calls release the GIL.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_PYTHON_BINDINGS_H
+#define VMJIT_PYTHON_BINDINGS_H
+
+#include "vmjit/runtime/error.h"
+#include "vmjit/runtime/function.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace vmjit::python {
+
+namespace py = pybind11;
+
+class Machine;
+
+/// Classes of the Python layer the extension creates values of, handed
+/// over by vmjit/__init__.py through _vmjit._set_hooks.
+struct Hooks {
+  py::object ShapeType;  ///< vmjit.Shape (a tuple subclass)
+  py::object DeviceType; ///< vmjit.Device (a named tuple)
+  py::object MakeError;  ///< vmjit.errors._make(kind, message, frames, text)
+};
+Hooks &hooks();
+
+//===--- convert.cpp ------------------------------------------------------===//
+
+/// A Python value as an owned vmjit value. `Arg` (1-based; 0: not an
+/// argument) names the argument in the TypeError raised for a value that
+/// has no vmjit form.
+Any toAny(PyObject *Obj, size_t Arg);
+/// A vmjit value as a new Python reference. Functions and closures it
+/// holds call through `Owner` (the VM that made them; may be null).
+PyObject *toPython(const AnyView &V, const std::shared_ptr<Machine> &Owner);
+void registerValues(py::module_ &M);
+/// vmjit.Tensor, vmjit.empty, vmjit.tensor (tensor_object.cpp).
+void registerTensor(py::module_ &M);
+/// _vmjit.Executable, load, assemble (executable_object.cpp).
+void registerExecutable(py::module_ &M);
+
+//===--- errors.cpp -------------------------------------------------------===//
+
+/// Sets the Python exception for `E` (the class of its kind in
+/// vmjit.errors; the frames in the message). A Python exception that a
+/// callback raised while E propagated is set instead, with the VM frames
+/// added as a note.
+void setPythonError(const Error &E);
+/// Converts the Python exception being handled (a callback's) into the
+/// Error that unwinds the VM, keeping the Python exception for
+/// setPythonError. Needs the GIL.
+Error errorFromPython(const char *Where);
+void registerErrors(py::module_ &M);
+
+//===--- machine.cpp ------------------------------------------------------===//
+
+/// A VirtualMachine as Python uses it: the executable and libraries it
+/// needs, and the lock that lets one Python thread at a time run it.
+class Machine {
+public:
+  std::shared_ptr<const vm::Executable> Exe;
+  std::vector<std::shared_ptr<KernelLibrary>> Libraries;
+  std::unique_ptr<vm::VirtualMachine> VM;
+  std::string Mode;
+  /// Held (with the GIL released) while a call runs; recursive so that a
+  /// callback running inside a call may call the same VM.
+  std::recursive_mutex Lock;
+};
+
+/// Runs `Body` on `M`'s VM with the GIL released and the VM locked. Returns
+/// false with the Python exception set if it threw.
+template <typename F> bool runUnlocked(Machine &M, F &&Body) {
+  std::optional<Error> Failed;
+  Py_BEGIN_ALLOW_THREADS;
+  {
+    std::lock_guard<std::recursive_mutex> Guard(M.Lock);
+    try {
+      Body();
+    } catch (const Error &E) {
+      Failed.emplace(E);
+    } catch (const std::bad_alloc &) {
+      Failed.emplace("MemoryError", "out of memory");
+    } catch (const std::exception &E) {
+      Failed.emplace("InternalError", E.what());
+    }
+  }
+  Py_END_ALLOW_THREADS;
+  if (Failed)
+    setPythonError(*Failed);
+  return !Failed;
+}
+
+void registerMachine(py::module_ &M);
+
+//===--- function_object.cpp ----------------------------------------------===//
+
+/// A callable for function `Index` of `M`'s VM (or its saved function
+/// `Name` when Index is -1).
+PyObject *makeBoundFunction(std::shared_ptr<Machine> M, int64_t Index,
+                            const std::string &Name);
+/// A callable for a function value (a closure a VM returned, ...): calls go
+/// through `Owner`'s lock when there is one.
+PyObject *makeValueFunction(Function F, std::shared_ptr<Machine> Owner);
+/// The function a vmjit.Function object holds, if `Obj` is one.
+std::optional<Function> functionOf(PyObject *Obj);
+void registerFunctionType(py::module_ &M);
+
+} // namespace vmjit::python
+
+#endif // VMJIT_PYTHON_BINDINGS_H

@@ -1,0 +1,360 @@
+//===- convert.cpp - Values between Python and vmjit ----------------------===//
+//
+// Python to vmjit: None, bool, int (int64), float, str, bytes, vmjit.Shape,
+// tuples and lists (an Array of their items), vmjit.Tensor, vmjit.Function,
+// vmjit.Device, and any object with __dlpack__ (a NumPy array: no copy).
+// An object with no working __dlpack__ that exposes a buffer (a NumPy bool
+// array, a memoryview) is viewed in place when writable and copied when
+// read-only. vmjit to Python: the same types back, tuples for Arrays, a
+// vmjit.Tensor for a tensor (DLPack and the buffer protocol, no copy).
+//
+//===----------------------------------------------------------------------===//
+
+#include "bindings.h"
+
+#include "vmjit/runtime/array.h"
+#include "vmjit/runtime/shape.h"
+#include "vmjit/runtime/string.h"
+#include "vmjit/runtime/tensor.h"
+
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+namespace vmjit::python {
+
+Hooks &hooks() {
+  static Hooks *H = new Hooks(); // never destroyed: outlives the interpreter
+  return *H;
+}
+
+namespace {
+
+/// A vmjit value Python has no type for (a Map, a Storage, ...): passed
+/// back to the VM as it is.
+struct OpaqueValue {
+  Any Value;
+};
+
+PyTypeObject *TensorType = nullptr;
+PyTypeObject *OpaqueType = nullptr;
+
+[[noreturn]] void throwArgTypeError(PyObject *Obj, size_t Arg,
+                                    const char *Why) {
+  std::string Where = Arg ? fmt::format("argument {}: ", Arg) : "";
+  throw py::type_error(fmt::format("{}cannot pass a '{}' to vmjit{}", Where,
+                                   Py_TYPE(Obj)->tp_name, Why));
+}
+
+//===--- Buffers (no working __dlpack__) ----------------------------------===//
+
+std::optional<DLDataType> bufferDType(const Py_buffer &B) {
+  const char *F = B.format ? B.format : "B";
+  if (*F == '@' || *F == '=' || *F == '<')
+    ++F;
+  if (!*F || F[1])
+    return std::nullopt;
+  const uint8_t Bits = static_cast<uint8_t>(B.itemsize * 8);
+  switch (*F) {
+  case '?':
+    return dtype::Bool;
+  case 'b': case 'h': case 'i': case 'l': case 'q':
+    return dtype::make(kDLInt, Bits);
+  case 'B': case 'H': case 'I': case 'L': case 'Q':
+    return dtype::make(kDLUInt, Bits);
+  case 'e': case 'f': case 'd':
+    return dtype::make(kDLFloat, Bits);
+  default:
+    return std::nullopt;
+  }
+}
+
+/// A writable buffer lent to vmjit: released (with the GIL) when the
+/// tensor's last reference goes.
+struct LentBuffer {
+  Py_buffer View{};
+  std::vector<int64_t> Shape, Strides;
+  DLManagedTensor Managed{};
+  static void release(DLManagedTensor *M) {
+    auto *L = static_cast<LentBuffer *>(M->manager_ctx);
+    PyGILState_STATE S = PyGILState_Ensure();
+    PyBuffer_Release(&L->View);
+    PyGILState_Release(S);
+    delete L;
+  }
+};
+
+Tensor tensorFromBuffer(PyObject *Obj, size_t Arg) {
+  auto L = std::make_unique<LentBuffer>();
+  if (PyObject_GetBuffer(Obj, &L->View, PyBUF_RECORDS_RO) != 0)
+    throw py::error_already_set();
+  std::optional<DLDataType> DT = bufferDType(L->View);
+  if (!DT) {
+    std::string Format = L->View.format ? L->View.format : "?";
+    PyBuffer_Release(&L->View);
+    throwArgTypeError(Obj, Arg,
+                      fmt::format(": buffer format '{}' has no vmjit dtype",
+                                  Format)
+                          .c_str());
+  }
+  const Py_buffer &V = L->View;
+  L->Shape.assign(V.shape, V.shape + V.ndim);
+  bool Strided = false;
+  for (int D = 0; D < V.ndim; ++D) {
+    Strided |= V.strides[D] % V.itemsize != 0;
+    L->Strides.push_back(V.strides[D] / V.itemsize);
+  }
+  if (V.readonly || Strided) {
+    // vmjit may write into what it is given: a read-only buffer is copied.
+    Tensor T = Tensor::empty(L->Shape, *DT);
+    int Rc = PyBuffer_ToContiguous(T.data(), &L->View, V.len, 'C');
+    PyBuffer_Release(&L->View);
+    if (Rc != 0)
+      throw py::error_already_set();
+    return T;
+  }
+  DLTensor &DL = L->Managed.dl_tensor;
+  DL.data = V.buf;
+  DL.device = cpuDevice();
+  DL.ndim = V.ndim;
+  DL.dtype = *DT;
+  DL.shape = L->Shape.data();
+  DL.strides = L->Strides.data();
+  L->Managed.manager_ctx = L.get();
+  L->Managed.deleter = LentBuffer::release;
+  DLManagedTensor *M = &L->Managed;
+  Tensor T = Tensor::fromDLPack(M); // throws without taking it
+  L.release();
+  return T;
+}
+
+//===--- DLPack ------------------------------------------------------------===//
+
+/// Imports the capsule `Obj.__dlpack__()` returns; nullopt (with no Python
+/// error set) when the object refused to export (BufferError, TypeError).
+std::optional<Tensor> tensorFromDLPack(PyObject *Obj, PyObject *Method) {
+  PyObject *Cap = PyObject_CallNoArgs(Method);
+  if (!Cap) {
+    if (PyErr_ExceptionMatches(PyExc_BufferError) ||
+        PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    throw py::error_already_set();
+  }
+  py::object Owner = py::reinterpret_steal<py::object>(Cap);
+  if (PyCapsule_IsValid(Cap, "dltensor")) {
+    auto *M = static_cast<DLManagedTensor *>(
+        PyCapsule_GetPointer(Cap, "dltensor"));
+    Tensor T = Tensor::fromDLPack(M);
+    PyCapsule_SetName(Cap, "used_dltensor");
+    return T;
+  }
+  if (PyCapsule_IsValid(Cap, "dltensor_versioned")) {
+    auto *M = static_cast<DLManagedTensorVersioned *>(
+        PyCapsule_GetPointer(Cap, "dltensor_versioned"));
+    Tensor T = Tensor::fromDLPack(M);
+    PyCapsule_SetName(Cap, "used_dltensor_versioned");
+    return T;
+  }
+  throw py::type_error(fmt::format(
+      "{}.__dlpack__() returned a '{}', not a DLPack capsule",
+      Py_TYPE(Obj)->tp_name, Py_TYPE(Cap)->tp_name));
+}
+
+Any sequenceToArray(PyObject *Obj, size_t Arg) {
+  py::sequence Seq = py::reinterpret_borrow<py::sequence>(Obj);
+  std::vector<Any> Items;
+  Items.reserve(Seq.size());
+  for (py::handle Item : Seq)
+    Items.push_back(toAny(Item.ptr(), Arg));
+  return Any(Array(std::move(Items)));
+}
+
+Any stringToAny(PyObject *Obj) {
+  Py_ssize_t Len = 0;
+  const char *S = PyUnicode_AsUTF8AndSize(Obj, &Len);
+  if (!S)
+    throw py::error_already_set();
+  return Any(std::string(S, static_cast<size_t>(Len)));
+}
+
+Any shapeToAny(PyObject *Obj) {
+  std::vector<int64_t> Dims;
+  for (py::handle D : py::reinterpret_borrow<py::tuple>(Obj))
+    Dims.push_back(D.cast<int64_t>());
+  return Any(Shape(std::move(Dims)));
+}
+
+/// The less common Python types, after the fast paths of toAny.
+Any otherToAny(PyObject *Obj, size_t Arg) {
+  if (PyObject_TypeCheck(Obj, OpaqueType))
+    return py::handle(Obj).cast<const OpaqueValue &>().Value;
+  if (std::optional<Function> F = functionOf(Obj))
+    return Any(*F);
+  if (PyObject_IsInstance(Obj, hooks().ShapeType.ptr()) == 1)
+    return shapeToAny(Obj);
+  if (PyObject_IsInstance(Obj, hooks().DeviceType.ptr()) == 1) {
+    auto T = py::reinterpret_borrow<py::tuple>(Obj);
+    return Any(DLDevice{static_cast<DLDeviceType>(T[0].cast<int>()),
+                        T[1].cast<int>()});
+  }
+  if (PyUnicode_Check(Obj))
+    return stringToAny(Obj);
+  if (PyBytes_Check(Obj))
+    return Any(Bytes(std::string(PyBytes_AS_STRING(Obj),
+                                 PyBytes_GET_SIZE(Obj))));
+  if (PyTuple_Check(Obj) || PyList_Check(Obj))
+    return sequenceToArray(Obj, Arg);
+  if (PyBool_Check(Obj))
+    return Any(Obj == Py_True);
+  if (PyIndex_Check(Obj)) // int subclasses, NumPy integer scalars
+    return Any(py::handle(Obj).cast<int64_t>());
+  if (PyFloat_Check(Obj) ||
+      (Py_TYPE(Obj)->tp_as_number && Py_TYPE(Obj)->tp_as_number->nb_float))
+    return Any(py::handle(Obj).cast<double>());
+  if (PyObject_CheckBuffer(Obj))
+    return Any(tensorFromBuffer(Obj, Arg));
+  throwArgTypeError(Obj, Arg, "");
+}
+
+} // namespace
+
+Any toAny(PyObject *Obj, size_t Arg) {
+  PyTypeObject *T = Py_TYPE(Obj);
+  if (T == &PyLong_Type) {
+    int Overflow = 0;
+    long long V = PyLong_AsLongLongAndOverflow(Obj, &Overflow);
+    if (Overflow)
+      throw py::value_error(fmt::format(
+          "{}int {} does not fit in int64",
+          Arg ? fmt::format("argument {}: ", Arg) : "",
+          py::str(Obj).cast<std::string>()));
+    return Any(static_cast<int64_t>(V));
+  }
+  if (T == &PyFloat_Type)
+    return Any(PyFloat_AS_DOUBLE(Obj));
+  if (T == &PyBool_Type)
+    return Any(Obj == Py_True);
+  if (Obj == Py_None)
+    return Any();
+  if (T == TensorType)
+    return Any(py::handle(Obj).cast<const Tensor &>());
+  if (T == &PyUnicode_Type)
+    return stringToAny(Obj);
+  if (PyObject *Method = PyObject_GetAttrString(Obj, "__dlpack__")) {
+    py::object Hold = py::reinterpret_steal<py::object>(Method);
+    if (std::optional<Tensor> Ten = tensorFromDLPack(Obj, Method))
+      return Any(std::move(*Ten));
+    if (PyObject_CheckBuffer(Obj))
+      return Any(tensorFromBuffer(Obj, Arg));
+    throwArgTypeError(Obj, Arg, ": its __dlpack__ refused to export it");
+  }
+  PyErr_Clear();
+  return otherToAny(Obj, Arg);
+}
+
+namespace {
+
+PyObject *arrayToTuple(const Array &A, const std::shared_ptr<Machine> &Owner) {
+  py::tuple Out(A.size());
+  for (size_t I = 0; I < A.size(); ++I) {
+    PyObject *Item = toPython(A[I], Owner);
+    if (!Item)
+      throw py::error_already_set();
+    PyTuple_SET_ITEM(Out.ptr(), I, Item);
+  }
+  return Out.release().ptr();
+}
+
+PyObject *objectToPython(const AnyView &V,
+                         const std::shared_ptr<Machine> &Owner) {
+  switch (V.typeIndex()) {
+  case kVMJITStr:
+  case kVMJITSmallStr:
+  case kVMJITRawStr: {
+    std::string_view S = *detail::stringView(V.raw());
+    return PyUnicode_DecodeUTF8(S.data(), static_cast<Py_ssize_t>(S.size()),
+                                "surrogateescape");
+  }
+  case kVMJITBytes:
+  case kVMJITSmallBytes:
+  case kVMJITByteArrayPtr: {
+    std::string_view B = *detail::bytesView(V.raw());
+    return PyBytes_FromStringAndSize(B.data(),
+                                     static_cast<Py_ssize_t>(B.size()));
+  }
+  case kVMJITTensor:
+    return py::cast(V.cast<Tensor>()).release().ptr();
+  case kVMJITShape: {
+    Shape S = V.cast<Shape>();
+    py::tuple Dims(S.size());
+    for (size_t I = 0; I < S.size(); ++I)
+      PyTuple_SET_ITEM(Dims.ptr(), I, PyLong_FromLongLong(S[I]));
+    return hooks().ShapeType(Dims).release().ptr();
+  }
+  case kVMJITArray:
+    return arrayToTuple(V.cast<Array>(), Owner);
+  case kVMJITFunction:
+    return makeValueFunction(V.cast<Function>(), Owner);
+  case kVMJITDataType:
+    return py::str(dtypeName(V.cast<DLDataType>())).release().ptr();
+  case kVMJITDevice: {
+    DLDevice D = V.cast<DLDevice>();
+    return hooks()
+        .DeviceType(static_cast<int>(D.device_type), D.device_id)
+        .release()
+        .ptr();
+  }
+  default:
+    return py::cast(OpaqueValue{Any(V)}).release().ptr();
+  }
+}
+
+} // namespace
+
+PyObject *toPython(const AnyView &V, const std::shared_ptr<Machine> &Owner) {
+  const VMJITAny &R = V.raw();
+  switch (R.type_index) {
+  case kVMJITNone:
+    Py_RETURN_NONE;
+  case kVMJITInt:
+    return PyLong_FromLongLong(R.v_int64);
+  case kVMJITFloat:
+    return PyFloat_FromDouble(R.v_float64);
+  case kVMJITBool:
+    return PyBool_FromLong(R.v_int64 != 0);
+  default:
+    return objectToPython(V, Owner);
+  }
+}
+
+void registerValues(py::module_ &M) {
+  py::class_<OpaqueValue>(M, "Object",
+                          "A vmjit value Python has no type for (a map, a "
+                          "storage block, ...); it can be passed back to "
+                          "the VM.")
+      .def_property_readonly("type_name",
+                             [](const OpaqueValue &O) {
+                               return std::string(O.Value.typeName());
+                             })
+      .def("__repr__", [](const OpaqueValue &O) {
+        return fmt::format("<vmjit.Object {}>", O.Value.typeName());
+      });
+  OpaqueType = reinterpret_cast<PyTypeObject *>(
+      M.attr("Object").ptr());
+  registerTensor(M);
+  TensorType = reinterpret_cast<PyTypeObject *>(M.attr("Tensor").ptr());
+  M.def("_set_hooks", [](py::object Shape, py::object Device,
+                         py::object MakeError) {
+    hooks().ShapeType = std::move(Shape);
+    hooks().DeviceType = std::move(Device);
+    hooks().MakeError = std::move(MakeError);
+  });
+  M.def("_to_vmjit_and_back", [](py::handle Obj) {
+    return py::reinterpret_steal<py::object>(toPython(toAny(Obj.ptr(), 0), nullptr));
+  }, "Converts a value to vmjit's form and back (for tests).");
+}
+
+} // namespace vmjit::python

@@ -1,0 +1,300 @@
+//===- machine.cpp - _vmjit.Machine: a VM as Python drives it -------------===//
+//
+// Creating a VM (mode, JIT options, libraries, limits), TVM's stateful API,
+// saved functions, the instrument, statistics, interrupt and the timing
+// loop of time_evaluator. Every call into the VM runs with the GIL
+// released and the Machine's lock held (runUnlocked).
+//
+//===----------------------------------------------------------------------===//
+
+#include "bindings.h"
+
+#include "vmjit/report/stats_json.h"
+#include "vmjit/vm/program.h"
+#ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/tier_manager.h"
+#endif
+
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <thread>
+
+namespace vmjit::python {
+
+namespace {
+
+/// What VirtualMachine(...) was given (vmjit/virtual_machine.py checks and
+/// fills it).
+struct MachineOptions {
+  std::string Mode = "tiered";
+  int64_t TierThreshold = 0;
+  int64_t BaselineThreshold = 0;
+  int OptLevel = -1;
+  std::string CacheDir;
+  bool NoCache = false;
+  std::vector<std::string> Libs;
+  uint64_t MaxSteps = 0;
+  double TimeoutSeconds = 0;
+};
+
+vm::CallLimits limitsOf(uint64_t MaxSteps, double TimeoutSeconds) {
+  vm::CallLimits L;
+  L.MaxSteps = MaxSteps;
+  L.Timeout = std::chrono::nanoseconds(
+      static_cast<int64_t>(TimeoutSeconds * 1e9));
+  return L;
+}
+
+void enableTier(Machine &M, const MachineOptions &O, vm::ExecMode Mode) {
+#ifdef VMJIT_HAVE_JIT
+  if (Mode == vm::ExecMode::Bytecode)
+    return;
+  jit::JITOptions JO;
+  JO.Mode = Mode;
+  JO.Threshold = O.TierThreshold;
+  JO.BaselineThreshold = O.BaselineThreshold;
+  if (O.OptLevel >= 0)
+    JO.OptLevel = O.OptLevel;
+  JO.CacheDir = O.CacheDir;
+  JO.NoCache = O.NoCache;
+  jit::enableJIT(*M.VM, JO);
+#else
+  (void)M, (void)O, (void)Mode;
+#endif
+}
+
+std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
+                                       const MachineOptions &O) {
+  std::optional<vm::ExecMode> Mode = vm::parseExecMode(O.Mode);
+  if (!Mode)
+    throw py::value_error(fmt::format(
+        "mode '{}': expected 'bytecode', 'baseline', 'compiled' or 'tiered'",
+        O.Mode));
+  auto M = std::make_shared<Machine>();
+  M->Exe = P.Exe;
+  M->Mode = O.Mode;
+  py::gil_scoped_release NoGil;
+  vm::VMOptions VO;
+  VO.Libraries = P.Libraries;
+  for (const std::string &Path : O.Libs)
+    VO.Libraries.push_back(KernelLibrary::load(Path));
+  M->Libraries = VO.Libraries;
+  VO.Limits = limitsOf(O.MaxSteps, O.TimeoutSeconds);
+  M->VM = vm::VirtualMachine::create(P.Exe, std::move(VO));
+  enableTier(*M, O, *Mode);
+  return M;
+}
+
+std::vector<Any> toAnys(const py::tuple &Args) {
+  std::vector<Any> Out;
+  for (size_t I = 0; I < Args.size(); ++I)
+    Out.push_back(toAny(Args[I].ptr(), I + 1));
+  return Out;
+}
+
+py::object resultOf(const Any &V, const std::shared_ptr<Machine> &M) {
+  PyObject *R = toPython(V, M);
+  if (!R)
+    throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(R);
+}
+
+/// Runs `Body` on the machine; throws error_already_set if it failed.
+template <typename F> void run(Machine &M, F &&Body) {
+  if (!runUnlocked(M, std::forward<F>(Body)))
+    throw py::error_already_set();
+}
+
+/// The instrument: TVM's callback signature, func(func, name, before,
+/// result, *args) returning None/0 (continue) or 1 (skip the call).
+vm::InstrumentFn makeInstrument(py::object Callback,
+                                std::weak_ptr<Machine> Weak) {
+  auto Shared = std::make_shared<py::object>(std::move(Callback));
+  return [Shared, Weak](const vm::CallEvent &E) {
+    py::gil_scoped_acquire Gil;
+    std::shared_ptr<Machine> M = Weak.lock();
+    try {
+      py::tuple Args(4 + E.Args.size());
+      Function Callee(ObjectPtr<Object>::share(E.VM.poolEntry(E.Callee)));
+      Args[0] = py::reinterpret_steal<py::object>(
+          makeValueFunction(std::move(Callee), M));
+      Args[1] = py::str(E.CalleeName.data(), E.CalleeName.size());
+      Args[2] = py::bool_(E.Before);
+      Args[3] = E.Result ? resultOf(*E.Result, M) : py::none();
+      for (size_t I = 0; I < E.Args.size(); ++I)
+        Args[4 + I] = resultOf(Any(E.Args[I]), M);
+      py::object R = (*Shared)(*Args);
+      if (!R.is_none() && R.cast<int>() == 1)
+        return vm::InstrumentAction::SkipCall;
+      return vm::InstrumentAction::Continue;
+    } catch (py::error_already_set &PyErr) {
+      PyErr.restore();
+      throw errorFromPython("the instrument");
+    }
+  };
+}
+
+/// time_evaluator's loop: seconds per call, one entry per repeat.
+std::vector<double> timeCalls(Machine &M, const std::string &Name,
+                              const py::tuple &PyArgs, int64_t Number,
+                              int64_t Repeat, double MinRepeatMs,
+                              double CooldownMs) {
+  std::vector<Any> Args = toAnys(PyArgs);
+  std::vector<AnyView> Views(Args.begin(), Args.end());
+  std::vector<double> Times;
+  run(M, [&] {
+    using Clock = std::chrono::steady_clock;
+    int64_t K = M.VM->functionIndex(Name);
+    M.VM->invoke(K, Views); // warm-up: not timed
+    for (int64_t R = 0; R < Repeat; ++R) {
+      if (R > 0 && CooldownMs > 0)
+        std::this_thread::sleep_for(
+            std::chrono::duration<double, std::milli>(CooldownMs));
+      double Ms = 0;
+      int64_t N = Number;
+      for (;;) {
+        auto Start = Clock::now();
+        for (int64_t I = 0; I < N; ++I)
+          M.VM->invoke(K, Views);
+        Ms = std::chrono::duration<double, std::milli>(Clock::now() - Start)
+                 .count();
+        if (Ms >= MinRepeatMs || N >= (int64_t(1) << 40))
+          break;
+        // Too short: scale the count up toward MinRepeatMs, as TVM does.
+        N = std::max<int64_t>(N * 2, static_cast<int64_t>(
+                                         N * MinRepeatMs / std::max(Ms, 1e-3) *
+                                         1.1));
+      }
+      Times.push_back(Ms / 1000.0 / static_cast<double>(N));
+    }
+  });
+  return Times;
+}
+
+} // namespace
+
+void registerMachine(py::module_ &M) {
+  py::class_<MachineOptions>(M, "MachineOptions")
+      .def(py::init<>())
+      .def_readwrite("mode", &MachineOptions::Mode)
+      .def_readwrite("tier_threshold", &MachineOptions::TierThreshold)
+      .def_readwrite("baseline_threshold", &MachineOptions::BaselineThreshold)
+      .def_readwrite("opt_level", &MachineOptions::OptLevel)
+      .def_readwrite("cache_dir", &MachineOptions::CacheDir)
+      .def_readwrite("no_cache", &MachineOptions::NoCache)
+      .def_readwrite("libs", &MachineOptions::Libs)
+      .def_readwrite("max_steps", &MachineOptions::MaxSteps)
+      .def_readwrite("timeout", &MachineOptions::TimeoutSeconds);
+
+  py::class_<Machine, std::shared_ptr<Machine>>(M, "Machine")
+      .def(py::init(&createMachine))
+      .def_readonly("mode", &Machine::Mode)
+      .def("function",
+           [](std::shared_ptr<Machine> Self, const std::string &Name) {
+             int64_t K = -1;
+             if (auto I = Self->Exe->findFunction(Name))
+               K = *I;
+             Function Fn = Self->VM->getFunction(Name); // throws LookupError
+             (void)Fn;
+             return py::reinterpret_steal<py::object>(
+                 makeBoundFunction(Self, K, Name));
+           })
+      .def("set_input",
+           [](Machine &Self, const std::string &Name, const py::tuple &Args) {
+             std::vector<Any> Values = toAnys(Args);
+             run(Self, [&] { Self.VM->setInput(Name, std::move(Values)); });
+           })
+      .def("invoke_stateful",
+           [](std::shared_ptr<Machine> Self, const std::string &Name) {
+             Any R;
+             run(*Self, [&] { R = Self->VM->invokeStateful(Name); });
+             return resultOf(R, Self);
+           })
+      .def("get_output",
+           [](std::shared_ptr<Machine> Self, const std::string &Name) {
+             Any R;
+             run(*Self, [&] { R = Self->VM->getOutput(Name); });
+             return resultOf(R, Self);
+           })
+      .def("save_function",
+           [](Machine &Self, const std::string &Name, const std::string &Saved,
+              const py::tuple &Args) {
+             std::vector<Any> Values = toAnys(Args);
+             run(Self, [&] {
+               Self.VM->saveFunction(Name, Saved, std::move(Values));
+             });
+           })
+      .def("set_instrument",
+           [](std::shared_ptr<Machine> Self, py::object Callback) {
+             vm::InstrumentFn Fn;
+             if (!Callback.is_none())
+               Fn = makeInstrument(std::move(Callback), Self);
+             run(*Self, [&] { Self->VM->setInstrument(std::move(Fn)); });
+           })
+      .def("set_limits",
+           [](Machine &Self, uint64_t MaxSteps, double Timeout) {
+             run(Self, [&] {
+               Self.VM->setCallLimits(limitsOf(MaxSteps, Timeout));
+             });
+           })
+      .def("interrupt", [](Machine &Self) { Self.VM->interrupt(); })
+      .def("clear_interrupt",
+           [](Machine &Self) { Self.VM->clearInterrupt(); })
+      .def("steps_taken",
+           [](Machine &Self) { return Self.VM->stepsTaken(); })
+      .def("wait_compiles",
+           [](Machine &Self) {
+#ifdef VMJIT_HAVE_JIT
+             py::gil_scoped_release NoGil;
+             if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM))
+               TM->drain();
+#else
+             (void)Self;
+#endif
+           })
+      .def("stats_json",
+           [](Machine &Self) {
+             std::string Out;
+#ifdef VMJIT_HAVE_JIT
+             constexpr bool Counts = true;
+#else
+             constexpr bool Counts = false;
+#endif
+             run(Self, [&] {
+               Out = report::vmStatsJson(*Self.VM, Counts).dump();
+             });
+             return Out;
+           })
+      .def("thresholds",
+           [](Machine &Self) {
+             py::dict D;
+#ifdef VMJIT_HAVE_JIT
+             if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM)) {
+               D["baseline_threshold"] = TM->threshold();
+               D["tier_threshold"] = TM->options().Threshold;
+             }
+#else
+             (void)Self;
+#endif
+             return D;
+           })
+      .def("time_calls", [](Machine &Self, const std::string &Name,
+                            const py::tuple &Args, int64_t Number,
+                            int64_t Repeat, double MinRepeatMs,
+                            double CooldownMs) {
+        return timeCalls(Self, Name, Args, Number, Repeat, MinRepeatMs,
+                         CooldownMs);
+      });
+
+#ifdef VMJIT_HAVE_JIT
+  M.attr("jit_available") = true;
+  M.attr("baseline_available") = jit::baselineAvailable();
+#else
+  M.attr("jit_available") = false;
+  M.attr("baseline_available") = false;
+#endif
+}
+
+} // namespace vmjit::python

@@ -1,0 +1,105 @@
+"""Executables: loading, assembling, inspecting and saving programs."""
+
+import json
+import os
+from typing import NamedTuple
+
+from . import _vmjit
+
+
+class FunctionInfo(NamedTuple):
+    """One entry of an executable's function table."""
+
+    name: str
+    kind: str  # "bytecode", "packed" or "native"
+    params: tuple  # parameter names (bytecode functions)
+    num_params: int
+    registers: int
+    instructions: int
+
+
+class Stats(dict):
+    """A statistics document (a dict, the keys of the command's --json
+    output) that prints as a table."""
+
+    def __init__(self, doc, text):
+        super().__init__(doc)
+        self._text = text
+
+    def __str__(self):
+        return self._text
+
+
+def _executable_text(doc):
+    by_kind = doc["functions"]["by_kind"]
+    lines = [
+        "functions: %d (%d bytecode, %d packed, %d native)" % (
+            doc["functions"]["count"], by_kind["bytecode"], by_kind["packed"],
+            by_kind["native"]),
+        "constants: %d, tensor data %d bytes" % (
+            doc["constants"]["count"], doc["constants"]["tensor_bytes"]),
+        "instructions: %d (%d words)" % (doc["instructions"], doc["code_words"]),
+        "%5s  %-8s  %-24s  %6s  %9s  %12s" % (
+            "index", "kind", "name", "params", "registers", "instructions"),
+    ]
+    for f in doc["function_table"]:
+        lines.append("%5d  %-8s  %-24s  %6s  %9s  %12s" % (
+            f["index"], f["kind"], f["name"], f.get("params", "-"),
+            f.get("registers", "-"), f.get("instructions", "-")))
+    return "\n".join(lines)
+
+
+class Executable:
+    """A verified program: what :func:`load` or :func:`assemble` returns.
+
+    Many :class:`VirtualMachine` objects (in many threads) may share one.
+    """
+
+    def __init__(self, handle, name=None):
+        self._handle = handle
+        self.name = name
+
+    @property
+    def functions(self):
+        """The function table, as :class:`FunctionInfo` entries."""
+        return [FunctionInfo(f["name"], f["kind"], tuple(f["params"]),
+                             f["num_params"], f["registers"],
+                             f["instructions"])
+                for f in self._handle.functions]
+
+    def as_text(self):
+        """The program as vmasm text (assembling it gives it back)."""
+        return self._handle.as_text()
+
+    def stats(self):
+        """Functions, constants and instruction counts: a dict with the keys
+        of ``vmjit stats --json`` (less the file's), printing as a table."""
+        doc = json.loads(self._handle.stats_json())
+        return Stats(doc, _executable_text(doc))
+
+    def save(self, path, format=None):
+        """Writes the program: ``format`` "vmjit" (vmjit's binary format, the
+        default), "tvm" (TVM's VMExecutable format) or "vmasm" (text; the
+        default for a path ending in .vmasm)."""
+        path = os.fspath(path)
+        if format is None:
+            format = "vmasm" if path.endswith(".vmasm") else "vmjit"
+        self._handle.save(path, format)
+
+    def __repr__(self):
+        return "<vmjit.Executable %s: %d functions>" % (
+            self.name or "(assembled)", len(self._handle.functions))
+
+
+def load(path):
+    """Loads a program file of any format vmjit reads, recognised by its
+    content: vmasm text, vmjit's binary format, TVM's VMExecutable
+    (``ex.mod.write_to_file``) or a TVM model library (``ex.export_library``,
+    whose compiled kernels come with it)."""
+    path = os.fspath(path)
+    return Executable(_vmjit.load(path), path)
+
+
+def assemble(text, name="<string>"):
+    """Assembles vmasm text; errors name ``name`` with the line and column."""
+    return Executable(_vmjit.assemble(text, name))

@@ -1,0 +1,262 @@
+"""VirtualMachine: running an executable, as tvm.relax.VirtualMachine."""
+
+import enum
+import json
+import math
+import statistics
+import warnings
+
+from . import _vmjit
+from .executable import Executable, Stats, load
+from .values import Device
+
+MODES = ("bytecode", "baseline", "compiled", "tiered")
+
+
+class InstrumentReturnKind(enum.IntEnum):
+    """What an instrument callback returns (TVM's VMInstrumentReturnKind)."""
+
+    NO_OP = 0
+    SKIP_RUN = 1
+
+
+class BenchmarkResult:
+    """What a time_evaluator call returns: seconds per call, one entry per
+    repeat (``results``), and their statistics."""
+
+    def __init__(self, results):
+        self.results = tuple(results)
+
+    @property
+    def mean(self):
+        return statistics.fmean(self.results)
+
+    @property
+    def median(self):
+        return statistics.median(self.results)
+
+    @property
+    def min(self):
+        return min(self.results)
+
+    @property
+    def max(self):
+        return max(self.results)
+
+    @property
+    def std(self):
+        return statistics.pstdev(self.results)
+
+    def __repr__(self):
+        return ("BenchmarkResult(median=%.3g s, mean=%.3g s, std=%.3g s, "
+                "%d repeats)" % (self.median, self.mean, self.std,
+                                 len(self.results)))
+
+
+def _vm_text(doc):
+    lines = ["%-20s %-8s %10s %-16s %22s %10s" % (
+        "function", "kind", "calls", "tier", "calls interp/base/opt",
+        "compile ms")]
+    for f in doc["functions"]:
+        tier = f["tier"]
+        if f.get("tier2") and f["tier2"] != "not worth it":
+            tier += "+" + f["tier2"]
+        by = f.get("calls_by_tier")
+        by = "%d/%d/%d" % (by["interpreter"], by["baseline"],
+                           by["optimized"]) if by else "-"
+        lines.append("%-20s %-8s %10d %-16s %22s %10.3f" % (
+            f["name"], f["kind"], f["calls"], tier, by,
+            f.get("compile_ms", 0.0)))
+    return "\n".join(lines)
+
+
+def _seconds(timeout):
+    if timeout is None:
+        return 0.0
+    timeout = float(timeout)
+    if not timeout > 0 or math.isinf(timeout):
+        raise ValueError("timeout must be a positive number of seconds")
+    return timeout
+
+
+def _steps(max_steps):
+    if max_steps is None:
+        return 0
+    if int(max_steps) <= 0:
+        raise ValueError("max_steps must be positive")
+    return int(max_steps)
+
+
+class VirtualMachine:
+    """Runs an :class:`Executable` (or a program file's path).
+
+    ``mode``: "tiered" (the interpreter first, hot functions moving up to
+    native code), "bytecode" (the interpreter only), "baseline" or
+    "compiled" (every function at that JIT tier before the first call). A
+    device such as ``vmjit.cpu()`` in its place is accepted, as in
+    ``tvm.relax.VirtualMachine(ex, tvm.cpu())``; vmjit runs on the CPU.
+
+    Calls (``vm["main"](x)``) release the GIL. One VirtualMachine runs one
+    call at a time: a second thread calling it waits; create one per thread
+    to run in parallel (they may share the executable).
+    """
+
+    def __init__(self, exe, mode="tiered", *, tier_threshold=None,
+                 baseline_threshold=None, opt_level=None, libs=(),
+                 max_steps=None, timeout=None, cache_dir=None,
+                 no_cache=False, device=None):
+        if isinstance(mode, Device) or hasattr(mode, "device_type"):
+            device, mode = mode, "tiered"
+        if device is not None and int(getattr(device, "device_type",
+                                              device[0])) != 1:
+            raise ValueError("vmjit runs on the CPU; got device %r" % (device,))
+        if mode not in MODES:
+            raise ValueError("mode %r: expected one of %s" % (mode, ", ".join(MODES)))
+        if not isinstance(exe, Executable):
+            exe = load(exe)
+        if mode != "bytecode" and not _vmjit.jit_available:
+            warnings.warn("the JIT is not in this build: mode %r runs on the "
+                          "interpreter" % mode, RuntimeWarning, stacklevel=2)
+        opts = _vmjit.MachineOptions()
+        opts.mode = mode
+        opts.tier_threshold = int(tier_threshold or 0)
+        opts.baseline_threshold = int(baseline_threshold or 0)
+        if opt_level is not None:
+            opts.opt_level = int(opt_level)
+        opts.cache_dir = str(cache_dir or "")
+        opts.no_cache = bool(no_cache)
+        opts.libs = [str(p) for p in libs]
+        opts.max_steps = _steps(max_steps)
+        opts.timeout = _seconds(timeout)
+        self.executable = exe
+        self._m = _vmjit.Machine(exe._handle, opts)
+        self._limits = (opts.max_steps, opts.timeout)
+        self._funcs = {}
+
+    @property
+    def mode(self):
+        return self._m.mode
+
+    def __getitem__(self, name):
+        """The function ``name`` (or a function saved with save_function),
+        as a callable."""
+        f = self._funcs.get(name)
+        if f is None:
+            f = self._funcs[name] = self._m.function(name)
+        return f
+
+    def __contains__(self, name):
+        try:
+            self[name]
+            return True
+        except LookupError:
+            return False
+
+    # TVM's stateful API.
+    def _positional(self, func_name, args, kwargs):
+        if not kwargs:
+            return args
+        info = {f.name: f for f in self.executable.functions}.get(func_name)
+        params = info.params if info else ()
+        if not params:
+            raise TypeError("%s: keyword arguments need parameter names" % func_name)
+        values = list(args) + [None] * (len(params) - len(args))
+        for key, value in kwargs.items():
+            if key not in params:
+                raise TypeError("%s has no parameter %r" % (func_name, key))
+            values[params.index(key)] = value
+        return tuple(values)
+
+    def set_input(self, func_name, *args, **kwargs):
+        """Stores the arguments of a later invoke_stateful(func_name)."""
+        self._m.set_input(func_name, self._positional(func_name, args, kwargs))
+
+    def invoke_stateful(self, func_name):
+        """Calls func_name with the stored inputs; keeps the result."""
+        self._m.invoke_stateful(func_name)
+
+    def get_outputs(self, func_name):
+        """The result of the last invoke_stateful(func_name)."""
+        return self._m.get_output(func_name)
+
+    def save_function(self, func_name, saved_name, *args, include_return=True,
+                      **kwargs):
+        """Binds every argument: vm[saved_name]() then calls
+        func_name(*args) (returning None with include_return=False)."""
+        args = self._positional(func_name, args, kwargs)
+        self._m.save_function(func_name, saved_name, args)
+        self._funcs.pop(saved_name, None)
+        if not include_return:
+            inner = self._m.function(saved_name)
+            self._funcs[saved_name] = lambda: (inner(), None)[1]
+
+    def time_evaluator(self, func_name, dev=None, number=10, repeat=1,
+                       min_repeat_ms=0, cooldown_interval_ms=0,
+                       repeats_to_cooldown=1, f_preproc=""):
+        """A function that, called with the arguments, times func_name:
+        ``repeat`` repeats of ``number`` calls each (more if a repeat would
+        take less than min_repeat_ms), after one untimed call, in a C++ loop
+        with the GIL released. Returns a :class:`BenchmarkResult`."""
+        if number < 1 or repeat < 1:
+            raise ValueError("number and repeat must be at least 1")
+        if f_preproc:
+            raise ValueError("f_preproc is not supported")
+
+        def evaluate(*args):
+            return BenchmarkResult(self._m.time_calls(
+                func_name, args, int(number), int(repeat),
+                float(min_repeat_ms), float(cooldown_interval_ms)))
+
+        return evaluate
+
+    def set_instrument(self, instrument):
+        """Calls ``instrument(func, func_symbol, before_run, ret_value,
+        *args)`` before and after every Call instruction (then every function
+        runs on the interpreter). Returning InstrumentReturnKind.SKIP_RUN
+        before a call skips it. None removes the instrument."""
+        self._m.set_instrument(instrument)
+
+    # Statistics and control.
+    def stats(self):
+        """Per function: calls, the tier it runs in now, calls per tier,
+        compile time: a dict with the keys of ``vmjit run --stats --json``
+        (mode, thresholds, functions), printing as a table."""
+        doc = {"mode": self.mode, "jit": _vmjit.jit_available}
+        doc.update(self._m.thresholds())
+        doc.update(json.loads(self._m.stats_json()))
+        return Stats(doc, _vm_text(doc))
+
+    def wait_compiles(self):
+        """Waits until background tier-2 compiles are done."""
+        self._m.wait_compiles()
+
+    def interrupt(self):
+        """Stops the running call (from any thread): it raises
+        vmjit.InterruptedError at its next step. A request made while no
+        call runs stops the next one; clear_interrupt() withdraws it."""
+        self._m.interrupt()
+
+    def clear_interrupt(self):
+        self._m.clear_interrupt()
+
+    @property
+    def max_steps(self):
+        return self._limits[0] or None
+
+    @max_steps.setter
+    def max_steps(self, value):
+        self._limits = (_steps(value), self._limits[1])
+        self._m.set_limits(*self._limits)
+
+    @property
+    def timeout(self):
+        return self._limits[1] or None
+
+    @timeout.setter
+    def timeout(self, value):
+        self._limits = (self._limits[0], _seconds(value))
+        self._m.set_limits(*self._limits)
+
+    def __repr__(self):
+        return "<vmjit.VirtualMachine %s, mode=%s>" % (
+            self.executable.name or "(assembled)", self.mode)
