@@ -85,18 +85,17 @@ struct LentBuffer {
   }
 };
 
-Tensor tensorFromBuffer(PyObject *Obj, size_t Arg) {
+/// A tensor over `Obj`'s buffer: shared when writable, copied when
+/// read-only (vmjit may write into what it is given). nullopt when the
+/// buffer's format has no vmjit dtype.
+std::optional<Tensor> tensorFromBuffer(PyObject *Obj) {
   auto L = std::make_unique<LentBuffer>();
   if (PyObject_GetBuffer(Obj, &L->View, PyBUF_RECORDS_RO) != 0)
     throw py::error_already_set();
   std::optional<DLDataType> DT = bufferDType(L->View);
   if (!DT) {
-    std::string Format = L->View.format ? L->View.format : "?";
     PyBuffer_Release(&L->View);
-    throwArgTypeError(Obj, Arg,
-                      fmt::format(": buffer format '{}' has no vmjit dtype",
-                                  Format)
-                          .c_str());
+    return std::nullopt;
   }
   const Py_buffer &V = L->View;
   L->Shape.assign(V.shape, V.shape + V.ndim);
@@ -106,7 +105,6 @@ Tensor tensorFromBuffer(PyObject *Obj, size_t Arg) {
     L->Strides.push_back(V.strides[D] / V.itemsize);
   }
   if (V.readonly || Strided) {
-    // vmjit may write into what it is given: a read-only buffer is copied.
     Tensor T = Tensor::empty(L->Shape, *DT);
     int Rc = PyBuffer_ToContiguous(T.data(), &L->View, V.len, 'C');
     PyBuffer_Release(&L->View);
@@ -120,7 +118,8 @@ Tensor tensorFromBuffer(PyObject *Obj, size_t Arg) {
   DL.ndim = V.ndim;
   DL.dtype = *DT;
   DL.shape = L->Shape.data();
-  DL.strides = L->Strides.data();
+  // Compact row-major strides are left out (the tensor then keeps none).
+  DL.strides = PyBuffer_IsContiguous(&V, 'C') ? nullptr : L->Strides.data();
   L->Managed.manager_ctx = L.get();
   L->Managed.deleter = LentBuffer::release;
   DLManagedTensor *M = &L->Managed;
@@ -131,10 +130,31 @@ Tensor tensorFromBuffer(PyObject *Obj, size_t Arg) {
 
 //===--- DLPack ------------------------------------------------------------===//
 
+PyObject *dlpackName() {
+  static PyObject *Name = PyUnicode_InternFromString("__dlpack__");
+  return Name;
+}
+
+/// Whether `T` (or a base) defines __dlpack__; raises nothing.
+bool hasDLPack(PyTypeObject *T) {
+  return _PyType_Lookup(T, dlpackName()) != nullptr;
+}
+
+bool hasBuffer(PyTypeObject *T) {
+  return T->tp_as_buffer && T->tp_as_buffer->bf_getbuffer &&
+         !PyType_IsSubtype(T, &PyBytes_Type);
+}
+
+/// The tensor a pybind11 vmjit.Tensor instance holds (no type caster).
+const Tensor &heldTensor(PyObject *Obj) {
+  auto *Inst = reinterpret_cast<py::detail::instance *>(Obj);
+  return *static_cast<const Tensor *>(Inst->simple_value_holder[0]);
+}
+
 /// Imports the capsule `Obj.__dlpack__()` returns; nullopt (with no Python
 /// error set) when the object refused to export (BufferError, TypeError).
-std::optional<Tensor> tensorFromDLPack(PyObject *Obj, PyObject *Method) {
-  PyObject *Cap = PyObject_CallNoArgs(Method);
+std::optional<Tensor> tensorFromDLPack(PyObject *Obj) {
+  PyObject *Cap = PyObject_CallMethodNoArgs(Obj, dlpackName());
   if (!Cap) {
     if (PyErr_ExceptionMatches(PyExc_BufferError) ||
         PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -214,8 +234,6 @@ Any otherToAny(PyObject *Obj, size_t Arg) {
   if (PyFloat_Check(Obj) ||
       (Py_TYPE(Obj)->tp_as_number && Py_TYPE(Obj)->tp_as_number->nb_float))
     return Any(py::handle(Obj).cast<double>());
-  if (PyObject_CheckBuffer(Obj))
-    return Any(tensorFromBuffer(Obj, Arg));
   throwArgTypeError(Obj, Arg, "");
 }
 
@@ -240,18 +258,22 @@ Any toAny(PyObject *Obj, size_t Arg) {
   if (Obj == Py_None)
     return Any();
   if (T == TensorType)
-    return Any(py::handle(Obj).cast<const Tensor &>());
+    return Any(heldTensor(Obj));
   if (T == &PyUnicode_Type)
     return stringToAny(Obj);
-  if (PyObject *Method = PyObject_GetAttrString(Obj, "__dlpack__")) {
-    py::object Hold = py::reinterpret_steal<py::object>(Method);
-    if (std::optional<Tensor> Ten = tensorFromDLPack(Obj, Method))
+  // Arrays: their buffer when it has a vmjit dtype (a NumPy array's, with
+  // no copy), else DLPack (torch, JAX, ... and NumPy's other dtypes).
+  const bool DLPack = hasDLPack(T);
+  if (hasBuffer(T))
+    if (std::optional<Tensor> Ten = tensorFromBuffer(Obj))
       return Any(std::move(*Ten));
-    if (PyObject_CheckBuffer(Obj))
-      return Any(tensorFromBuffer(Obj, Arg));
+  if (DLPack) {
+    if (std::optional<Tensor> Ten = tensorFromDLPack(Obj))
+      return Any(std::move(*Ten));
     throwArgTypeError(Obj, Arg, ": its __dlpack__ refused to export it");
   }
-  PyErr_Clear();
+  if (hasBuffer(T))
+    throwArgTypeError(Obj, Arg, ": its buffer's format has no vmjit dtype");
   return otherToAny(Obj, Arg);
 }
 

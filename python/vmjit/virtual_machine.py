@@ -54,7 +54,7 @@ class BenchmarkResult:
 
 
 def _vm_text(doc):
-    lines = ["%-20s %-8s %10s %-16s %22s %10s" % (
+    lines = ["%-28s %-8s %10s %-16s %22s %10s" % (
         "function", "kind", "calls", "tier", "calls interp/base/opt",
         "compile ms")]
     for f in doc["functions"]:
@@ -64,7 +64,7 @@ def _vm_text(doc):
         by = f.get("calls_by_tier")
         by = "%d/%d/%d" % (by["interpreter"], by["baseline"],
                            by["optimized"]) if by else "-"
-        lines.append("%-20s %-8s %10d %-16s %22s %10.3f" % (
+        lines.append("%-28s %-8s %10d %-16s %22s %10.3f" % (
             f["name"], f["kind"], f["calls"], tier, by,
             f.get("compile_ms", 0.0)))
     return "\n".join(lines)
@@ -221,7 +221,7 @@ class VirtualMachine:
         """Per function: calls, the tier it runs in now, calls per tier,
         compile time: a dict with the keys of ``vmjit run --stats --json``
         (mode, thresholds, functions), printing as a table."""
-        doc = {"mode": self.mode, "jit": _vmjit.jit_available}
+        doc = {"mode": self.mode}
         doc.update(self._m.thresholds())
         doc.update(json.loads(self._m.stats_json()))
         return Stats(doc, _vm_text(doc))
