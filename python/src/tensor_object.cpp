@@ -11,6 +11,7 @@
 #include "vmjit/runtime/tensor.h"
 
 #include <fmt/format.h>
+#include <pybind11/stl.h>
 
 namespace vmjit::python {
 
@@ -141,6 +142,12 @@ void registerTensor(py::module_ &M) {
       .def(
           "numpy",
           [](py::object Self) {
+            const Tensor &T = Self.cast<const Tensor &>();
+            if (!bufferFormat(T.dtype()))
+              throw py::type_error(fmt::format(
+                  "a {} tensor has no NumPy dtype; export it with "
+                  "__dlpack__ instead",
+                  dtypeName(T.dtype())));
             return py::module_::import("numpy").attr("asarray")(Self);
           },
           "A NumPy array over the same memory (no copy).")
