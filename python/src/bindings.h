@@ -12,6 +12,7 @@
 
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/function.h"
+#include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <pybind11/pybind11.h>
@@ -48,6 +49,10 @@ PyObject *toPython(const AnyView &V, const std::shared_ptr<Machine> &Owner);
 void registerValues(py::module_ &M);
 /// vmjit.Tensor, vmjit.empty, vmjit.tensor (tensor_object.cpp).
 void registerTensor(py::module_ &M);
+/// A new vmjit.Tensor (null with the Python error set if out of memory).
+PyObject *wrapTensor(Tensor T);
+/// The tensor a vmjit.Tensor holds, or null if `Obj` is not one.
+const Tensor *tensorOf(PyObject *Obj);
 /// _vmjit.Executable, load, assemble (executable_object.cpp).
 void registerExecutable(py::module_ &M);
 

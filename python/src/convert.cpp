@@ -37,7 +37,6 @@ struct OpaqueValue {
   Any Value;
 };
 
-PyTypeObject *TensorType = nullptr;
 PyTypeObject *OpaqueType = nullptr;
 
 [[noreturn]] void throwArgTypeError(PyObject *Obj, size_t Arg,
@@ -145,11 +144,6 @@ bool hasBuffer(PyTypeObject *T) {
          !PyType_IsSubtype(T, &PyBytes_Type);
 }
 
-/// The tensor a pybind11 vmjit.Tensor instance holds (no type caster).
-const Tensor &heldTensor(PyObject *Obj) {
-  auto *Inst = reinterpret_cast<py::detail::instance *>(Obj);
-  return *static_cast<const Tensor *>(Inst->simple_value_holder[0]);
-}
 
 /// Imports the capsule `Obj.__dlpack__()` returns; nullopt (with no Python
 /// error set) when the object refused to export (BufferError, TypeError).
@@ -257,8 +251,8 @@ Any toAny(PyObject *Obj, size_t Arg) {
     return Any(Obj == Py_True);
   if (Obj == Py_None)
     return Any();
-  if (T == TensorType)
-    return Any(heldTensor(Obj));
+  if (const Tensor *Ten = tensorOf(Obj))
+    return Any(*Ten);
   if (T == &PyUnicode_Type)
     return stringToAny(Obj);
   // Arrays: their buffer when it has a vmjit dtype (a NumPy array's, with
@@ -308,7 +302,7 @@ PyObject *objectToPython(const AnyView &V,
                                      static_cast<Py_ssize_t>(B.size()));
   }
   case kVMJITTensor:
-    return py::cast(V.cast<Tensor>()).release().ptr();
+    return wrapTensor(V.cast<Tensor>());
   case kVMJITShape: {
     Shape S = V.cast<Shape>();
     py::tuple Dims(S.size());
@@ -367,7 +361,6 @@ void registerValues(py::module_ &M) {
   OpaqueType = reinterpret_cast<PyTypeObject *>(
       M.attr("Object").ptr());
   registerTensor(M);
-  TensorType = reinterpret_cast<PyTypeObject *>(M.attr("Tensor").ptr());
   M.def("_set_hooks", [](py::object Shape, py::object Device,
                          py::object MakeError) {
     hooks().ShapeType = std::move(Shape);
