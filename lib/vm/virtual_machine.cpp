@@ -622,6 +622,10 @@ void VirtualMachine::saveFunction(std::string_view Func,
       });
 }
 
+bool VirtualMachine::isSavedFunction(std::string_view Name) const {
+  return Stateful->Saved.find(Name) != Stateful->Saved.end();
+}
+
 //===----------------------------------------------------------------------===//
 // Instrumentation and profiling
 //===----------------------------------------------------------------------===//

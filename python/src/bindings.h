@@ -111,10 +111,10 @@ void registerMachine(py::module_ &M);
 
 //===--- function_object.cpp ----------------------------------------------===//
 
-/// A callable for function `Index` of `M`'s VM (or its saved function
-/// `Name` when Index is -1).
+/// A callable for function `Index` of `M`'s VM, or for `Fn` (a saved
+/// function) when Index is -1. `Fn` is what the callable is as a value.
 PyObject *makeBoundFunction(std::shared_ptr<Machine> M, int64_t Index,
-                            const std::string &Name);
+                            Function Fn, const std::string &Name);
 /// A callable for a function value (a closure a VM returned, ...): calls go
 /// through `Owner`'s lock when there is one.
 PyObject *makeValueFunction(Function F, std::shared_ptr<Machine> Owner);

@@ -183,8 +183,7 @@ PyObject *newFunction(std::shared_ptr<Machine> Owner, int64_t Index,
 } // namespace
 
 PyObject *makeBoundFunction(std::shared_ptr<Machine> M, int64_t Index,
-                            const std::string &Name) {
-  Function Fn = M->VM->getFunction(Name);
+                            Function Fn, const std::string &Name) {
   return newFunction(std::move(M), Index, std::move(Fn), Name);
 }
 

@@ -194,12 +194,14 @@ void registerMachine(py::module_ &M) {
       .def("function",
            [](std::shared_ptr<Machine> Self, const std::string &Name) {
              int64_t K = -1;
-             if (auto I = Self->Exe->findFunction(Name))
-               K = *I;
-             Function Fn = Self->VM->getFunction(Name); // throws LookupError
-             (void)Fn;
+             Function Fn;
+             run(*Self, [&] {
+               Fn = Self->VM->getFunction(Name); // throws LookupError
+               if (!Self->VM->isSavedFunction(Name))
+                 K = Self->VM->functionIndex(Name);
+             });
              return py::reinterpret_steal<py::object>(
-                 makeBoundFunction(Self, K, Name));
+                 makeBoundFunction(Self, K, std::move(Fn), Name));
            })
       .def("set_input",
            [](Machine &Self, const std::string &Name, const py::tuple &Args) {

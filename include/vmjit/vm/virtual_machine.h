@@ -178,9 +178,12 @@ public:
   int64_t getOutputArity(std::string_view Func) const;
 
   /// Saves `Func` with all its arguments bound as `SavedName`:
-  /// getFunction(SavedName)() then calls Func(Args...).
+  /// getFunction(SavedName)() then calls Func(Args...). A saved name
+  /// hides a function of the executable with the same name.
   void saveFunction(std::string_view Func, const std::string &SavedName,
                     std::vector<Any> Args);
+  /// Whether `Name` is a function saved with saveFunction.
+  bool isSavedFunction(std::string_view Name) const;
 
   /// Installs (or, with an empty function, removes) the callback run
   /// before and after every Call instruction the interpreter executes.
