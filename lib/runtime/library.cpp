@@ -156,9 +156,26 @@ void fillContextSlots(KernelLibrary &Lib, void *Handle,
   }
 }
 
+/// Kernel libraries find the C API (VMJITErrorSetRaisedFromCStr, ...) by
+/// name in the process's global scope. A host that loaded this runtime
+/// RTLD_LOCAL (Python does, for the extension that needs it) hides it
+/// there: promote it to global, once, before the first library loads.
+void makeRuntimeGlobal() {
+  static const bool Done = [] {
+    Dl_info Info;
+    if (::dladdr(reinterpret_cast<void *>(&VMJITErrorSetRaisedFromCStr),
+                 &Info) &&
+        Info.dli_fname)
+      ::dlopen(Info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+    return true;
+  }();
+  (void)Done;
+}
+
 } // namespace
 
 std::shared_ptr<KernelLibrary> KernelLibrary::load(const std::string &Path) {
+  makeRuntimeGlobal();
   // RTLD_LOCAL: two libraries may export the same kernel names.
   void *Handle = ::dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!Handle) {

@@ -77,6 +77,9 @@ class Machine {
 public:
   std::shared_ptr<const vm::Executable> Exe;
   std::vector<std::shared_ptr<KernelLibrary>> Libraries;
+  /// The instrument's Python callback (the VM's InstrumentFn refers to it
+  /// without a reference of its own). Before VM: destroyed after it.
+  py::object Instrument;
   std::unique_ptr<vm::VirtualMachine> VM;
   std::string Mode;
   /// Held (with the GIL released) while a call runs; recursive so that a

@@ -73,7 +73,7 @@ std::optional<DLDataType> bufferDType(const Py_buffer &B) {
 /// tensor's last reference goes.
 struct LentBuffer {
   Py_buffer View{};
-  std::vector<int64_t> Shape, Strides;
+  std::vector<int64_t> Shape;
   DLManagedTensor Managed{};
   static void release(DLManagedTensor *M) {
     auto *L = static_cast<LentBuffer *>(M->manager_ctx);
@@ -98,12 +98,10 @@ std::optional<Tensor> tensorFromBuffer(PyObject *Obj) {
   }
   const Py_buffer &V = L->View;
   L->Shape.assign(V.shape, V.shape + V.ndim);
-  bool Strided = false;
-  for (int D = 0; D < V.ndim; ++D) {
-    Strided |= V.strides[D] % V.itemsize != 0;
-    L->Strides.push_back(V.strides[D] / V.itemsize);
-  }
-  if (V.readonly || Strided) {
+  // vmjit's kernels take compact row-major tensors: other layouts are
+  // copied into one, as are read-only buffers (kernels may write into
+  // their arguments).
+  if (V.readonly || !PyBuffer_IsContiguous(&V, 'C')) {
     Tensor T = Tensor::empty(L->Shape, *DT);
     int Rc = PyBuffer_ToContiguous(T.data(), &L->View, V.len, 'C');
     PyBuffer_Release(&L->View);
@@ -117,8 +115,7 @@ std::optional<Tensor> tensorFromBuffer(PyObject *Obj) {
   DL.ndim = V.ndim;
   DL.dtype = *DT;
   DL.shape = L->Shape.data();
-  // Compact row-major strides are left out (the tensor then keeps none).
-  DL.strides = PyBuffer_IsContiguous(&V, 'C') ? nullptr : L->Strides.data();
+  DL.strides = nullptr; // compact row-major
   L->Managed.manager_ctx = L.get();
   L->Managed.deleter = LentBuffer::release;
   DLManagedTensor *M = &L->Managed;
@@ -145,6 +142,36 @@ bool hasBuffer(PyTypeObject *T) {
 }
 
 
+/// Whether vmjit has the dtype (bool, int and uint 8-64, float 16-64,
+/// bfloat16; one lane).
+bool knownDType(DLDataType T) {
+  if (T.lanes != 1)
+    return false;
+  const bool Width = T.bits == 8 || T.bits == 16 || T.bits == 32 ||
+                     T.bits == 64;
+  switch (T.code) {
+  case kDLBool:
+    return T.bits == 8;
+  case kDLInt:
+  case kDLUInt:
+    return Width;
+  case kDLFloat:
+    return Width && T.bits != 8;
+  case kDLBfloat:
+    return T.bits == 16;
+  default:
+    return false;
+  }
+}
+
+Tensor checkedDType(Tensor T, PyObject *Obj) {
+  if (!knownDType(T.dtype()))
+    throw py::type_error(fmt::format(
+        "cannot pass a '{}' of dtype {} to vmjit: vmjit has no such dtype",
+        Py_TYPE(Obj)->tp_name, dtypeName(T.dtype())));
+  return T;
+}
+
 /// Imports the capsule `Obj.__dlpack__()` returns; nullopt (with no Python
 /// error set) when the object refused to export (BufferError, TypeError).
 std::optional<Tensor> tensorFromDLPack(PyObject *Obj) {
@@ -163,14 +190,14 @@ std::optional<Tensor> tensorFromDLPack(PyObject *Obj) {
         PyCapsule_GetPointer(Cap, "dltensor"));
     Tensor T = Tensor::fromDLPack(M);
     PyCapsule_SetName(Cap, "used_dltensor");
-    return T;
+    return checkedDType(std::move(T), Obj);
   }
   if (PyCapsule_IsValid(Cap, "dltensor_versioned")) {
     auto *M = static_cast<DLManagedTensorVersioned *>(
         PyCapsule_GetPointer(Cap, "dltensor_versioned"));
     Tensor T = Tensor::fromDLPack(M);
     PyCapsule_SetName(Cap, "used_dltensor_versioned");
-    return T;
+    return checkedDType(std::move(T), Obj);
   }
   throw py::type_error(fmt::format(
       "{}.__dlpack__() returned a '{}', not a DLPack capsule",
@@ -184,6 +211,62 @@ Any sequenceToArray(PyObject *Obj, size_t Arg) {
   for (py::handle Item : Seq)
     Items.push_back(toAny(Item.ptr(), Arg));
   return Any(Array(std::move(Items)));
+}
+
+/// An int (or anything with __index__) as int64; ValueError if it does
+/// not fit.
+Any intToAny(PyObject *Obj, size_t Arg) {
+  py::object Index = py::reinterpret_steal<py::object>(PyNumber_Index(Obj));
+  if (!Index)
+    throw py::error_already_set();
+  int Overflow = 0;
+  long long V = PyLong_AsLongLongAndOverflow(Index.ptr(), &Overflow);
+  if (V == -1 && PyErr_Occurred())
+    throw py::error_already_set();
+  if (Overflow)
+    throw py::value_error(fmt::format(
+        "{}int {} does not fit in int64",
+        Arg ? fmt::format("argument {}: ", Arg) : "",
+        py::str(Index).cast<std::string>()));
+  return Any(static_cast<int64_t>(V));
+}
+
+/// NumPy's scalar types (numpy.generic), once NumPy is imported.
+PyTypeObject *numpyScalarType() {
+  static PyTypeObject *Generic = nullptr;
+  if (!Generic) {
+    PyObject *NumPy = PyImport_GetModule(py::str("numpy").ptr());
+    if (!NumPy) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    PyObject *G = PyObject_GetAttrString(NumPy, "generic");
+    Py_DECREF(NumPy);
+    if (!G || !PyType_Check(G)) {
+      Py_XDECREF(G);
+      PyErr_Clear();
+      return nullptr;
+    }
+    Generic = reinterpret_cast<PyTypeObject *>(G); // kept for the process
+  }
+  return Generic;
+}
+
+/// A NumPy scalar (numpy.int64(2), numpy.float32(0.5), numpy.bool_) as the
+/// Python scalar it stands for; nullopt for other objects.
+std::optional<Any> numpyScalarToAny(PyObject *Obj, size_t Arg) {
+  PyTypeObject *Generic = numpyScalarType();
+  if (!Generic || !PyObject_TypeCheck(Obj, Generic))
+    return std::nullopt;
+  py::object Item = py::reinterpret_borrow<py::object>(Obj).attr("item")();
+  PyObject *I = Item.ptr();
+  if (PyBool_Check(I))
+    return Any(I == Py_True);
+  if (PyLong_Check(I))
+    return intToAny(I, Arg);
+  if (PyFloat_Check(I))
+    return Any(PyFloat_AS_DOUBLE(I));
+  return std::nullopt; // complex, str_, ...: as an array, or refused
 }
 
 Any stringToAny(PyObject *Obj) {
@@ -223,11 +306,10 @@ Any otherToAny(PyObject *Obj, size_t Arg) {
     return sequenceToArray(Obj, Arg);
   if (PyBool_Check(Obj))
     return Any(Obj == Py_True);
-  if (PyIndex_Check(Obj)) // int subclasses, NumPy integer scalars
-    return Any(py::handle(Obj).cast<int64_t>());
-  if (PyFloat_Check(Obj) ||
-      (Py_TYPE(Obj)->tp_as_number && Py_TYPE(Obj)->tp_as_number->nb_float))
-    return Any(py::handle(Obj).cast<double>());
+  if (PyIndex_Check(Obj)) // int subclasses, IntEnum, ...
+    return intToAny(Obj, Arg);
+  if (PyFloat_Check(Obj))
+    return Any(PyFloat_AsDouble(Obj));
   throwArgTypeError(Obj, Arg, "");
 }
 
@@ -238,12 +320,9 @@ Any toAny(PyObject *Obj, size_t Arg) {
   if (T == &PyLong_Type) {
     int Overflow = 0;
     long long V = PyLong_AsLongLongAndOverflow(Obj, &Overflow);
-    if (Overflow)
-      throw py::value_error(fmt::format(
-          "{}int {} does not fit in int64",
-          Arg ? fmt::format("argument {}: ", Arg) : "",
-          py::str(Obj).cast<std::string>()));
-    return Any(static_cast<int64_t>(V));
+    if (!Overflow)
+      return Any(static_cast<int64_t>(V));
+    return intToAny(Obj, Arg); // the error
   }
   if (T == &PyFloat_Type)
     return Any(PyFloat_AS_DOUBLE(Obj));
@@ -255,6 +334,8 @@ Any toAny(PyObject *Obj, size_t Arg) {
     return Any(*Ten);
   if (T == &PyUnicode_Type)
     return stringToAny(Obj);
+  if (std::optional<Any> Scalar = numpyScalarToAny(Obj, Arg))
+    return std::move(*Scalar);
   // Arrays: their buffer when it has a vmjit dtype (a NumPy array's, with
   // no copy), else DLPack (torch, JAX, ... and NumPy's other dtypes).
   const bool DLPack = hasDLPack(T);

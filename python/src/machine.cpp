@@ -109,10 +109,12 @@ template <typename F> void run(Machine &M, F &&Body) {
 
 /// The instrument: TVM's callback signature, func(func, name, before,
 /// result, *args) returning None/0 (continue) or 1 (skip the call).
-vm::InstrumentFn makeInstrument(py::object Callback,
+/// `Callback` is kept alive by Machine::Instrument (so that the garbage
+/// collector sees it); the function holds no Python reference, and can be
+/// destroyed without the GIL.
+vm::InstrumentFn makeInstrument(PyObject *Callback,
                                 std::weak_ptr<Machine> Weak) {
-  auto Shared = std::make_shared<py::object>(std::move(Callback));
-  return [Shared, Weak](const vm::CallEvent &E) {
+  return [Callback, Weak](const vm::CallEvent &E) {
     py::gil_scoped_acquire Gil;
     std::shared_ptr<Machine> M = Weak.lock();
     try {
@@ -125,7 +127,7 @@ vm::InstrumentFn makeInstrument(py::object Callback,
       Args[3] = E.Result ? resultOf(*E.Result, M) : py::none();
       for (size_t I = 0; I < E.Args.size(); ++I)
         Args[4 + I] = resultOf(Any(E.Args[I]), M);
-      py::object R = (*Shared)(*Args);
+      py::object R = py::handle(Callback)(*Args);
       if (!R.is_none() && R.cast<int>() == 1)
         return vm::InstrumentAction::SkipCall;
       return vm::InstrumentAction::Continue;
@@ -133,6 +135,43 @@ vm::InstrumentFn makeInstrument(py::object Callback,
       PyErr.restore();
       throw errorFromPython("the instrument");
     }
+  };
+}
+
+void setInstrument(const std::shared_ptr<Machine> &Self, py::object Callback) {
+  vm::InstrumentFn Fn;
+  if (!Callback.is_none())
+    Fn = makeInstrument(Callback.ptr(), Self);
+  run(*Self, [&] { Self->VM->setInstrument(std::move(Fn)); });
+  Self->Instrument = std::move(Callback); // the old one goes, with the GIL
+}
+
+/// The garbage collector's view of a Machine: its instrument callback,
+/// which may refer back to the VirtualMachine that holds the Machine.
+void machineTypeSetup(PyHeapTypeObject *Heap) {
+  PyTypeObject *Type = &Heap->ht_type;
+  Type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+  Type->tp_traverse = [](PyObject *Self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(Self));
+    auto *Inst = reinterpret_cast<py::detail::instance *>(Self);
+    if (Inst->get_value_and_holder().holder_constructed())
+      Py_VISIT(py::cast<Machine &>(py::handle(Self)).Instrument.ptr());
+    return 0;
+  };
+  Type->tp_clear = [](PyObject *Self) {
+    auto *Inst = reinterpret_cast<py::detail::instance *>(Self);
+    if (!Inst->get_value_and_holder().holder_constructed())
+      return 0;
+    Machine &M = py::cast<Machine &>(py::handle(Self));
+    // A call running in another thread (through a function object) keeps
+    // its instrument: the cycle is then left for a later collection.
+    std::unique_lock<std::recursive_mutex> Lock(M.Lock, std::try_to_lock);
+    if (!Lock.owns_lock())
+      return 0;
+    M.VM->setInstrument(nullptr);
+    Lock.unlock();
+    M.Instrument = py::none();
+    return 0;
   };
 }
 
@@ -188,7 +227,8 @@ void registerMachine(py::module_ &M) {
       .def_readwrite("max_steps", &MachineOptions::MaxSteps)
       .def_readwrite("timeout", &MachineOptions::TimeoutSeconds);
 
-  py::class_<Machine, std::shared_ptr<Machine>>(M, "Machine")
+  py::class_<Machine, std::shared_ptr<Machine>>(
+      M, "Machine", py::custom_type_setup(machineTypeSetup))
       .def(py::init(&createMachine))
       .def_readonly("mode", &Machine::Mode)
       .def("function",
@@ -228,13 +268,7 @@ void registerMachine(py::module_ &M) {
                Self.VM->saveFunction(Name, Saved, std::move(Values));
              });
            })
-      .def("set_instrument",
-           [](std::shared_ptr<Machine> Self, py::object Callback) {
-             vm::InstrumentFn Fn;
-             if (!Callback.is_none())
-               Fn = makeInstrument(std::move(Callback), Self);
-             run(*Self, [&] { Self->VM->setInstrument(std::move(Fn)); });
-           })
+      .def("set_instrument", &setInstrument)
       .def("set_limits",
            [](Machine &Self, uint64_t MaxSteps, double Timeout) {
              run(Self, [&] {

@@ -160,11 +160,26 @@ class VirtualMachine:
         params = info.params if info else ()
         if not params:
             raise TypeError("%s: keyword arguments need parameter names" % func_name)
-        values = list(args) + [None] * (len(params) - len(args))
+        if len(args) > len(params):
+            raise TypeError("%s takes %d arguments but %d were given" % (
+                func_name, len(params), len(args) + len(kwargs)))
+        # As a Python call binds them: no parameter given twice, none left
+        # out (None is a value a program may be passed: never a default).
+        missing = object()
+        values = list(args) + [missing] * (len(params) - len(args))
         for key, value in kwargs.items():
             if key not in params:
                 raise TypeError("%s has no parameter %r" % (func_name, key))
-            values[params.index(key)] = value
+            index = params.index(key)
+            if index < len(args):
+                raise TypeError("%s got multiple values for parameter %r" % (
+                    func_name, key))
+            values[index] = value
+        absent = [p for p, v in zip(params, values) if v is missing]
+        if absent:
+            raise TypeError("%s is missing the argument%s %s" % (
+                func_name, "s" if len(absent) > 1 else "",
+                ", ".join(repr(p) for p in absent)))
         return tuple(values)
 
     def set_input(self, func_name, *args, **kwargs):
