@@ -144,6 +144,21 @@ def demo_kernels():
 
 
 @pytest.fixture
+def tvm_model():
+    """The path of the model library laid out as TVM's export_library
+    writes one (unittests/tools/tvm-library: the executable of its
+    Inputs/model.vmasm with C kernels): $VMJIT_TEST_TVM_MODEL, else the
+    build tree the package was imported from (skips when neither has it)."""
+    path = os.environ.get("VMJIT_TEST_TVM_MODEL")
+    if not path:
+        build = pathlib.Path(vmjit.__file__).resolve().parents[2]
+        path = str(build / "unittests" / "tools" / "tvm-library" / "model.so")
+    if not os.path.isfile(path):
+        pytest.skip("the TVM model library fixture is not built")
+    return path
+
+
+@pytest.fixture
 def run_python(tmp_path):
     """run_python(script, *args): runs `script` in a new interpreter that
     imports this same vmjit package (for what may crash the process);
