@@ -87,13 +87,15 @@ public:
   std::recursive_mutex Lock;
 };
 
-/// Runs `Body` on `M`'s VM with the GIL released and the VM locked. Returns
-/// false with the Python exception set if it threw.
-template <typename F> bool runUnlocked(Machine &M, F &&Body) {
+/// Runs `Body` with the GIL released and, when `M` is given, its VM
+/// locked. Returns false with the Python exception set if it threw.
+template <typename F> bool runUnlocked(Machine *M, F &&Body) {
   std::optional<Error> Failed;
   Py_BEGIN_ALLOW_THREADS;
   {
-    std::lock_guard<std::recursive_mutex> Guard(M.Lock);
+    std::unique_lock<std::recursive_mutex> Guard;
+    if (M)
+      Guard = std::unique_lock<std::recursive_mutex>(M->Lock);
     try {
       Body();
     } catch (const Error &E) {
@@ -108,6 +110,9 @@ template <typename F> bool runUnlocked(Machine &M, F &&Body) {
   if (Failed)
     setPythonError(*Failed);
   return !Failed;
+}
+template <typename F> bool runUnlocked(Machine &M, F &&Body) {
+  return runUnlocked(&M, std::forward<F>(Body));
 }
 
 void registerMachine(py::module_ &M);

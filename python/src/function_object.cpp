@@ -80,36 +80,27 @@ PyObject *callFunction(PyObject *Self, PyObject *const *Args, size_t NArgsF,
   } catch (const Error &E) {
     setPythonError(E);
     return nullptr;
+  } catch (const std::exception &E) {
+    PyErr_SetString(PyExc_RuntimeError, E.what());
+    return nullptr;
   }
-  bool Ok;
-  if (F->Owner) {
-    Machine &M = *F->Owner;
-    Ok = runUnlocked(M, [&] {
-      Result = F->Index >= 0 ? M.VM->invoke(F->Index, Call.span())
-                             : F->Fn.callPacked(Call.views(),
-                                                static_cast<int32_t>(N));
-    });
-  } else {
-    std::optional<Error> Failed;
-    Py_BEGIN_ALLOW_THREADS;
-    try {
-      Result = F->Fn.callPacked(Call.views(), static_cast<int32_t>(N));
-    } catch (const Error &E) {
-      Failed.emplace(E);
-    }
-    Py_END_ALLOW_THREADS;
-    if (Failed)
-      setPythonError(*Failed);
-    Ok = !Failed;
-  }
+  const bool Ok = runUnlocked(F->Owner.get(), [&] {
+    Result = F->Index >= 0
+                 ? F->Owner->VM->invoke(F->Index, Call.span())
+                 : F->Fn.callPacked(Call.views(), static_cast<int32_t>(N));
+  });
   if (!Ok)
     return nullptr;
   try {
     return toPython(Result, F->Owner);
   } catch (py::error_already_set &E) {
     E.restore();
-    return nullptr;
+  } catch (const py::builtin_exception &E) {
+    E.set_error();
+  } catch (const std::exception &E) {
+    PyErr_SetString(PyExc_RuntimeError, E.what());
   }
+  return nullptr;
 }
 
 void deallocFunction(PyObject *Self) {
