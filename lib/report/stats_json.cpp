@@ -6,6 +6,7 @@
 #include "vmjit/vm/function_stats.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#include <fmt/format.h>
 #include <map>
 
 namespace vmjit::report {
@@ -149,6 +150,68 @@ ordered_json vmStatsJson(const vm::VirtualMachine &VM, bool CompileCounts) {
   }
   S["functions"] = std::move(Fns);
   return S;
+}
+
+std::string executableStatsText(const ordered_json &J) {
+  std::string Out;
+  const auto &F = J["functions"];
+  Out += fmt::format("functions: {} ({} bytecode, {} packed, {} native)\n",
+                     F["count"].get<int64_t>(),
+                     F["by_kind"]["bytecode"].get<int64_t>(),
+                     F["by_kind"]["packed"].get<int64_t>(),
+                     F["by_kind"]["native"].get<int64_t>());
+  const auto &C = J["constants"];
+  std::string Kinds;
+  for (const auto &[K, V] : C["by_kind"].items())
+    Kinds +=
+        fmt::format("{}{} {}", Kinds.empty() ? "" : ", ", V.get<int64_t>(), K);
+  Out +=
+      fmt::format("constants: {}{}{}, tensor data {} bytes\n",
+                  C["count"].get<int64_t>(), Kinds.empty() ? "" : " (" + Kinds,
+                  Kinds.empty() ? "" : ")", C["tensor_bytes"].get<uint64_t>());
+  Out += fmt::format("instructions: {} ({} words)\n",
+                     J["instructions"].get<int64_t>(),
+                     J["code_words"].get<int64_t>());
+  Out += fmt::format("\n{:>5}  {:<8}  {:<24}  {:>6}  {:>9}  {:>12}  {:>6}\n",
+                     "index", "kind", "name", "params", "registers",
+                     "instructions", "calls");
+  for (const auto &E : J["function_table"]) {
+    auto Num = [&](const char *K) {
+      return E.contains(K) ? std::to_string(E[K].get<int64_t>())
+                           : std::string("-");
+    };
+    Out += fmt::format("{:>5}  {:<8}  {:<24}  {:>6}  {:>9}  {:>12}  {:>6}\n",
+                       E["index"].get<int64_t>(), E["kind"].get<std::string>(),
+                       E["name"].get<std::string>(), Num("params"),
+                       Num("registers"), Num("instructions"), Num("calls"));
+  }
+  return Out;
+}
+
+std::string vmStatsTable(const ordered_json &S) {
+  std::string Out;
+  Out +=
+      fmt::format("{:<20} {:<8} {:>10} {:<16} {:>22} {:>11} {:>10} {:>4}\n",
+                  "function", "kind", "calls", "tier", "calls interp/base/opt",
+                  "baseline us", "compile ms", "osr");
+  for (const auto &F : S["functions"]) {
+    std::string Tier = F["tier"].get<std::string>();
+    if (F.contains("tier2") && F["tier2"] != "not worth it")
+      Tier += "+" + F["tier2"].get<std::string>();
+    std::string ByTier = "-";
+    if (F.contains("calls_by_tier")) {
+      const auto &B = F["calls_by_tier"];
+      ByTier = fmt::format("{}/{}/{}", B["interpreter"].get<uint64_t>(),
+                           B["baseline"].get<uint64_t>(),
+                           B["optimized"].get<uint64_t>());
+    }
+    Out += fmt::format(
+        "{:<20} {:<8} {:>10} {:<16} {:>22} {:>11.1f} {:>10.3f} {:>4}\n",
+        F["name"].get<std::string>(), F["kind"].get<std::string>(),
+        F["calls"].get<uint64_t>(), Tier, ByTier, F.value("baseline_us", 0.0),
+        F.value("compile_ms", 0.0), F.value("osr_entries", uint64_t(0)));
+  }
+  return Out;
 }
 
 } // namespace vmjit::report

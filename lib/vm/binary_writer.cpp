@@ -1,6 +1,7 @@
 //===- binary_writer.cpp - Writing the binary executable format ------------===//
 
 #include "binary_format.h"
+#include "file_io.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
@@ -218,16 +219,7 @@ std::string serializeExecutable(const Executable &Exe) {
 }
 
 void saveExecutable(const Executable &Exe, const std::string &Path) {
-  std::string Image = serializeExecutable(Exe);
-  std::FILE *F = std::fopen(Path.c_str(), "wb");
-  if (!F)
-    throwError("IOError", fmt::format("cannot write '{}': {}", Path,
-                                      std::strerror(errno)));
-  size_t Written = std::fwrite(Image.data(), 1, Image.size(), F);
-  int CloseRc = std::fclose(F);
-  if (Written != Image.size() || CloseRc != 0)
-    throwError("IOError", fmt::format("cannot write '{}': {}", Path,
-                                      std::strerror(errno)));
+  writeWholeFile(Path, serializeExecutable(Exe));
 }
 
 } // namespace vmjit::vm

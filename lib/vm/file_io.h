@@ -1,15 +1,20 @@
-//===- file_io.h - Reading whole files (lib/vm internal) -------------------===//
+//===- file_io.h - Reading and writing whole files (lib/vm internal) ------===//
 
 #ifndef VMJIT_LIB_VM_FILE_IO_H
 #define VMJIT_LIB_VM_FILE_IO_H
 
 #include <string>
+#include <string_view>
 
 namespace vmjit::vm {
 
 /// The bytes of the file at `Path`; throws Error("IOError") naming the
 /// file and the reason if it cannot be opened or read.
 std::string readWholeFile(const std::string &Path);
+
+/// Writes `Bytes` as the whole file at `Path`; throws Error("IOError")
+/// naming the file and the reason if it cannot be written.
+void writeWholeFile(const std::string &Path, std::string_view Bytes);
 
 } // namespace vmjit::vm
 

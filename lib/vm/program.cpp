@@ -1,9 +1,12 @@
 //===- program.cpp - Loading a program from a file -------------------------===//
 
 #include "vmjit/vm/program.h"
+#include "file_io.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tvm_backend.h"
 #include "vmjit/vm/assembler.h"
+#include "vmjit/vm/disassembler.h"
+#include "vmjit/vm/serialize.h"
 #include "vmjit/vm/tvm_format.h"
 
 #include <algorithm>
@@ -396,6 +399,36 @@ std::shared_ptr<Executable> loadProgram(const std::string &Path,
     break;
   }
   throwUnrecognised(Path);
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+void writeProgram(const Executable &Exe, const std::string &Format,
+                  const std::string &Input, const std::string &Path) {
+  if (Format != "vmjit" && Format != "tvm" && Format != "vmasm")
+    throwError("ValueError",
+               fmt::format("format '{}': expected 'vmjit', 'tvm' or 'vmasm'",
+                           Format));
+  try {
+    if (Format == "tvm") {
+      saveTvmExecutable(Exe, Path);
+      return;
+    }
+    if (Format == "vmjit") {
+      saveExecutable(Exe, Path);
+      return;
+    }
+    writeWholeFile(Path, disassemble(Exe));
+  } catch (const Error &E) {
+    // IOError already names the output; what the format cannot hold is a
+    // property of the input.
+    if (E.kind() == "IOError")
+      throw;
+    throwError(E.kind(), fmt::format("{}: cannot be written in {} format: {}",
+                                     Input, Format, E.message()));
+  }
 }
 
 } // namespace vmjit::vm

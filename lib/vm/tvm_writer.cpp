@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "file_io.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/vm/literals.h"
 #include "vmjit/runtime/error.h"
@@ -183,16 +184,7 @@ std::string serializeTvmExecutable(const Executable &Exe) {
 }
 
 void saveTvmExecutable(const Executable &Exe, const std::string &Path) {
-  std::string Image = serializeTvmExecutable(Exe);
-  std::FILE *F = std::fopen(Path.c_str(), "wb");
-  if (!F)
-    throwError("IOError", fmt::format("cannot write '{}': {}", Path,
-                                      std::strerror(errno)));
-  size_t Written = std::fwrite(Image.data(), 1, Image.size(), F);
-  int CloseRc = std::fclose(F);
-  if (Written != Image.size() || CloseRc != 0)
-    throwError("IOError", fmt::format("cannot write '{}': {}", Path,
-                                      std::strerror(errno)));
+  writeWholeFile(Path, serializeTvmExecutable(Exe));
 }
 
 } // namespace vmjit::vm

@@ -53,6 +53,10 @@ void registerTensor(py::module_ &M);
 PyObject *wrapTensor(Tensor T);
 /// The tensor a vmjit.Tensor holds, or null if `Obj` is not one.
 const Tensor *tensorOf(PyObject *Obj);
+/// The buffer protocol's format of a dtype, or null if it has none.
+const char *bufferFormat(DLDataType T);
+/// The dtype of a buffer's elements, or nullopt if vmjit has none.
+std::optional<DLDataType> bufferDType(const Py_buffer &B);
 /// _vmjit.Executable, load, assemble (executable_object.cpp).
 void registerExecutable(py::module_ &M);
 
@@ -71,12 +75,10 @@ void registerErrors(py::module_ &M);
 
 //===--- machine.cpp ------------------------------------------------------===//
 
-/// A VirtualMachine as Python uses it: the executable and libraries it
-/// needs, and the lock that lets one Python thread at a time run it.
+/// A VirtualMachine as Python uses it (it keeps its executable and
+/// libraries), with the lock that lets one Python thread at a time run it.
 class Machine {
 public:
-  std::shared_ptr<const vm::Executable> Exe;
-  std::vector<std::shared_ptr<KernelLibrary>> Libraries;
   /// The instrument's Python callback (the VM's InstrumentFn refers to it
   /// without a reference of its own). Before VM: destroyed after it.
   py::object Instrument;

@@ -16,6 +16,7 @@
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/literals.h"
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -47,27 +48,6 @@ PyTypeObject *OpaqueType = nullptr;
 }
 
 //===--- Buffers (no working __dlpack__) ----------------------------------===//
-
-std::optional<DLDataType> bufferDType(const Py_buffer &B) {
-  const char *F = B.format ? B.format : "B";
-  if (*F == '@' || *F == '=' || *F == '<')
-    ++F;
-  if (!*F || F[1])
-    return std::nullopt;
-  const uint8_t Bits = static_cast<uint8_t>(B.itemsize * 8);
-  switch (*F) {
-  case '?':
-    return dtype::Bool;
-  case 'b': case 'h': case 'i': case 'l': case 'q':
-    return dtype::make(kDLInt, Bits);
-  case 'B': case 'H': case 'I': case 'L': case 'Q':
-    return dtype::make(kDLUInt, Bits);
-  case 'e': case 'f': case 'd':
-    return dtype::make(kDLFloat, Bits);
-  default:
-    return std::nullopt;
-  }
-}
 
 /// A writable buffer lent to vmjit: released (with the GIL) when the
 /// tensor's last reference goes.
@@ -142,30 +122,8 @@ bool hasBuffer(PyTypeObject *T) {
 }
 
 
-/// Whether vmjit has the dtype (bool, int and uint 8-64, float 16-64,
-/// bfloat16; one lane).
-bool knownDType(DLDataType T) {
-  if (T.lanes != 1)
-    return false;
-  const bool Width = T.bits == 8 || T.bits == 16 || T.bits == 32 ||
-                     T.bits == 64;
-  switch (T.code) {
-  case kDLBool:
-    return T.bits == 8;
-  case kDLInt:
-  case kDLUInt:
-    return Width;
-  case kDLFloat:
-    return Width && T.bits != 8;
-  case kDLBfloat:
-    return T.bits == 16;
-  default:
-    return false;
-  }
-}
-
 Tensor checkedDType(Tensor T, PyObject *Obj) {
-  if (!knownDType(T.dtype()))
+  if (!vm::isVmasmTensorDType(T.dtype()))
     throw py::type_error(fmt::format(
         "cannot pass a '{}' of dtype {} to vmjit: vmjit has no such dtype",
         Py_TYPE(Obj)->tp_name, dtypeName(T.dtype())));
@@ -174,6 +132,19 @@ Tensor checkedDType(Tensor T, PyObject *Obj) {
 
 /// Imports the capsule `Obj.__dlpack__()` returns; nullopt (with no Python
 /// error set) when the object refused to export (BufferError, TypeError).
+/// The tensor of DLPack capsule `Cap` if it is named `Name` (then renamed
+/// `Used`, which tells its producer it was consumed).
+template <typename ManagedT>
+std::optional<Tensor> importCapsule(PyObject *Cap, const char *Name,
+                                    const char *Used) {
+  if (!PyCapsule_IsValid(Cap, Name))
+    return std::nullopt;
+  Tensor T = Tensor::fromDLPack(
+      static_cast<ManagedT *>(PyCapsule_GetPointer(Cap, Name)));
+  PyCapsule_SetName(Cap, Used);
+  return T;
+}
+
 std::optional<Tensor> tensorFromDLPack(PyObject *Obj) {
   PyObject *Cap = PyObject_CallMethodNoArgs(Obj, dlpackName());
   if (!Cap) {
@@ -185,20 +156,13 @@ std::optional<Tensor> tensorFromDLPack(PyObject *Obj) {
     throw py::error_already_set();
   }
   py::object Owner = py::reinterpret_steal<py::object>(Cap);
-  if (PyCapsule_IsValid(Cap, "dltensor")) {
-    auto *M = static_cast<DLManagedTensor *>(
-        PyCapsule_GetPointer(Cap, "dltensor"));
-    Tensor T = Tensor::fromDLPack(M);
-    PyCapsule_SetName(Cap, "used_dltensor");
-    return checkedDType(std::move(T), Obj);
-  }
-  if (PyCapsule_IsValid(Cap, "dltensor_versioned")) {
-    auto *M = static_cast<DLManagedTensorVersioned *>(
-        PyCapsule_GetPointer(Cap, "dltensor_versioned"));
-    Tensor T = Tensor::fromDLPack(M);
-    PyCapsule_SetName(Cap, "used_dltensor_versioned");
-    return checkedDType(std::move(T), Obj);
-  }
+  std::optional<Tensor> T =
+      importCapsule<DLManagedTensor>(Cap, "dltensor", "used_dltensor");
+  if (!T)
+    T = importCapsule<DLManagedTensorVersioned>(Cap, "dltensor_versioned",
+                                                "used_dltensor_versioned");
+  if (T)
+    return checkedDType(std::move(*T), Obj);
   throw py::type_error(fmt::format(
       "{}.__dlpack__() returned a '{}', not a DLPack capsule",
       Py_TYPE(Obj)->tp_name, Py_TYPE(Cap)->tp_name));
@@ -338,16 +302,16 @@ Any toAny(PyObject *Obj, size_t Arg) {
     return std::move(*Scalar);
   // Arrays: their buffer when it has a vmjit dtype (a NumPy array's, with
   // no copy), else DLPack (torch, JAX, ... and NumPy's other dtypes).
-  const bool DLPack = hasDLPack(T);
-  if (hasBuffer(T))
+  const bool Buffer = hasBuffer(T);
+  if (Buffer)
     if (std::optional<Tensor> Ten = tensorFromBuffer(Obj))
       return Any(std::move(*Ten));
-  if (DLPack) {
+  if (hasDLPack(T)) {
     if (std::optional<Tensor> Ten = tensorFromDLPack(Obj))
       return Any(std::move(*Ten));
     throwArgTypeError(Obj, Arg, ": its __dlpack__ refused to export it");
   }
-  if (hasBuffer(T))
+  if (Buffer)
     throwArgTypeError(Obj, Arg, ": its buffer's format has no vmjit dtype");
   return otherToAny(Obj, Arg);
 }

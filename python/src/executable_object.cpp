@@ -12,8 +12,6 @@
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/disassembler.h"
 #include "vmjit/vm/program.h"
-#include "vmjit/vm/serialize.h"
-#include "vmjit/vm/tvm_format.h"
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -33,23 +31,6 @@ py::dict functionInfo(const vm::FunctionInfo &F) {
   return D;
 }
 
-void save(const vm::OpenedProgram &P, const std::string &Path,
-          const std::string &Format) {
-  if (Format == "vmjit")
-    vm::saveExecutable(*P.Exe, Path);
-  else if (Format == "tvm")
-    vm::saveTvmExecutable(*P.Exe, Path);
-  else if (Format == "vmasm") {
-    std::string Text = vm::disassemble(*P.Exe);
-    std::FILE *F = std::fopen(Path.c_str(), "wb");
-    if (!F || std::fwrite(Text.data(), 1, Text.size(), F) != Text.size() ||
-        std::fclose(F) != 0)
-      throwError("IOError", fmt::format("cannot write '{}'", Path));
-  } else
-    throw py::value_error(fmt::format(
-        "format '{}': expected 'vmjit', 'tvm' or 'vmasm'", Format));
-}
-
 } // namespace
 
 void registerExecutable(py::module_ &M) {
@@ -63,11 +44,19 @@ void registerExecutable(py::module_ &M) {
                              })
       .def("as_text",
            [](const vm::OpenedProgram &P) { return vm::disassemble(*P.Exe); })
-      .def("stats_json",
+      .def("stats",
            [](const vm::OpenedProgram &P) {
-             return report::executableStatsJson(*P.Exe).dump();
+             nlohmann::ordered_json J = report::executableStatsJson(*P.Exe);
+             return py::make_tuple(J.dump(), report::executableStatsText(J));
            })
-      .def("save", &save, py::arg("path"), py::arg("format"));
+      .def(
+          "save",
+          [](const vm::OpenedProgram &P, const std::string &Path,
+             const std::string &Format, const std::string &Name) {
+            py::gil_scoped_release NoGil;
+            vm::writeProgram(*P.Exe, Format, Name, Path);
+          },
+          py::arg("path"), py::arg("format"), py::arg("name"));
   M.def(
       "load",
       [](const std::string &Path) {

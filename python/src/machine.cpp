@@ -73,14 +73,12 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
         "mode '{}': expected 'bytecode', 'baseline', 'compiled' or 'tiered'",
         O.Mode));
   auto M = std::make_shared<Machine>();
-  M->Exe = P.Exe;
   M->Mode = O.Mode;
   py::gil_scoped_release NoGil;
   vm::VMOptions VO;
   VO.Libraries = P.Libraries;
   for (const std::string &Path : O.Libs)
     VO.Libraries.push_back(KernelLibrary::load(Path));
-  M->Libraries = VO.Libraries;
   VO.Limits = limitsOf(O.MaxSteps, O.TimeoutSeconds);
   M->VM = vm::VirtualMachine::create(P.Exe, std::move(VO));
   enableTier(*M, O, *Mode);
@@ -290,18 +288,16 @@ void registerMachine(py::module_ &M) {
              (void)Self;
 #endif
            })
-      .def("stats_json",
+      .def("stats",
            [](Machine &Self) {
-             std::string Out;
 #ifdef VMJIT_HAVE_JIT
              constexpr bool Counts = true;
 #else
              constexpr bool Counts = false;
 #endif
-             run(Self, [&] {
-               Out = report::vmStatsJson(*Self.VM, Counts).dump();
-             });
-             return Out;
+             nlohmann::ordered_json J;
+             run(Self, [&] { J = report::vmStatsJson(*Self.VM, Counts); });
+             return py::make_tuple(J.dump(), report::vmStatsTable(J));
            })
       .def("thresholds",
            [](Machine &Self) {

@@ -22,6 +22,45 @@ namespace vmjit::python {
 
 namespace {
 
+/// The buffer protocol's (struct module's) format characters, one row per
+/// dtype; the first row of a dtype is the one exported. 'l' and 'L' are
+/// what NumPy gives for int64 and uint64 on LP64 hosts.
+struct BufferFormatRow {
+  const char *Code;
+  DLDataType Type;
+};
+constexpr BufferFormatRow kBufferFormats[] = {
+    {"?", dtype::Bool},    {"b", dtype::Int8},    {"h", dtype::Int16},
+    {"i", dtype::Int32},   {"q", dtype::Int64},   {"l", dtype::Int64},
+    {"B", dtype::UInt8},   {"H", dtype::UInt16},  {"I", dtype::UInt32},
+    {"Q", dtype::UInt64},  {"L", dtype::UInt64},  {"e", dtype::Float16},
+    {"f", dtype::Float32}, {"d", dtype::Float64},
+};
+
+} // namespace
+
+const char *bufferFormat(DLDataType T) {
+  for (const BufferFormatRow &R : kBufferFormats)
+    if (R.Type == T)
+      return R.Code;
+  return nullptr;
+}
+
+std::optional<DLDataType> bufferDType(const Py_buffer &B) {
+  const char *F = B.format ? B.format : "B";
+  if (*F == '@' || *F == '=' || *F == '<')
+    ++F;
+  if (!*F || F[1])
+    return std::nullopt;
+  for (const BufferFormatRow &R : kBufferFormats)
+    if (R.Code[0] == *F &&
+        static_cast<size_t>(B.itemsize) == dtypeBytes(R.Type))
+      return R.Type;
+  return std::nullopt;
+}
+
+namespace {
+
 struct TensorObject {
   PyObject_HEAD;
   Tensor T;
@@ -31,27 +70,6 @@ PyTypeObject *TensorType = nullptr;
 
 const Tensor &self(PyObject *Obj) {
   return reinterpret_cast<TensorObject *>(Obj)->T;
-}
-
-/// The struct-module format of a dtype for the buffer protocol.
-const char *bufferFormat(DLDataType T) {
-  if (T.lanes != 1)
-    return nullptr;
-  switch (T.code) {
-  case kDLBool:
-    return T.bits == 8 ? "?" : nullptr;
-  case kDLInt:
-    return T.bits == 8 ? "b" : T.bits == 16 ? "h" : T.bits == 32 ? "i"
-         : T.bits == 64 ? "q" : nullptr;
-  case kDLUInt:
-    return T.bits == 8 ? "B" : T.bits == 16 ? "H" : T.bits == 32 ? "I"
-         : T.bits == 64 ? "Q" : nullptr;
-  case kDLFloat:
-    return T.bits == 16 ? "e" : T.bits == 32 ? "f" : T.bits == 64 ? "d"
-                                                                 : nullptr;
-  default:
-    return nullptr;
-  }
 }
 
 //===--- Buffer protocol ----------------------------------------------------===//
@@ -103,16 +121,19 @@ void releaseBuffer(PyObject *, Py_buffer *View) {
 
 //===--- DLPack -------------------------------------------------------------===//
 
-void deleteUnusedCapsule(PyObject *Cap) {
-  if (PyCapsule_IsValid(Cap, "dltensor")) {
-    auto *M = static_cast<DLManagedTensor *>(
-        PyCapsule_GetPointer(Cap, "dltensor"));
-    M->deleter(M);
-  } else if (PyCapsule_IsValid(Cap, "dltensor_versioned")) {
-    auto *M = static_cast<DLManagedTensorVersioned *>(
-        PyCapsule_GetPointer(Cap, "dltensor_versioned"));
+template <typename ManagedT>
+void deleteIfUnused(PyObject *Cap, const char *Name) {
+  if (PyCapsule_IsValid(Cap, Name)) {
+    auto *M = static_cast<ManagedT *>(PyCapsule_GetPointer(Cap, Name));
     M->deleter(M);
   }
+}
+
+/// A capsule no consumer took (it still has its first name) frees its
+/// tensor reference.
+void deleteUnusedCapsule(PyObject *Cap) {
+  deleteIfUnused<DLManagedTensor>(Cap, "dltensor");
+  deleteIfUnused<DLManagedTensorVersioned>(Cap, "dltensor_versioned");
 }
 
 /// __dlpack__(*, stream, max_version, dl_device, copy): a versioned

@@ -129,33 +129,34 @@ def new_vm():
     return _new_vm
 
 
+def _built_file(variable, relative):
+    """A file the build makes for the tests: $VARIABLE (CTest sets it: the
+    file must then exist), else RELATIVE in the build tree the package was
+    imported from (by hand: the test is skipped when it is not there)."""
+    path = os.environ.get(variable)
+    if path:
+        assert os.path.isfile(path), "%s=%s does not exist" % (variable, path)
+        return path
+    build = pathlib.Path(vmjit.__file__).resolve().parents[2]
+    path = build / relative
+    if not path.is_file():
+        pytest.skip("%s is not built (set %s)" % (relative, variable))
+    return str(path)
+
+
 @pytest.fixture
 def demo_kernels():
-    """The path of examples/kernel_library's libvmjit_demo_kernels.so:
-    $VMJIT_DEMO_KERNELS, else the build tree the package was imported from
-    (skips the test when neither has it)."""
-    path = os.environ.get("VMJIT_DEMO_KERNELS")
-    if not path:
-        build = pathlib.Path(vmjit.__file__).resolve().parents[2]
-        path = str(build / "lib" / "libvmjit_demo_kernels.so")
-    if not os.path.isfile(path):
-        pytest.skip("libvmjit_demo_kernels.so is not built")
-    return path
+    """examples/kernel_library's libvmjit_demo_kernels.so."""
+    return _built_file("VMJIT_DEMO_KERNELS", "lib/libvmjit_demo_kernels.so")
 
 
 @pytest.fixture
 def tvm_model():
-    """The path of the model library laid out as TVM's export_library
-    writes one (unittests/tools/tvm-library: the executable of its
-    Inputs/model.vmasm with C kernels): $VMJIT_TEST_TVM_MODEL, else the
-    build tree the package was imported from (skips when neither has it)."""
-    path = os.environ.get("VMJIT_TEST_TVM_MODEL")
-    if not path:
-        build = pathlib.Path(vmjit.__file__).resolve().parents[2]
-        path = str(build / "unittests" / "tools" / "tvm-library" / "model.so")
-    if not os.path.isfile(path):
-        pytest.skip("the TVM model library fixture is not built")
-    return path
+    """The model library laid out as TVM's export_library writes one
+    (unittests/tools/tvm-library: the executable of its Inputs/model.vmasm
+    with C kernels)."""
+    return _built_file("VMJIT_TEST_TVM_MODEL",
+                       "unittests/tools/tvm-library/model.so")
 
 
 @pytest.fixture

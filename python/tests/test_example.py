@@ -5,25 +5,23 @@ import pathlib
 import subprocess
 import sys
 
-import pytest
-
 import vmjit
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DECODE = ROOT / "examples" / "python" / "decode.py"
 
 
-@pytest.mark.skipif(not DECODE.is_file(), reason="%s is not there" % DECODE)
-def test_decode_example(tmp_path):
+def test_decode_example(tmp_path, mode):
     env = dict(os.environ)
     package_dir = str(pathlib.Path(vmjit.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(
         [package_dir] + [p for p in [env.get("PYTHONPATH")] if p])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     proc = subprocess.run(
-        [sys.executable, str(DECODE)],
+        [sys.executable, str(DECODE), "--mode", mode, "--calls", "50"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert "matches NumPy" in proc.stdout, output
     assert "DOES NOT MATCH" not in proc.stdout, output
+    assert "50 calls in %s mode" % mode in proc.stdout, output

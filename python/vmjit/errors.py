@@ -69,11 +69,7 @@ LibraryError = _kind("LibraryError",
 JITError = _kind("JITError", doc="The JIT could not start.")
 InternalError = _kind("InternalError", doc="A bug in vmjit: please report it.")
 
-_KINDS = {cls.kind: cls for cls in (
-    TypeError, ValueError, IndexError, LookupError, MemoryError,
-    RecursionError, TimeoutError, IOError, StepLimitError, InterruptedError,
-    FormatError, ParseError, VerifyError, LinkError, LibraryError, JITError,
-    InternalError)}
+_KINDS = {cls.kind: cls for cls in Error.__subclasses__()}
 
 __all__ = ["Error"] + sorted(_KINDS)
 

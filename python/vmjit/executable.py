@@ -20,7 +20,7 @@ class FunctionInfo(NamedTuple):
 
 class Stats(dict):
     """A statistics document (a dict, the keys of the command's --json
-    output) that prints as a table."""
+    output) that prints as the command's text."""
 
     def __init__(self, doc, text):
         super().__init__(doc)
@@ -28,25 +28,6 @@ class Stats(dict):
 
     def __str__(self):
         return self._text
-
-
-def _executable_text(doc):
-    by_kind = doc["functions"]["by_kind"]
-    lines = [
-        "functions: %d (%d bytecode, %d packed, %d native)" % (
-            doc["functions"]["count"], by_kind["bytecode"], by_kind["packed"],
-            by_kind["native"]),
-        "constants: %d, tensor data %d bytes" % (
-            doc["constants"]["count"], doc["constants"]["tensor_bytes"]),
-        "instructions: %d (%d words)" % (doc["instructions"], doc["code_words"]),
-        "%5s  %-8s  %-24s  %6s  %9s  %12s" % (
-            "index", "kind", "name", "params", "registers", "instructions"),
-    ]
-    for f in doc["function_table"]:
-        lines.append("%5d  %-8s  %-24s  %6s  %9s  %12s" % (
-            f["index"], f["kind"], f["name"], f.get("params", "-"),
-            f.get("registers", "-"), f.get("instructions", "-")))
-    return "\n".join(lines)
 
 
 class Executable:
@@ -74,8 +55,8 @@ class Executable:
     def stats(self):
         """Functions, constants and instruction counts: a dict with the keys
         of ``vmjit stats --json`` (less the file's), printing as a table."""
-        doc = json.loads(self._handle.stats_json())
-        return Stats(doc, _executable_text(doc))
+        doc, text = self._handle.stats()
+        return Stats(json.loads(doc), text)
 
     def save(self, path, format=None):
         """Writes the program: ``format`` "vmjit" (vmjit's binary format, the
@@ -84,7 +65,7 @@ class Executable:
         path = os.fspath(path)
         if format is None:
             format = "vmasm" if path.endswith(".vmasm") else "vmjit"
-        self._handle.save(path, format)
+        self._handle.save(path, format, self.name or "<string>")
 
     def __repr__(self):
         return "<vmjit.Executable %s: %d functions>" % (

@@ -53,23 +53,6 @@ class BenchmarkResult:
                                  len(self.results)))
 
 
-def _vm_text(doc):
-    lines = ["%-28s %-8s %10s %-16s %22s %10s" % (
-        "function", "kind", "calls", "tier", "calls interp/base/opt",
-        "compile ms")]
-    for f in doc["functions"]:
-        tier = f["tier"]
-        if f.get("tier2") and f["tier2"] != "not worth it":
-            tier += "+" + f["tier2"]
-        by = f.get("calls_by_tier")
-        by = "%d/%d/%d" % (by["interpreter"], by["baseline"],
-                           by["optimized"]) if by else "-"
-        lines.append("%-28s %-8s %10d %-16s %22s %10.3f" % (
-            f["name"], f["kind"], f["calls"], tier, by,
-            f.get("compile_ms", 0.0)))
-    return "\n".join(lines)
-
-
 def _seconds(timeout):
     if timeout is None:
         return 0.0
@@ -236,10 +219,11 @@ class VirtualMachine:
         """Per function: calls, the tier it runs in now, calls per tier,
         compile time: a dict with the keys of ``vmjit run --stats --json``
         (mode, thresholds, functions), printing as a table."""
+        functions, table = self._m.stats()
         doc = {"mode": self.mode}
         doc.update(self._m.thresholds())
-        doc.update(json.loads(self._m.stats_json()))
-        return Stats(doc, _vm_text(doc))
+        doc.update(json.loads(functions))
+        return Stats(doc, "mode: %s\n%s" % (self.mode, table))
 
     def wait_compiles(self):
         """Waits until background tier-2 compiles are done."""

@@ -50,7 +50,7 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
         auto Exe = vm::assemble(Text, Name);
         if (*Strip)
           Exe->setDebugNames({});
-        writeProgram(*Exe, *Format, *Input, *Output);
+        vm::writeProgram(*Exe, *Format, *Input, *Output);
         return kExitOk;
       } catch (const Error &E) {
         return static_cast<ExitCode>(reportError(E));

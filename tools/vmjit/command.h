@@ -36,12 +36,6 @@ void addRunCommand(CLI::App &App, Runner &Run);
 void addIrCommand(CLI::App &App, Runner &Run);
 void addConvertCommand(CLI::App &App, Runner &Run);
 
-/// Writes `Exe` to `Path` as `Format`: "vmjit" (the binary format), "tvm"
-/// (TVM's VMExecutable format) or "vmasm". What the format cannot hold is an
-/// error naming `Input`; a file that cannot be written is an IOError.
-void writeProgram(const vm::Executable &Exe, const std::string &Format,
-                  const std::string &Input, const std::string &Path);
-
 /// Prints `E` as "vmjit: <message>" on stderr and returns the exit status
 /// its kind calls for (2 for input errors, 1 otherwise).
 int reportError(const Error &E);

@@ -138,28 +138,7 @@ void printStatsText(const ordered_json &S) {
                "; baseline compiles: {}, compiles: {}, object cache hits: {}",
                S["baseline_compiles"].get<int64_t>(),
                S["compiles"].get<int64_t>(), S["cache_hits"].get<int64_t>());
-  fmt::print(stderr,
-             "\n{:<20} {:<8} {:>10} {:<16} {:>22} {:>11} {:>10} {:>4}\n",
-             "function", "kind", "calls", "tier", "calls interp/base/opt",
-             "baseline us", "compile ms", "osr");
-  for (const auto &F : S["functions"]) {
-    std::string Tier = F["tier"].get<std::string>();
-    if (F.contains("tier2") && F["tier2"] != "not worth it")
-      Tier += "+" + F["tier2"].get<std::string>();
-    std::string ByTier = "-";
-    if (F.contains("calls_by_tier")) {
-      const auto &B = F["calls_by_tier"];
-      ByTier = fmt::format("{}/{}/{}", B["interpreter"].get<uint64_t>(),
-                           B["baseline"].get<uint64_t>(),
-                           B["optimized"].get<uint64_t>());
-    }
-    fmt::print(stderr,
-               "{:<20} {:<8} {:>10} {:<16} {:>22} {:>11.1f} {:>10.3f} {:>4}\n",
-               F["name"].get<std::string>(), F["kind"].get<std::string>(),
-               F["calls"].get<uint64_t>(), Tier, ByTier,
-               F.value("baseline_us", 0.0), F.value("compile_ms", 0.0),
-               F.value("osr_entries", uint64_t(0)));
-  }
+  fmt::print(stderr, "\n{}", report::vmStatsTable(S));
 }
 
 ordered_json errorJson(const Error &E) {

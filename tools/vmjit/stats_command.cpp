@@ -31,33 +31,7 @@ nlohmann::ordered_json collectStats(const std::string &Name, uint64_t Bytes,
 void printText(const nlohmann::ordered_json &J) {
   fmt::print("file: {} ({}, {} bytes)\n", J["file"].get<std::string>(),
              J["format"].get<std::string>(), J["file_bytes"].get<uint64_t>());
-  const auto &F = J["functions"];
-  fmt::print("functions: {} ({} bytecode, {} packed, {} native)\n",
-             F["count"].get<int64_t>(), F["by_kind"]["bytecode"].get<int64_t>(),
-             F["by_kind"]["packed"].get<int64_t>(),
-             F["by_kind"]["native"].get<int64_t>());
-  const auto &C = J["constants"];
-  std::string Kinds;
-  for (const auto &[K, V] : C["by_kind"].items())
-    Kinds += fmt::format("{}{} {}", Kinds.empty() ? "" : ", ", V.get<int64_t>(),
-                         K);
-  fmt::print("constants: {}{}{}, tensor data {} bytes\n",
-             C["count"].get<int64_t>(), Kinds.empty() ? "" : " (" + Kinds,
-             Kinds.empty() ? "" : ")", C["tensor_bytes"].get<uint64_t>());
-  fmt::print("instructions: {} ({} words)\n",
-             J["instructions"].get<int64_t>(), J["code_words"].get<int64_t>());
-  fmt::print("\n{:>5}  {:<8}  {:<24}  {:>6}  {:>9}  {:>12}  {:>6}\n", "index",
-             "kind", "name", "params", "registers", "instructions", "calls");
-  for (const auto &E : J["function_table"]) {
-    auto Num = [&](const char *K) {
-      return E.contains(K) ? std::to_string(E[K].get<int64_t>())
-                           : std::string("-");
-    };
-    fmt::print("{:>5}  {:<8}  {:<24}  {:>6}  {:>9}  {:>12}  {:>6}\n",
-               E["index"].get<int64_t>(), E["kind"].get<std::string>(),
-               E["name"].get<std::string>(), Num("params"), Num("registers"),
-               Num("instructions"), Num("calls"));
-  }
+  fmt::print("{}", report::executableStatsText(J));
 }
 
 } // namespace

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+
 namespace vmjit::vm {
 class Executable;
 class VirtualMachine;
@@ -31,6 +33,14 @@ nlohmann::ordered_json executableStatsJson(const vm::Executable &Exe);
 /// kind, calls, tier, ...).
 nlohmann::ordered_json vmStatsJson(const vm::VirtualMachine &VM,
                                    bool CompileCounts);
+
+/// executableStatsJson's document as text, the way `vmjit stats` prints
+/// it (everything after its "file:" line).
+std::string executableStatsText(const nlohmann::ordered_json &J);
+
+/// vmStatsJson's "functions" as the table `vmjit run --stats` prints (the
+/// header line, then one line per function).
+std::string vmStatsTable(const nlohmann::ordered_json &S);
 
 } // namespace vmjit::report
 

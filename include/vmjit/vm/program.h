@@ -110,6 +110,13 @@ std::shared_ptr<Executable> loadLibraryBin(std::span<const char> Bin,
 std::shared_ptr<Executable> loadProgram(const std::string &Path,
                                         const LoadOptions &Opts = {});
 
+/// Writes `Exe` to `Path` as `Format`: "vmjit" (the binary format), "tvm"
+/// (TVM's VMExecutable format) or "vmasm". What the format cannot hold is
+/// an error naming `Input` (where the program came from); a file that
+/// cannot be written is an IOError; another format a ValueError.
+void writeProgram(const Executable &Exe, const std::string &Format,
+                  const std::string &Input, const std::string &Path);
+
 } // namespace vmjit::vm
 
 #endif // VMJIT_VM_PROGRAM_H
