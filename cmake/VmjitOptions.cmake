@@ -1,9 +1,15 @@
 # Compiler set-up shared by every vmjit target: ccache, warnings, sanitizers.
 
+# Paths under the source tree are hashed relative to it (base_dir), and the
+# build directory is not hashed (hash_dir off), so two clones of the tree,
+# a developer's and CI's, share cached objects. The price: debug info of a
+# cached object names the directory it was first compiled in.
 find_program(VMJIT_CCACHE ccache)
 if(VMJIT_CCACHE)
-  set(CMAKE_C_COMPILER_LAUNCHER ${VMJIT_CCACHE})
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${VMJIT_CCACHE})
+  set(_vmjit_ccache env CCACHE_BASEDIR=${CMAKE_SOURCE_DIR} CCACHE_NOHASHDIR=1
+    ${VMJIT_CCACHE})
+  set(CMAKE_C_COMPILER_LAUNCHER ${_vmjit_ccache})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${_vmjit_ccache})
 endif()
 
 # Warnings go on vmjit's own targets through this interface library, so
