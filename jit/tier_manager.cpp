@@ -7,7 +7,7 @@
 #include "vmjit/jit/lowering.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/logging.h"
-#include "vmjit/runtime/registry.h"
+#include "vmjit/vm/builtins.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -18,6 +18,7 @@
 #include <deque>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 #include <xxhash.h>
@@ -107,8 +108,9 @@ Bindings bindingsOf(const vm::VirtualMachine &VM, const JITOptions &Opts) {
       CB.Self = P->isFreeEntry() ? 0 : reinterpret_cast<uint64_t>(P);
       if (Opts.InlineBuiltins) {
         InlineBuiltin IB = inlineBuiltinFor(F.Name);
-        auto Std = Registry::global().find(F.Name);
-        // Only the standard function may be replaced by its inline form.
+        // Only the standard function may be replaced by its inline form,
+        // not one registered in its place.
+        auto Std = vm::standardFunction(F.Name);
         if (IB != InlineBuiltin::None && Std && Std->get() == P)
           CB.Inline = IB;
       }
@@ -155,9 +157,38 @@ struct TierManager::Impl {
   std::thread Worker;
 };
 
-TierManager::~TierManager() {
-  if (!I)
-    return;
+//===----------------------------------------------------------------------===//
+// Background workers and the end of the process
+//===----------------------------------------------------------------------===//
+
+// A compile still running when the process exits would run into LLVM's
+// static objects as they are destroyed (a Python program may end with its
+// VMs alive and a compile queued). stopBackgroundCompiles stops every
+// manager's worker; a stopped manager starts none again. Python's vmjit
+// calls it at interpreter exit, before any static is destroyed; the atexit
+// handler registered when the first manager is made is the fallback for
+// other programs (it runs before the destructors of the statics made until
+// then, not of those a compile makes later). Lock order: LiveMutex, then a
+// manager's Mutex.
+namespace {
+std::mutex LiveMutex;
+std::set<TierManager *> LiveManagers;
+
+void addLiveManager(TierManager *M) {
+  static std::once_flag AtExit;
+  std::call_once(AtExit, [] { std::atexit(stopBackgroundCompiles); });
+  std::lock_guard G(LiveMutex);
+  LiveManagers.insert(M);
+}
+} // namespace
+
+void stopBackgroundCompiles() {
+  std::lock_guard G(LiveMutex);
+  for (TierManager *M : LiveManagers)
+    M->stopWorker();
+}
+
+void TierManager::stopWorker() {
   {
     std::lock_guard Lock(I->Mutex);
     I->Stop = true;
@@ -165,6 +196,16 @@ TierManager::~TierManager() {
   I->Wake.notify_all();
   if (I->Worker.joinable())
     I->Worker.join();
+}
+
+TierManager::~TierManager() {
+  if (!I)
+    return;
+  {
+    std::lock_guard G(LiveMutex);
+    LiveManagers.erase(this);
+  }
+  stopWorker();
 }
 
 const std::atomic<vm::NativeFn> *
@@ -311,7 +352,8 @@ void TierManager::startWorker() {
 }
 
 void TierManager::startWorkerLocked() {
-  if (I->Worker.joinable())
+  // Stop: at the end of the process (stopBackgroundCompiles) or of the manager.
+  if (I->Worker.joinable() || I->Stop)
     return;
   I->Worker = std::thread([this] {
     std::unique_lock Lock(I->Mutex);
@@ -495,6 +537,7 @@ public:
     }
     M->I->Stats.resize(N);
     M->I->Bind = std::move(B);
+    addLiveManager(M.get());
     Managers[Key] = M;
     return M;
   }

@@ -1,8 +1,8 @@
 //===- register.cpp - Registration of the CPU standard library ------------===//
 //
 // registerScalarFunctions lives in scalar.cpp; this file registers the
-// tensor families and, once per process, everything into the global
-// registry.
+// tensor families into the standard library's own registry and, once per
+// process, from there into the global registry.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,13 +23,22 @@ void registerTensorFunctions(Registry &R) {
   registerValueFunctions(R);
 }
 
+const Registry &standardKernels() {
+  // Never destroyed, as the global registry: a JIT thread may look a
+  // function up while the process exits.
+  static Registry *R = [] {
+    auto *S = new Registry();
+    registerScalarFunctions(*S);
+    registerTensorFunctions(*S);
+    return S;
+  }();
+  return *R;
+}
+
 void registerStandardKernels() {
   static std::once_flag Once;
-  std::call_once(Once, [] {
-    Registry &R = Registry::global();
-    registerScalarFunctions(R);
-    registerTensorFunctions(R);
-  });
+  std::call_once(Once,
+                 [] { Registry::global().addDefaults(standardKernels()); });
 }
 
 } // namespace vmjit::kernels

@@ -40,6 +40,14 @@ void Registry::add(std::string Name, Function F, bool AllowOverride) {
   It->second = std::move(F);
 }
 
+void Registry::addDefaults(const Registry &From) {
+  if (&From == this)
+    return;
+  std::scoped_lock Lock(I->Mutex, From.I->Mutex);
+  for (const auto &[Name, F] : From.I->Functions)
+    I->Functions.try_emplace(Name, F);
+}
+
 std::optional<Function> Registry::find(std::string_view Name) const {
   std::shared_lock Lock(I->Mutex);
   auto It = I->Functions.find(std::string(Name));

@@ -130,10 +130,29 @@ void registerVMBuiltins(Registry &R) {
   builtin::registerTensorBuiltins(D);
 }
 
+namespace {
+const Registry &standardVMBuiltins() {
+  // Never destroyed, as the global registry: a JIT thread may look a
+  // function up while the process exits.
+  static Registry *R = [] {
+    auto *S = new Registry();
+    registerVMBuiltins(*S);
+    return S;
+  }();
+  return *R;
+}
+} // namespace
+
+std::optional<Function> standardFunction(std::string_view Name) {
+  if (std::optional<Function> F = standardVMBuiltins().find(Name))
+    return F;
+  return kernels::standardKernels().find(Name);
+}
+
 void registerVMBuiltins() {
   static std::once_flag Once;
   std::call_once(Once, [] {
-    registerVMBuiltins(Registry::global());
+    Registry::global().addDefaults(standardVMBuiltins());
     kernels::registerStandardKernels();
   });
 }

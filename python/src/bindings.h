@@ -2,8 +2,9 @@
 //
 // The extension module behind `import vmjit` (python/vmjit/ is the Python
 // layer on top). Values cross between Python and vmjit in convert.cpp,
-// errors in errors.cpp; machine.cpp holds a VM with its lock, and
-// function_object.cpp the callable type whose calls release the GIL.
+// errors in errors.cpp; machine.cpp holds a VM with its lock,
+// function_object.cpp the callable type whose calls release the GIL, and
+// global_functions.cpp Python callables registered as packed functions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,6 +132,12 @@ PyObject *makeValueFunction(Function F, std::shared_ptr<Machine> Owner);
 /// The function a vmjit.Function object holds, if `Obj` is one.
 std::optional<Function> functionOf(PyObject *Obj);
 void registerFunctionType(py::module_ &M);
+
+//===--- global_functions.cpp ---------------------------------------------===//
+
+/// register_func, get_global_func, remove_global_func,
+/// list_global_func_names: Python callables as packed functions.
+void registerGlobalFunctions(py::module_ &M);
 
 } // namespace vmjit::python
 

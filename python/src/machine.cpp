@@ -320,6 +320,12 @@ void registerMachine(py::module_ &M) {
                          CooldownMs);
       });
 
+  M.def("_stop_background_compiles", [] {
+#ifdef VMJIT_HAVE_JIT
+    py::gil_scoped_release NoGil;
+    jit::stopBackgroundCompiles();
+#endif
+  });
 #ifdef VMJIT_HAVE_JIT
   M.attr("jit_available") = true;
   M.attr("baseline_available") = jit::baselineAvailable();

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_vmjit, M) {
   registerFunctionType(M);
   registerExecutable(M);
   registerMachine(M);
+  registerGlobalFunctions(M);
 }

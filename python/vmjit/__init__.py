@@ -10,10 +10,14 @@ programs) with an interpreter and a tier-up JIT.
 See docs/python.md.
 """
 
+import atexit
+
 from . import _vmjit
 from . import errors
 from .errors import Error
 from .executable import Executable, FunctionInfo, Stats, assemble, load
+from .functions import (get_global_func, list_global_func_names,
+                        register_func, remove_global_func)
 from .values import Device, Shape, cpu
 from .virtual_machine import (BenchmarkResult, InstrumentReturnKind,
                               VirtualMachine)
@@ -29,9 +33,15 @@ baseline_available = _vmjit.baseline_available
 
 _vmjit._set_hooks(Shape, Device, errors._make)
 
+# At interpreter exit, before any C++ static is destroyed: a tier-2 compile
+# still running in the background then would run into LLVM's.
+atexit.register(_vmjit._stop_background_compiles)
+
 __all__ = [
     "BenchmarkResult", "Device", "Error", "Executable", "Function",
     "FunctionInfo", "InstrumentReturnKind", "Object", "Shape", "Stats",
     "Tensor", "VirtualMachine", "assemble", "baseline_available", "cpu",
-    "empty", "errors", "from_dlpack", "jit_available", "load", "tensor",
+    "empty", "errors", "from_dlpack", "get_global_func", "jit_available",
+    "list_global_func_names", "load", "register_func", "remove_global_func",
+    "tensor",
 ]

@@ -5,7 +5,9 @@
 #include "CallErrors.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/registry.h"
 #include "vmjit/vm/assembler.h"
+#include "vmjit/vm/builtins.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <filesystem>
@@ -441,5 +443,34 @@ TEST(TierTest, InstrumentSeesEveryCallInEveryMode) {
     });
     EXPECT_EQ(VM->call("outer", 4).cast<int64_t>(), 2);
     EXPECT_THAT(Log, ElementsAre("scalar.add", "inner", "scalar.div"));
+  }
+}
+
+// A function registered in place of a standard one (here scalar.add,
+// which both JIT tiers inline) is called by every tier: the JIT inlines
+// only the standard function itself.
+TEST(TierTest, ReplacedStandardFunctionIsCalledInEveryMode) {
+  registerVMBuiltins();
+  std::atomic<int> Calls{0};
+  Registry::global().addTyped(
+      "scalar.add",
+      [&](int64_t A, int64_t B) {
+        ++Calls;
+        return A + B;
+      },
+      /*AllowOverride=*/true);
+  struct Restore {
+    ~Restore() {
+      Registry::global().add("scalar.add", *standardFunction("scalar.add"),
+                             /*AllowOverride=*/true);
+    }
+  } RestoreStandard;
+  for (ExecMode M : kAllExecModes) {
+    auto VM = makeVM(M);
+    for (int I = 0; I < 3; ++I) { // tiered: the first call interprets
+      Calls = 0;
+      EXPECT_EQ(VM->call("sum", 10).cast<int64_t>(), 45);
+      EXPECT_EQ(Calls.load(), 20) << execModeName(M) << " call " << I;
+    }
   }
 }

@@ -85,6 +85,13 @@ std::string defaultCacheDir();
 
 class TierManager;
 
+/// Stops every background tier-2 compile thread of the process, for good,
+/// after the compile each is running (VMs keep the code they have; hot
+/// functions stay at their tier). Call it before the process exits while
+/// VMs are alive (Python's vmjit does, at interpreter exit): a compile
+/// still running then would meet LLVM's static objects being destroyed.
+void stopBackgroundCompiles();
+
 /// Attaches the JIT tier to `VM` (see the file comment). Throws
 /// Error("JITError") only if the JIT cannot start at all (no LLVM target).
 void enableJIT(vm::VirtualMachine &VM, const JITOptions &Opts = {});
@@ -136,6 +143,9 @@ private:
   /// Starts the background compile thread if it is not running.
   void startWorker();
   void startWorkerLocked();
+  /// Stops the background compile thread, after the compile it is running.
+  void stopWorker();
+  friend void stopBackgroundCompiles();
   struct Impl;
   std::unique_ptr<Impl> I;
   JITOptions Opts;

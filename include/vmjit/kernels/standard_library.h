@@ -21,8 +21,14 @@ void registerScalarFunctions(Registry &R);
 /// Registers tensor.* and kernel.* into `R`.
 void registerTensorFunctions(Registry &R);
 
+/// Everything above, registered once per process into a registry of its
+/// own: the standard functions as vmjit defines them, whatever the global
+/// registry holds under their names. Thread-safe.
+const Registry &standardKernels();
+
 /// Registers everything above into the global registry, once per process
-/// (later calls do nothing). Thread-safe.
+/// (later calls do nothing); a name registered there earlier keeps its
+/// function. Thread-safe.
 void registerStandardKernels();
 
 } // namespace vmjit::kernels

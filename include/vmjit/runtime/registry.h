@@ -45,6 +45,9 @@ public:
   void addPacked(std::string Name, F Fn, bool AllowOverride = false) {
     add(Name, Function::fromPacked(Name, std::move(Fn)), AllowOverride);
   }
+  /// Registers every function of `From` whose name is not taken here (a
+  /// function registered earlier under the same name stays).
+  VMJIT_DLL void addDefaults(const Registry &From);
   /// The function registered under `Name`, if any.
   VMJIT_DLL std::optional<Function> find(std::string_view Name) const;
   /// Removes `Name`; returns whether it was there.

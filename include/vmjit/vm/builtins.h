@@ -17,6 +17,8 @@
 
 #include "vmjit/runtime/function.h"
 
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace vmjit {
@@ -25,9 +27,16 @@ class Registry;
 
 namespace vmjit::vm {
 
-/// Registers vm.builtin.* (and, when linked in, the standard kernels) into
-/// the global registry, once per process. Thread-safe.
+/// Registers vm.builtin.* and the standard kernels into the global
+/// registry, once per process; a name registered there earlier (a user's
+/// replacement) keeps its function. Thread-safe.
 void registerVMBuiltins();
+
+/// The standard function `Name` (vm.builtin.*, scalar.*, tensor.*,
+/// kernel.*) as vmjit defines it, whatever the global registry now holds
+/// under that name: the JIT replaces a call with its inline form only when
+/// the callee is this very function.
+std::optional<Function> standardFunction(std::string_view Name);
 
 /// Registers vm.builtin.* (only) into `R`, e.g. a registry given to a VM
 /// through VMOptions. Throws ValueError if a name is already taken there.

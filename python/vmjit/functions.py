@@ -1,0 +1,59 @@
+"""Global functions: Python callables as packed functions that programs
+call by name, as tvm.register_func / tvm.get_global_func."""
+
+import atexit
+
+from . import _vmjit
+
+
+def register_func(func_name, f=None, override=False):
+    """Registers ``f`` as the packed function ``func_name``.
+
+    As ``tvm.register_func``: ``register_func("my.scale", fn)``, or as a
+    decorator, ``@register_func("my.scale")`` or ``@register_func`` (the
+    function's ``__name__``). A program's ``call my.scale(...)`` then calls
+    it, in every mode: arguments arrive as Python values (tensors as
+    ``vmjit.Tensor`` over the VM's memory), the return value goes back as
+    any argument would. An exception it raises unwinds the VM and comes
+    out of the outer call as itself.
+
+    VMs resolve packed functions when they are created: register before
+    making the VM. A name already registered (the standard library's too)
+    raises ``ValueError`` unless ``override=True``; a replaced standard
+    function is called, never inlined by the JIT. Returns ``f``.
+    """
+    if callable(func_name) and f is None:
+        f, func_name = func_name, func_name.__name__
+    if not isinstance(func_name, str):
+        raise TypeError("register_func: the name must be a str, not %r"
+                        % type(func_name).__name__)
+
+    def register(fn):
+        _vmjit.register_func(func_name, fn, override)
+        return fn
+
+    return register if f is None else register(f)
+
+
+def get_global_func(name, allow_missing=False):
+    """The global function ``name`` (the standard library's, a kernel
+    library's registration, or a registered Python function) as a
+    :class:`vmjit.Function`; ``None`` if there is none and
+    ``allow_missing``, else ``vmjit.LookupError``."""
+    return _vmjit.get_global_func(name, allow_missing)
+
+
+def remove_global_func(name):
+    """Removes ``name`` from the global registry; returns whether it was
+    there. VMs already made keep what they resolved."""
+    return _vmjit.remove_global_func(name)
+
+
+def list_global_func_names():
+    """The names of every global function, sorted."""
+    return _vmjit.list_global_func_names()
+
+
+# Registered Python functions leave the registry (a C++ object that lives
+# until the process ends) while the interpreter can still release them.
+atexit.register(_vmjit._clear_python_funcs)
