@@ -480,8 +480,8 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
 
 void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
   const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
-  if (Opts.InlineBuiltins && Bind.How == CalleeBinding::Direct &&
-      Bind.Inline != InlineBuiltin::None && emitInline(PC, I, Bind.Inline)) {
+  if (Opts.InlineBuiltins && Bind.Inline != InlineBuiltin::None &&
+      emitInline(PC, I, Bind.Inline)) {
     B.CreateBr(next(PC));
     return;
   }

@@ -88,6 +88,8 @@ ordered_json functionRow(const vm::FunctionStats &F) {
     E["baseline"] = JS->Baseline;
     E["baseline_us"] = JS->BaselineUs;
     E["compiled"] = JS->Compiled;
+    if (JS->AheadOfTime)
+      E["aot"] = true;
     E["cache_hit"] = JS->CacheHit;
     if (JS->UnitFunctions > 1)
       E["unit_functions"] = JS->UnitFunctions;
@@ -137,7 +139,7 @@ ordered_json vmStatsJson(const vm::VirtualMachine &VM, bool CompileCounts) {
   int64_t Compiles = 0, CacheHits = 0, BaselineCompiles = 0;
   for (const vm::FunctionStats &F : vm::collectFunctionStats(VM)) {
     if (const std::optional<vm::TierStats> &JS = F.JIT) {
-      Compiles += JS->Compiled && !JS->CacheHit;
+      Compiles += JS->Compiled && !JS->CacheHit && !JS->AheadOfTime;
       CacheHits += JS->Compiled && JS->CacheHit;
       BaselineCompiles += JS->Baseline;
     }
@@ -198,6 +200,8 @@ std::string vmStatsTable(const ordered_json &S) {
     std::string Tier = F["tier"].get<std::string>();
     if (F.contains("tier2") && F["tier2"] != "not worth it")
       Tier += "+" + F["tier2"].get<std::string>();
+    if (F.value("aot", false))
+      Tier += "+aot";
     std::string ByTier = "-";
     if (F.contains("calls_by_tier")) {
       const auto &B = F["calls_by_tier"];

@@ -224,6 +224,10 @@ std::span<const char> KernelLibrary::libraryBin() const {
   return {Bin, Size};
 }
 
+const void *KernelLibrary::symbol(const char *Name) const {
+  return ::dlsym(Handle, Name);
+}
+
 VMJITObject *KernelLibrary::importHandle(const char *Name) noexcept {
   try {
     std::lock_guard Lock(ImportMutex);

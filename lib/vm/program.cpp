@@ -262,16 +262,21 @@ void checkFileSize(const std::string &Path, int64_t Max) {
                            Path, Size, Max));
 }
 
-/// The executable in a model library's blob, with the library.
+/// The executable of a `vmjit compile` library with its code, or the one
+/// in a model library's blob, with the library.
 OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
                           const std::string &Name, const LoadOptions &Opts) {
+  if (std::shared_ptr<AotCode> Aot = AotCode::open(Lib, Name, Opts)) {
+    auto Exe = Aot->executable();
+    return {std::move(Exe), {}, std::move(Aot)};
+  }
   std::span<const char> Bin = Lib->libraryBin();
   if (Bin.empty())
     throwError("FormatError",
                fmt::format("{}: a shared library without {} (not written by "
-                           "TVM's export_library); load kernel libraries "
-                           "with --lib",
-                           Name, tvm::kLibraryBinSymbol));
+                           "TVM's export_library) or {} (not written by "
+                           "vmjit compile); load kernel libraries with --lib",
+                           Name, tvm::kLibraryBinSymbol, kAotManifestSymbol));
   return {loadLibraryBin(Bin, Name, Opts), {std::move(Lib)}};
 }
 

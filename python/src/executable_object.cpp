@@ -42,6 +42,12 @@ void registerExecutable(py::module_ &M) {
                                  Out.append(functionInfo(F));
                                return Out;
                              })
+      .def_property_readonly("aot_producer",
+                             [](const vm::OpenedProgram &P) -> py::object {
+                               if (!P.Aot)
+                                 return py::none();
+                               return py::str(P.Aot->producer());
+                             })
       .def("as_text",
            [](const vm::OpenedProgram &P) { return vm::disassemble(*P.Exe); })
       .def("stats",
@@ -68,7 +74,7 @@ void registerExecutable(py::module_ &M) {
       "assemble",
       [](const std::string &Text, const std::string &Name) {
         py::gil_scoped_release NoGil;
-        return vm::OpenedProgram{vm::assemble(Text, Name), {}};
+        return vm::OpenedProgram{vm::assemble(Text, Name), {}, {}};
       },
       py::arg("text"), py::arg("name"));
 }

@@ -74,14 +74,29 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
         O.Mode));
   auto M = std::make_shared<Machine>();
   M->Mode = O.Mode;
-  py::gil_scoped_release NoGil;
-  vm::VMOptions VO;
-  VO.Libraries = P.Libraries;
-  for (const std::string &Path : O.Libs)
-    VO.Libraries.push_back(KernelLibrary::load(Path));
-  VO.Limits = limitsOf(O.MaxSteps, O.TimeoutSeconds);
-  M->VM = vm::VirtualMachine::create(P.Exe, std::move(VO));
-  enableTier(*M, O, *Mode);
+  std::string AotUnused;
+  {
+    py::gil_scoped_release NoGil;
+    vm::VMOptions VO;
+    VO.Libraries = P.Libraries;
+    for (const std::string &Path : O.Libs)
+      VO.Libraries.push_back(KernelLibrary::load(Path));
+    VO.Limits = limitsOf(O.MaxSteps, O.TimeoutSeconds);
+    M->VM = vm::VirtualMachine::create(P.Exe, std::move(VO));
+    // A `vmjit compile` library's code, where the mode runs native code.
+    if (P.Aot && vm::modeRunsAotCode(*Mode))
+      AotUnused = P.Aot->attach(*M->VM);
+    if (!P.Aot || !vm::modeRunsAotCode(*Mode) || !AotUnused.empty())
+      enableTier(*M, O, *Mode);
+  }
+  if (!AotUnused.empty() &&
+      PyErr_WarnEx(PyExc_RuntimeWarning,
+                   fmt::format("the program's ahead-of-time code is not "
+                               "used: {}",
+                               AotUnused)
+                       .c_str(),
+                   1) < 0)
+    throw py::error_already_set();
   return M;
 }
 

@@ -48,6 +48,13 @@ class Executable:
                              f["instructions"])
                 for f in self._handle.functions]
 
+    @property
+    def aot_producer(self):
+        """For a library ``vmjit compile`` wrote: what wrote it ("vmjit
+        VERSION, LLVM VERSION, TRIPLE"); its VMs in "compiled" and "tiered"
+        mode run its native code, compiling nothing. Otherwise None."""
+        return self._handle.aot_producer
+
     def as_text(self):
         """The program as vmasm text (assembling it gives it back)."""
         return self._handle.as_text()

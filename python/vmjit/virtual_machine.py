@@ -97,7 +97,8 @@ class VirtualMachine:
             raise ValueError("mode %r: expected one of %s" % (mode, ", ".join(MODES)))
         if not isinstance(exe, Executable):
             exe = load(exe)
-        if mode != "bytecode" and not _vmjit.jit_available:
+        aot = exe.aot_producer is not None and mode in ("compiled", "tiered")
+        if mode != "bytecode" and not _vmjit.jit_available and not aot:
             warnings.warn("the JIT is not in this build: mode %r runs on the "
                           "interpreter" % mode, RuntimeWarning, stacklevel=2)
         opts = _vmjit.MachineOptions()

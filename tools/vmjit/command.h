@@ -35,6 +35,7 @@ void addStatsCommand(CLI::App &App, Runner &Run);
 void addRunCommand(CLI::App &App, Runner &Run);
 void addIrCommand(CLI::App &App, Runner &Run);
 void addConvertCommand(CLI::App &App, Runner &Run);
+void addCompileCommand(CLI::App &App, Runner &Run);
 
 /// Prints `E` as "vmjit: <message>" on stderr and returns the exit status
 /// its kind calls for (2 for input errors, 1 otherwise).

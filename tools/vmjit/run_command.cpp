@@ -109,11 +109,24 @@ const char *kJitNote = "the JIT is not available in this build: functions "
                        "run on the interpreter";
 #endif
 
+const char *kAotNote = "ahead-of-time code from vmjit compile";
+
+/// Whether `VM` runs a `vmjit compile` library's code.
+bool runsAotCode(const vm::VirtualMachine &VM) {
+  const vm::TierController *TC = VM.tierController();
+  if (!TC)
+    return false;
+  for (size_t I = 0; I < VM.executable().functions().size(); ++I)
+    if (TC->tierStats(static_cast<int64_t>(I)).AheadOfTime)
+      return true;
+  return false;
+}
+
 ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
                           double WallMs) {
   ordered_json S;
   S["mode"] = O.Mode;
-  S["jit"] = kJitNote;
+  S["jit"] = runsAotCode(VM) ? kAotNote : kJitNote;
   S["repeat"] = O.Repeat;
   S["wall_ms"] = WallMs;
 #ifdef VMJIT_HAVE_JIT
@@ -205,8 +218,43 @@ std::string usableCacheDir(const std::string &Dir, bool Given) {
 }
 #endif
 
-/// Makes the VM for `O`, with the JIT attached; the arguments are parsed
-/// first, so that a typing mistake costs no load.
+/// Returns `VM` once the call `O` asks for exists: a missing function or a
+/// wrong argument count is a usage error.
+std::unique_ptr<vm::VirtualMachine>
+checkedCall(std::unique_ptr<vm::VirtualMachine> VM, const RunOptions &O,
+            const std::vector<Any> &Args) {
+  const vm::FunctionInfo &F =
+      VM->executable().function(VM->functionIndex(O.Func));
+  if (F.Kind == vm::FunctionKind::Bytecode &&
+      static_cast<int64_t>(Args.size()) != F.NumParams)
+    throwError("UsageError",
+               fmt::format("function '{}' takes {} argument{}, {} given",
+                           O.Func, F.NumParams, F.NumParams == 1 ? "" : "s",
+                           Args.size()));
+  return VM;
+}
+
+/// Runs the program's ahead-of-time code in `VM`; says (a warning) why
+/// not when it cannot, and which given JIT options then do nothing.
+bool attachAotCode(vm::VirtualMachine &VM, const vm::AotCode &Code,
+                   const RunOptions &O) {
+  std::string Why = Code.attach(VM);
+  if (!Why.empty()) {
+    fmt::print(stderr, "vmjit: warning: {}: its ahead-of-time code is not "
+                       "used: {}\n",
+               O.Program, Why);
+    return false;
+  }
+  for (const JitOptionUse *U : O.GivenJitOptions)
+    fmt::print(stderr, "vmjit: warning: {} has no effect: {} runs the native "
+                       "code vmjit compile made\n",
+               U->Option, O.Program);
+  return true;
+}
+
+/// Makes the VM for `O`, running the program's ahead-of-time code or with
+/// the JIT attached; the arguments are parsed first, so that a typing
+/// mistake costs no load.
 std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
                                           std::vector<Any> &Args) {
   const std::optional<vm::ExecMode> Mode = vm::parseExecMode(O.Mode);
@@ -217,19 +265,23 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
                            O.Mode));
   if (O.Repeat < 1)
     throwError("UsageError", "--repeat must be at least 1");
-#ifndef VMJIT_HAVE_JIT
-  if (*Mode == vm::ExecMode::Compiled || *Mode == vm::ExecMode::Baseline)
-    throwError("UsageError",
-               fmt::format("--mode {} needs the JIT, which is not available "
-                           "in this build (use --mode bytecode or tiered)",
-                           O.Mode));
-#endif
-  warnInapplicable(O, *Mode);
   for (size_t I = 0; I < O.Args.size(); ++I)
     Args.push_back(parseRunArgument(O.Args[I], I + 1));
   if (!O.Output.empty())
     checkOutputPath(O.Output);
   vm::OpenedProgram Prog = vm::openProgram(O.Program);
+  const bool Aot = Prog.Aot && vm::modeRunsAotCode(*Mode);
+#ifndef VMJIT_HAVE_JIT
+  if (*Mode == vm::ExecMode::Baseline ||
+      (*Mode == vm::ExecMode::Compiled && !Aot))
+    throwError("UsageError",
+               fmt::format("--mode {} needs the JIT, which is not available "
+                           "in this build (use --mode bytecode or tiered, or "
+                           "run a library vmjit compile wrote)",
+                           O.Mode));
+#endif
+  if (!Aot)
+    warnInapplicable(O, *Mode);
   auto Exe = Prog.Exe;
   vm::VMOptions Opts;
   // A model library's own kernels come first, as in TVM.
@@ -241,6 +293,8 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   for (const std::string &L : O.Libs)
     Opts.Libraries.push_back(KernelLibrary::load(L));
   auto VM = vm::VirtualMachine::create(Exe, std::move(Opts));
+  if (Aot && attachAotCode(*VM, *Prog.Aot, O))
+    return checkedCall(std::move(VM), O, Args);
 #ifdef VMJIT_HAVE_JIT
   jit::JITOptions JO;
   JO.Mode = *Mode;
@@ -267,15 +321,7 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   JO.DebuggerSupport = O.Gdb;
   jit::enableJIT(*VM, JO);
 #endif
-  // A missing function or a wrong argument count is a usage error.
-  const vm::FunctionInfo &F = Exe->function(VM->functionIndex(O.Func));
-  if (F.Kind == vm::FunctionKind::Bytecode &&
-      static_cast<int64_t>(Args.size()) != F.NumParams)
-    throwError("UsageError",
-               fmt::format("function '{}' takes {} argument{}, {} given",
-                           O.Func, F.NumParams, F.NumParams == 1 ? "" : "s",
-                           Args.size()));
-  return VM;
+  return checkedCall(std::move(VM), O, Args);
 }
 
 /// Waits for the tier-2 compiles the run queued (--wait-compiles).

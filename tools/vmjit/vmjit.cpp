@@ -70,6 +70,7 @@ int main(int Argc, char **Argv) {
   vmjit::tool::addRunCommand(App, Run);
   vmjit::tool::addIrCommand(App, Run);
   vmjit::tool::addConvertCommand(App, Run);
+  vmjit::tool::addCompileCommand(App, Run);
   // CLI11 takes the arguments last first.
   std::vector<std::string> Args(Argv + 1, Argv + Argc);
   vmjit::tool::protectRunValues(Args);

@@ -20,7 +20,9 @@
 //     entry and its object at link time;
 //   - Inline: vm.builtin.copy, read_if_cond, tuple_getitem and the scalar.*
 //     arithmetic and comparisons become IR with a type guard that falls
-//     back to the direct call (which raises the usual errors).
+//     back to the call (which raises the usual errors).
+// The JIT binds packed callees Direct; ahead-of-time code (jit/aot.h),
+// which cannot know their addresses, binds every callee Pool.
 // If/Goto become branches; the entry block switches on %entry_pc to the
 // function start or a loop header (on-stack replacement).
 //
@@ -77,7 +79,9 @@ struct CalleeBinding {
   /// Direct: the safe-call entry and the `self` it is called with.
   uint64_t Entry = 0;
   uint64_t Self = 0;
-  /// Direct: also inline this builtin, falling back to the call.
+  /// Also inline this builtin, falling back to the call (the caller
+  /// checks that the callee is the standard function of that name: for
+  /// Pool, every VM the code runs in must resolve it so).
   InlineBuiltin Inline = InlineBuiltin::None;
 };
 

@@ -47,6 +47,8 @@ public:
   /// `__tvm_ffi__library_bin` symbol, as large as its symbol table entry
   /// says), or an empty span if there is none.
   VMJIT_DLL std::span<const char> libraryBin() const;
+  /// The address of the exported symbol `Name`, or null.
+  VMJIT_DLL const void *symbol(const char *Name) const;
   /// For TVM-compiled kernels (`__TVMFFIEnvModLookupFromImports`): the
   /// Function NAME, from the registry or else this library, cached here
   /// for as long as the library lives (the pointer is borrowed). Null,

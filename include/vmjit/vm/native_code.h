@@ -87,6 +87,9 @@ struct TierStats {
   /// The background thread is compiling it now (Requested, not Compiled).
   bool Compiling = false;
   bool Compiled = false;
+  /// The tier-2 code came with the program (`vmjit compile`), compiled
+  /// ahead of time: nothing was compiled in this process.
+  bool AheadOfTime = false;
   bool Failed = false;
   bool CacheHit = false;
   /// This function's share of its unit's compile time (the unit's time

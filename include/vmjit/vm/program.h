@@ -11,6 +11,7 @@
 #define VMJIT_VM_PROGRAM_H
 
 #include "vmjit/runtime/library.h"
+#include "vmjit/vm/aot_library.h"
 #include "vmjit/vm/serialize.h"
 
 #include <memory>
@@ -28,9 +29,10 @@ enum class ProgramFormat {
   Binary,
   /// Apache TVM's VMExecutable serialization (tvm_format.h).
   Tvm,
-  /// A shared library TVM's `export_library` wrote: its
+  /// A shared library TVM's `export_library` wrote (its
   /// `__tvm_ffi__library_bin` blob holds the VMExecutable, and the library
-  /// itself the compiled kernels.
+  /// itself the compiled kernels), or one `vmjit compile` wrote (its
+  /// manifest holds the executable and its native code; aot_library.h).
   Library,
   /// None of the above: loading it is a FormatError saying what was
   /// looked for.
@@ -66,6 +68,9 @@ struct OpenedProgram {
   /// For a model library: the library itself, whose `__tvm_ffi_NAME`
   /// exports the executable's packed functions resolve to first.
   std::vector<std::shared_ptr<KernelLibrary>> Libraries;
+  /// For a `vmjit compile` library: its native code, for VMs of Exe in a
+  /// mode that runs it (AotCode::attach, modeRunsAotCode).
+  std::shared_ptr<AotCode> Aot;
 };
 
 /// loadProgram, keeping the libraries a model library brings (pass them

@@ -1,0 +1,392 @@
+//===- aot.cpp - Ahead-of-time compilation into a shared library ----------===//
+//
+// Lowers every bytecode function with pool bindings, optimizes the module
+// with the engine's pipeline, turns the declarations it calls (the native
+// helpers) into loads from an import table, adds the executable and the
+// manifest (vm/aot_library.h), emits position-independent code for a
+// generic CPU and links it into a shared library with the system linker.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/jit/aot.h"
+#include "vmjit/jit/engine.h"
+#include "vmjit/jit/host_info.h"
+#include "vmjit/jit/lowering.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/vm/aot_library.h"
+#include "vmjit/vm/serialize.h"
+
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+using namespace llvm;
+
+namespace vmjit::jit {
+
+namespace {
+
+llvm::Error makeError(const std::string &Message) {
+  return make_error<StringError>(Message, inconvertibleErrorCode());
+}
+
+/// Removes a file when it goes out of scope.
+struct TempFile {
+  SmallString<128> Path;
+  ~TempFile() {
+    if (!Path.empty())
+      sys::fs::remove(Path);
+  }
+};
+
+/// Every callee through the pool; the standard builtins inlined.
+std::vector<CalleeBinding> aotBindings(const vm::Executable &Exe, bool Inline,
+                                       std::vector<uint32_t> &Inlined) {
+  std::vector<CalleeBinding> Out(Exe.functions().size());
+  for (size_t K = 0; K < Out.size(); ++K) {
+    const vm::FunctionInfo &F = Exe.functions()[K];
+    if (F.Kind == vm::FunctionKind::Bytecode || !Inline)
+      continue;
+    Out[K].Inline = inlineBuiltinFor(F.Name);
+    if (Out[K].Inline != InlineBuiltin::None)
+      Inlined.push_back(static_cast<uint32_t>(K));
+  }
+  return Out;
+}
+
+/// Replaces every use of the functions `M` declares (but does not define)
+/// with a load from a slot of the import table `@vmjit.imports`; returns
+/// their names in slot order.
+Expected<std::vector<std::string>> importDeclarations(Module &M) {
+  std::vector<llvm::Function *> Decls;
+  for (llvm::Function &F : M.functions())
+    if (F.isDeclaration() && !F.isIntrinsic() && !F.use_empty())
+      Decls.push_back(&F);
+  for (GlobalVariable &G : M.globals())
+    if (G.isDeclaration())
+      return makeError(fmt::format("the code refers to the external global "
+                                   "'{}', which a library cannot import",
+                                   G.getName().str()));
+  LLVMContext &C = M.getContext();
+  PointerType *Ptr = PointerType::getUnqual(C);
+  ArrayType *TableTy = ArrayType::get(Ptr, Decls.size());
+  auto *Table = new GlobalVariable(M, TableTy, /*isConstant=*/false,
+                                   GlobalValue::InternalLinkage,
+                                   ConstantAggregateZero::get(TableTy),
+                                   "vmjit.imports");
+  std::vector<std::string> Names;
+  for (size_t I = 0; I < Decls.size(); ++I) {
+    llvm::Function *F = Decls[I];
+    Names.push_back(F->getName().str());
+    for (Use &U : make_early_inc_range(F->uses())) {
+      auto *Inst = dyn_cast<Instruction>(U.getUser());
+      if (!Inst || isa<PHINode>(Inst))
+        return makeError(fmt::format("'{}' is used other than by an "
+                                     "instruction",
+                                     Names.back()));
+      IRBuilder<> B(Inst);
+      Value *Slot = B.CreateConstInBoundsGEP2_64(TableTy, Table, 0, I);
+      U.set(B.CreateAlignedLoad(Ptr, Slot, Align(8), Names.back()));
+    }
+    F->eraseFromParent();
+  }
+  return Names;
+}
+
+/// A private constant global holding `Init`.
+GlobalVariable *privateConstant(Module &M, Constant *Init, const char *Name,
+                                unsigned AlignBytes = 8) {
+  auto *G = new GlobalVariable(M, Init->getType(), /*isConstant=*/true,
+                               GlobalValue::PrivateLinkage, Init, Name);
+  G->setAlignment(Align(AlignBytes));
+  return G;
+}
+
+Constant *cString(Module &M, StringRef S, const char *Name) {
+  return privateConstant(
+      M, ConstantDataArray::getString(M.getContext(), S, /*AddNull=*/true),
+      Name, 1);
+}
+
+/// Adds the executable, the tables and the exported manifest.
+llvm::Error addManifest(Module &M, const vm::Executable &Exe,
+                  const std::map<int64_t, std::string> &Symbols,
+                  const std::vector<std::string> &Imports,
+                  const std::vector<uint32_t> &Inlined) {
+  LLVMContext &C = M.getContext();
+  PointerType *Ptr = PointerType::getUnqual(C);
+  Type *I32 = Type::getInt32Ty(C), *I64 = Type::getInt64Ty(C);
+
+  const std::string Program = vm::serializeExecutable(Exe);
+  // 64-byte alignment, as in the file: tensor data stays aligned.
+  Constant *ProgramG = privateConstant(
+      M,
+      ConstantDataArray::get(
+          C, ArrayRef<uint8_t>(
+                 reinterpret_cast<const uint8_t *>(Program.data()),
+                 Program.size())),
+      "vmjit.program", 64);
+
+  std::vector<Constant *> Fns;
+  for (size_t K = 0; K < Exe.functions().size(); ++K) {
+    auto It = Symbols.find(static_cast<int64_t>(K));
+    llvm::Function *F = It == Symbols.end() ? nullptr : M.getFunction(It->second);
+    if (It != Symbols.end() && !F)
+      return makeError("a lowered function is missing from the module");
+    Fns.push_back(F ? static_cast<Constant *>(F)
+                    : ConstantPointerNull::get(Ptr));
+  }
+  Constant *FnTable = privateConstant(
+      M, ConstantArray::get(ArrayType::get(Ptr, Fns.size()), Fns),
+      "vmjit.functions");
+
+  std::vector<Constant *> Names;
+  for (const std::string &N : Imports)
+    Names.push_back(cString(M, N, "vmjit.import.name"));
+  Constant *NameTable = privateConstant(
+      M, ConstantArray::get(ArrayType::get(Ptr, Names.size()), Names),
+      "vmjit.import.names");
+  Constant *ImportTable = M.getGlobalVariable("vmjit.imports", true);
+  Constant *InlinedG = privateConstant(
+      M, ConstantDataArray::get(C, ArrayRef<uint32_t>(Inlined)),
+      "vmjit.inlined", 4);
+  Constant *Producer = cString(
+      M,
+      fmt::format("vmjit {}, LLVM {}, {}", VMJIT_VERSION,
+                  hostInfo().LLVMVersion, M.getTargetTriple()),
+      "vmjit.producer");
+
+  StructType *ManifestTy = StructType::get(
+      C, {I64, I32, I32, I32, I32, I64, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr});
+  // The layout the loader reads (vm::AotManifest).
+  const StructLayout *L = M.getDataLayout().getStructLayout(ManifestTy);
+  const size_t Expected[] = {
+      offsetof(vm::AotManifest, Magic),        offsetof(vm::AotManifest, Version),
+      offsetof(vm::AotManifest, NumFunctions), offsetof(vm::AotManifest, NumImports),
+      offsetof(vm::AotManifest, NumInlined),   offsetof(vm::AotManifest, ProgramSize),
+      offsetof(vm::AotManifest, Program),      offsetof(vm::AotManifest, Functions),
+      offsetof(vm::AotManifest, Imports),      offsetof(vm::AotManifest, ImportNames),
+      offsetof(vm::AotManifest, Inlined),      offsetof(vm::AotManifest, Producer)};
+  for (unsigned I = 0; I < std::size(Expected); ++I)
+    if (L->getElementOffset(I) != Expected[I])
+      return makeError("the target's layout of the manifest differs from "
+                       "vm::AotManifest");
+  Constant *Manifest = ConstantStruct::get(
+      ManifestTy,
+      {ConstantInt::get(I64, vm::kAotMagic),
+       ConstantInt::get(I32, vm::kAotVersion),
+       ConstantInt::get(I32, Fns.size()), ConstantInt::get(I32, Imports.size()),
+       ConstantInt::get(I32, Inlined.size()),
+       ConstantInt::get(I64, Program.size()), ProgramG, FnTable, ImportTable,
+       NameTable, InlinedG, Producer});
+  auto *G = new GlobalVariable(M, ManifestTy, /*isConstant=*/true,
+                               GlobalValue::ExternalLinkage, Manifest,
+                               vm::kAotManifestSymbol);
+  G->setAlignment(Align(8));
+  return llvm::Error::success();
+}
+
+/// Position-independent code for a generic CPU of the host's architecture.
+Expected<std::unique_ptr<TargetMachine>> aotTargetMachine(int OptLevel) {
+  auto JTMB = orc::JITTargetMachineBuilder::detectHost();
+  if (!JTMB)
+    return JTMB.takeError();
+  if (JTMB->getTargetTriple().getArch() == Triple::x86_64) {
+    JTMB->setCPU("x86-64");
+    JTMB->getFeatures() = SubtargetFeatures();
+  }
+  JTMB->setRelocationModel(Reloc::PIC_);
+  JTMB->setCodeModel(CodeModel::Small);
+  JTMB->setCodeGenOptLevel(OptLevel == 0   ? CodeGenOptLevel::None
+                           : OptLevel == 1 ? CodeGenOptLevel::Less
+                           : OptLevel == 2 ? CodeGenOptLevel::Default
+                                           : CodeGenOptLevel::Aggressive);
+  return JTMB->createTargetMachine();
+}
+
+Expected<SmallVector<char, 0>> emitObject(Module &M, TargetMachine &TM) {
+  SmallVector<char, 0> Object;
+  raw_svector_ostream OS(Object);
+  legacy::PassManager PM;
+  if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::ObjectFile))
+    return makeError("the target cannot emit object files");
+  PM.run(M);
+  return Object;
+}
+
+/// The linker: the option, $VMJIT_LINKER, else the first on PATH.
+Expected<std::string> findLinker(const std::string &Given) {
+  std::string Name = Given;
+  if (Name.empty())
+    if (const char *Env = std::getenv("VMJIT_LINKER"); Env && *Env)
+      Name = Env;
+  std::vector<std::string> Candidates =
+      Name.empty() ? std::vector<std::string>{"ld.lld-19", "ld.lld", "ld"}
+                   : std::vector<std::string>{Name};
+  for (const std::string &C : Candidates)
+    if (ErrorOr<std::string> P = sys::findProgramByName(C))
+      return *P;
+  return makeError(
+      Name.empty() ? "no linker found (ld.lld or ld on PATH; Debian: "
+                     "binutils or lld-19); set VMJIT_LINKER"
+                   : fmt::format("the linker '{}' was not found", Name));
+}
+
+/// Links `Object` into the shared library `Out`.
+llvm::Error link(const std::string &Linker, StringRef Object, StringRef Out) {
+  TempFile Log;
+  if (std::error_code EC =
+          sys::fs::createTemporaryFile("vmjit-link", "log", Log.Path))
+    return makeError("cannot create a temporary file: " + EC.message());
+  std::vector<StringRef> Args = {Linker,     "-shared",     "--hash-style=gnu",
+                                 "-z",       "noexecstack", "-z",
+                                 "relro",    "-z",          "now",
+                                 "-o",       Out,           Object};
+  std::optional<StringRef> Redirects[] = {StringRef(""), Log.Path.str(),
+                                          Log.Path.str()};
+  std::string Message;
+  int Rc = sys::ExecuteAndWait(Linker, Args, std::nullopt, Redirects,
+                               /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                               &Message);
+  if (Rc == 0)
+    return llvm::Error::success();
+  auto Text = MemoryBuffer::getFile(Log.Path);
+  std::string Output = Text ? (*Text)->getBuffer().trim().str() : "";
+  return makeError(fmt::format("linking with {} failed ({}){}{}", Linker,
+                               Rc < 0 ? Message : "exit " + std::to_string(Rc),
+                               Output.empty() ? "" : ": ", Output));
+}
+
+Expected<AotResult> compile(const vm::Executable &Exe,
+                            const std::string &OutPath, const AotOptions &Opts) {
+  using Clock = std::chrono::steady_clock;
+  auto Start = Clock::now();
+  AotResult R;
+  std::vector<uint32_t> Inlined;
+  std::vector<CalleeBinding> Callees =
+      aotBindings(Exe, Opts.InlineBuiltins, Inlined);
+  std::vector<int64_t> Funcs;
+  for (size_t K = 0; K < Exe.functions().size(); ++K)
+    if (Exe.functions()[K].Kind == vm::FunctionKind::Bytecode)
+      Funcs.push_back(static_cast<int64_t>(K));
+  R.Functions = Funcs.size();
+  LoweringOptions LO;
+  LO.InlineBuiltins = Opts.InlineBuiltins;
+  LoweredModule LM = lowerFunctions(Exe, Funcs, Callees, LO);
+  if (!LM.Absolute.empty())
+    return makeError("ahead-of-time code was bound to addresses");
+
+  EngineOptions EO;
+  EO.OptLevel = Opts.OptLevel;
+  std::string EngineError;
+  std::unique_ptr<Engine> Eng = Engine::create(EO, EngineError);
+  if (!Eng)
+    return makeError(EngineError);
+  Module &M = *LM.Module;
+  Eng->optimize(M); // also sets the triple and data layout
+  auto Imports = importDeclarations(M);
+  if (!Imports)
+    return Imports.takeError();
+  for (llvm::Function &F : M.functions())
+    if (!F.isDeclaration()) {
+      F.setLinkage(GlobalValue::InternalLinkage);
+      F.setDSOLocal(true);
+    }
+  if (llvm::Error E = addManifest(M, Exe, LM.Symbols, *Imports, Inlined))
+    return std::move(E);
+  std::string VerifyText;
+  raw_string_ostream VerifyOS(VerifyText);
+  if (verifyModule(M, &VerifyOS))
+    return makeError("invalid module: " + VerifyText);
+
+  auto TM = aotTargetMachine(Opts.OptLevel);
+  if (!TM)
+    return TM.takeError();
+  auto Object = emitObject(M, **TM);
+  if (!Object)
+    return Object.takeError();
+  R.ObjectBytes = Object->size();
+  auto Compiled = Clock::now();
+  R.CompileMs =
+      std::chrono::duration<double, std::milli>(Compiled - Start).count();
+
+  auto Linker = findLinker(Opts.Linker);
+  if (!Linker)
+    return Linker.takeError();
+  R.Linker = *Linker;
+  TempFile Obj;
+  if (std::error_code EC =
+          sys::fs::createTemporaryFile("vmjit-aot", "o", Obj.Path))
+    return makeError("cannot create a temporary file: " + EC.message());
+  {
+    std::error_code EC;
+    raw_fd_ostream OS(Obj.Path, EC);
+    if (EC)
+      return makeError("cannot write " + Obj.Path.str().str() + ": " +
+                       EC.message());
+    OS.write(Object->data(), Object->size());
+  }
+  // Into a temporary name beside the output, renamed when complete.
+  TempFile Tmp;
+  Tmp.Path = OutPath + ".vmjit-tmp";
+  if (llvm::Error E = link(*Linker, Obj.Path, Tmp.Path))
+    return std::move(E);
+  std::error_code EC;
+  std::filesystem::rename(Tmp.Path.c_str(), OutPath, EC);
+  if (EC)
+    return make_error<StringError>(
+        fmt::format("cannot write '{}': {}", OutPath, EC.message()),
+        std::make_error_code(std::errc::io_error));
+  Tmp.Path.clear();
+  R.LinkMs = std::chrono::duration<double, std::milli>(Clock::now() - Compiled)
+                 .count();
+  return R;
+}
+
+} // namespace
+
+AotResult compileAheadOfTime(const vm::Executable &Exe,
+                             const std::string &OutPath,
+                             const AotOptions &Opts) {
+  // The output's directory is checked first: a typing mistake costs no
+  // compile.
+  std::filesystem::path Dir = std::filesystem::path(OutPath).parent_path();
+  std::error_code DirEC;
+  if (!Dir.empty() && !std::filesystem::is_directory(Dir, DirEC))
+    throwError("IOError", fmt::format("cannot write '{}': no directory '{}'",
+                                      OutPath, Dir.string()));
+  Expected<AotResult> R = compile(Exe, OutPath, Opts);
+  if (!R) {
+    std::string Kind = "JITError";
+    std::string Message;
+    handleAllErrors(R.takeError(), [&](const StringError &E) {
+      if (E.convertToErrorCode() == std::errc::io_error)
+        Kind = "IOError";
+      Message = E.getMessage();
+    }, [&](const ErrorInfoBase &E) { Message = E.message(); });
+    throwError(Kind, Message);
+  }
+  return *R;
+}
+
+} // namespace vmjit::jit
