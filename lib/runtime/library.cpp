@@ -98,6 +98,42 @@ std::vector<DynamicSymbol> readDynamicSymbols(const std::string &Path) {
   return Names;
 }
 
+/// Why the ELF file at `Path` cannot be mapped whole, or "" (also for what
+/// is not a 64-bit ELF file: dlopen then says what is wrong). glibc's
+/// loader maps each loadable segment and clears its tail past the file
+/// data; a segment whose data runs past the end of a truncated file makes
+/// it fault (SIGBUS) instead of failing.
+std::string truncatedElf(const std::string &Path) {
+  int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
+    return "";
+  std::string Why;
+  struct stat St;
+  Elf64_Ehdr Eh;
+  if (::fstat(Fd, &St) == 0 &&
+      ::pread(Fd, &Eh, sizeof Eh, 0) == static_cast<ssize_t>(sizeof Eh) &&
+      std::memcmp(Eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+      Eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+      Eh.e_phentsize == sizeof(Elf64_Phdr)) {
+    const uint64_t Size = static_cast<uint64_t>(St.st_size);
+    for (unsigned I = 0; I < Eh.e_phnum && Why.empty(); ++I) {
+      Elf64_Phdr Ph;
+      const uint64_t At = Eh.e_phoff + uint64_t(I) * sizeof Ph;
+      if (::pread(Fd, &Ph, sizeof Ph, static_cast<off_t>(At)) !=
+          static_cast<ssize_t>(sizeof Ph)) {
+        Why = fmt::format("its program headers run past its end ({} bytes)",
+                          Size);
+      } else if (Ph.p_type == PT_LOAD &&
+                 (Ph.p_offset > Size || Ph.p_filesz > Size - Ph.p_offset)) {
+        Why = fmt::format("it is truncated: segment {} ends at byte {}, the "
+                          "file has {}",
+                          I, Ph.p_offset + Ph.p_filesz, Size);
+      }
+    }
+  }
+  ::close(Fd);
+  return Why;
+}
 
 /// tvm-ffi's error cell, right after an Error object's 24-byte header.
 struct ForeignErrorCell {
@@ -176,6 +212,9 @@ void makeRuntimeGlobal() {
 
 std::shared_ptr<KernelLibrary> KernelLibrary::load(const std::string &Path) {
   makeRuntimeGlobal();
+  if (std::string Why = truncatedElf(Path); !Why.empty())
+    throwError("LibraryError",
+               fmt::format("cannot load kernel library '{}': {}", Path, Why));
   // RTLD_LOCAL: two libraries may export the same kernel names.
   void *Handle = ::dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!Handle) {
