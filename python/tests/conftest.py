@@ -160,6 +160,15 @@ def tvm_model():
 
 
 @pytest.fixture
+def aot_library():
+    """A library `vmjit compile` wrote (unittests/vm/Inputs/aot.vmasm),
+    built with the JIT only."""
+    if not vmjit.jit_available and not os.environ.get("VMJIT_TEST_AOT_LIBRARY"):
+        pytest.skip("vmjit compile needs the JIT")
+    return _built_file("VMJIT_TEST_AOT_LIBRARY", "unittests/vm/aot_fib.so")
+
+
+@pytest.fixture
 def run_python(tmp_path):
     """run_python(script, *args): runs `script` in a new interpreter that
     imports this same vmjit package (for what may crash the process);
