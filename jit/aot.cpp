@@ -9,11 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/aot.h"
+#include "codegen.h"
 #include "vmjit/jit/engine.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/lowering.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/aot_library.h"
+#include "vmjit/vm/native_helpers.h"
 #include "vmjit/vm/serialize.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -23,7 +25,6 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/Error.h"
@@ -74,13 +75,16 @@ std::vector<CalleeBinding> aotBindings(const vm::Executable &Exe, bool Inline,
   return Out;
 }
 
-/// Replaces every use of the functions `M` declares (but does not define)
-/// with a load from a slot of the import table `@vmjit.imports`; returns
-/// their names in slot order.
+/// Replaces every use of the VM's helpers (vm/native_helpers.h) that `M`
+/// declares with a load from a slot of the import table `@vmjit.imports`;
+/// returns their names in slot order. Other declarations (C library
+/// functions that codegen or the pipeline may call) stay undefined symbols
+/// for the system's loader, which finds them in the process.
 Expected<std::vector<std::string>> importDeclarations(Module &M) {
   std::vector<llvm::Function *> Decls;
   for (llvm::Function &F : M.functions())
-    if (F.isDeclaration() && !F.isIntrinsic() && !F.use_empty())
+    if (F.isDeclaration() && !F.use_empty() &&
+        vm::nativeHelperAddress(F.getName()))
       Decls.push_back(&F);
   for (GlobalVariable &G : M.globals())
     if (G.isDeclaration())
@@ -217,21 +221,8 @@ Expected<std::unique_ptr<TargetMachine>> aotTargetMachine(int OptLevel) {
   }
   JTMB->setRelocationModel(Reloc::PIC_);
   JTMB->setCodeModel(CodeModel::Small);
-  JTMB->setCodeGenOptLevel(OptLevel == 0   ? CodeGenOptLevel::None
-                           : OptLevel == 1 ? CodeGenOptLevel::Less
-                           : OptLevel == 2 ? CodeGenOptLevel::Default
-                                           : CodeGenOptLevel::Aggressive);
+  JTMB->setCodeGenOptLevel(codeGenOptLevel(OptLevel));
   return JTMB->createTargetMachine();
-}
-
-Expected<SmallVector<char, 0>> emitObject(Module &M, TargetMachine &TM) {
-  SmallVector<char, 0> Object;
-  raw_svector_ostream OS(Object);
-  legacy::PassManager PM;
-  if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::ObjectFile))
-    return makeError("the target cannot emit object files");
-  PM.run(M);
-  return Object;
 }
 
 /// The linker: the option, $VMJIT_LINKER, else the first on PATH.
@@ -322,7 +313,7 @@ Expected<AotResult> compile(const vm::Executable &Exe,
   auto TM = aotTargetMachine(Opts.OptLevel);
   if (!TM)
     return TM.takeError();
-  auto Object = emitObject(M, **TM);
+  auto Object = emitObjectFile(M, **TM);
   if (!Object)
     return Object.takeError();
   R.ObjectBytes = Object->size();

@@ -41,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/engine.h"
+#include "codegen.h"
 
 #include "object_cache.h"
 #include "vmjit/jit/host_info.h"
@@ -189,19 +190,6 @@ std::vector<std::pair<const char *, uint64_t>> runtimeSymbols() {
       {"ldexp", addressOf(static_cast<DI>(&::ldexp))},
       {"ldexpf", addressOf(static_cast<FI>(&::ldexpf))},
   };
-}
-
-CodeGenOptLevel codeGenOptLevel(int Level) {
-  switch (Level) {
-  case 0:
-    return CodeGenOptLevel::None;
-  case 1:
-    return CodeGenOptLevel::Less;
-  case 2:
-    return CodeGenOptLevel::Default;
-  default:
-    return CodeGenOptLevel::Aggressive;
-  }
 }
 
 OptimizationLevel irOptLevel(int Level) {
@@ -360,18 +348,6 @@ struct EngineState {
       MPM = PB.buildPerModuleDefaultPipeline(irOptLevel(Opts.OptLevel));
     }
     MPM.run(M, MAM);
-  }
-
-  /// Codegen of `M` into an ELF relocatable object.
-  Expected<SmallVector<char, 0>> emitObject(Module &M,
-                                            TargetMachine &TM) const {
-    SmallVector<char, 0> Object;
-    raw_svector_ostream OS(Object);
-    legacy::PassManager PM;
-    if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::ObjectFile))
-      return makeError("the target cannot emit object files");
-    PM.run(M);
-    return Object;
   }
 
   /// Adds `Object` to a new unit JITDylib with `Absolute` bound in it,
@@ -622,7 +598,7 @@ Error EngineImpl::probe() {
   if (!TM)
     return TM.takeError();
   State->prepareModule(M, **TM);
-  auto Object = State->emitObject(M, **TM);
+  auto Object = emitObjectFile(M, **TM);
   if (!Object)
     return Object.takeError();
   // The probe's JITDylib stays until the session ends: its code is never
@@ -695,7 +671,7 @@ EngineImpl::compileUnit(Module &M,
   Stats.OptimizeMs = msSince(Start);
 
   Start = Clock::now();
-  auto Object = State->emitObject(M, **TM);
+  auto Object = emitObjectFile(M, **TM);
   if (!Object)
     return Object.takeError();
   Stats.ObjectBytes = Object->size();
@@ -758,6 +734,30 @@ std::unique_ptr<Engine> Engine::create(const EngineOptions &Opts,
     return nullptr;
   }
   return std::move(*E);
+}
+
+CodeGenOptLevel codeGenOptLevel(int Level) {
+  switch (Level) {
+  case 0:
+    return CodeGenOptLevel::None;
+  case 1:
+    return CodeGenOptLevel::Less;
+  case 2:
+    return CodeGenOptLevel::Default;
+  default:
+    return CodeGenOptLevel::Aggressive;
+  }
+}
+
+Expected<SmallVector<char, 0>> emitObjectFile(Module &M, TargetMachine &TM) {
+  SmallVector<char, 0> Object;
+  raw_svector_ostream OS(Object);
+  legacy::PassManager PM;
+  if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::ObjectFile))
+    return make_error<StringError>("the target cannot emit object files",
+                                   inconvertibleErrorCode());
+  PM.run(M);
+  return Object;
 }
 
 } // namespace vmjit::jit
