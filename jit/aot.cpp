@@ -40,12 +40,19 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace llvm;
 
 namespace vmjit::jit {
 
 namespace {
+
+/// The linker writes OUT + this, renamed to OUT when complete.
+constexpr const char *kTmpSuffix = ".vmjit-tmp";
 
 llvm::Error makeError(const std::string &Message) {
   return make_error<StringError>(Message, inconvertibleErrorCode());
@@ -339,7 +346,7 @@ Expected<AotResult> compile(const vm::Executable &Exe,
   }
   // Into a temporary name beside the output, renamed when complete.
   TempFile Tmp;
-  Tmp.Path = OutPath + ".vmjit-tmp";
+  Tmp.Path = OutPath + kTmpSuffix;
   if (llvm::Error E = link(*Linker, Obj.Path, Tmp.Path))
     return std::move(E);
   std::error_code EC;
@@ -366,6 +373,15 @@ AotResult compileAheadOfTime(const vm::Executable &Exe,
   if (!Dir.empty() && !std::filesystem::is_directory(Dir, DirEC))
     throwError("IOError", fmt::format("cannot write '{}': no directory '{}'",
                                       OutPath, Dir.string()));
+  // The file the linker will write (then renamed to OutPath): made and
+  // removed here, so that a place nothing can be written costs no compile.
+  const std::string Tmp = OutPath + kTmpSuffix;
+  int Fd = ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (Fd < 0)
+    throwError("IOError", fmt::format("cannot write '{}': {}", OutPath,
+                                      std::strerror(errno)));
+  ::close(Fd);
+  ::unlink(Tmp.c_str());
   Expected<AotResult> R = compile(Exe, OutPath, Opts);
   if (!R) {
     std::string Kind = "JITError";
