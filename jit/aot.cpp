@@ -275,6 +275,36 @@ llvm::Error link(const std::string &Linker, StringRef Object, StringRef Out) {
                                Output.empty() ? "" : ": ", Output));
 }
 
+/// Links `Object` into the library `OutPath`: under a temporary name beside
+/// it, renamed when complete (an IOError-coded error if that fails).
+llvm::Error writeLibrary(ArrayRef<char> Object, const std::string &Linker,
+                         const std::string &OutPath) {
+  TempFile Obj;
+  if (std::error_code EC =
+          sys::fs::createTemporaryFile("vmjit-aot", "o", Obj.Path))
+    return makeError("cannot create a temporary file: " + EC.message());
+  {
+    std::error_code EC;
+    raw_fd_ostream OS(Obj.Path, EC);
+    if (EC)
+      return makeError("cannot write " + Obj.Path.str().str() + ": " +
+                       EC.message());
+    OS.write(Object.data(), Object.size());
+  }
+  TempFile Tmp;
+  Tmp.Path = OutPath + kTmpSuffix;
+  if (llvm::Error E = link(Linker, Obj.Path, Tmp.Path))
+    return E;
+  std::error_code EC;
+  std::filesystem::rename(Tmp.Path.c_str(), OutPath, EC);
+  if (EC)
+    return make_error<StringError>(
+        fmt::format("cannot write '{}': {}", OutPath, EC.message()),
+        std::make_error_code(std::errc::io_error));
+  Tmp.Path.clear();
+  return llvm::Error::success();
+}
+
 Expected<AotResult> compile(const vm::Executable &Exe,
                             const std::string &OutPath, const AotOptions &Opts) {
   using Clock = std::chrono::steady_clock;
@@ -332,30 +362,8 @@ Expected<AotResult> compile(const vm::Executable &Exe,
   if (!Linker)
     return Linker.takeError();
   R.Linker = *Linker;
-  TempFile Obj;
-  if (std::error_code EC =
-          sys::fs::createTemporaryFile("vmjit-aot", "o", Obj.Path))
-    return makeError("cannot create a temporary file: " + EC.message());
-  {
-    std::error_code EC;
-    raw_fd_ostream OS(Obj.Path, EC);
-    if (EC)
-      return makeError("cannot write " + Obj.Path.str().str() + ": " +
-                       EC.message());
-    OS.write(Object->data(), Object->size());
-  }
-  // Into a temporary name beside the output, renamed when complete.
-  TempFile Tmp;
-  Tmp.Path = OutPath + kTmpSuffix;
-  if (llvm::Error E = link(*Linker, Obj.Path, Tmp.Path))
+  if (llvm::Error E = writeLibrary(*Object, *Linker, OutPath))
     return std::move(E);
-  std::error_code EC;
-  std::filesystem::rename(Tmp.Path.c_str(), OutPath, EC);
-  if (EC)
-    return make_error<StringError>(
-        fmt::format("cannot write '{}': {}", OutPath, EC.message()),
-        std::make_error_code(std::errc::io_error));
-  Tmp.Path.clear();
   R.LinkMs = std::chrono::duration<double, std::milli>(Clock::now() - Compiled)
                  .count();
   return R;

@@ -30,8 +30,7 @@ namespace vmjit::jit {
 
 std::map<std::string, uint64_t> runtimeHelperSymbols() {
   std::map<std::string, uint64_t> Out;
-#define VMJIT_HELPER_ADDRESS(N)                                                \
-  Out[#N] = reinterpret_cast<uint64_t>(vm::nativeHelperAddress(#N));
+#define VMJIT_HELPER_ADDRESS(N) Out[#N] = reinterpret_cast<uint64_t>(&N);
   VMJIT_NATIVE_HELPERS(VMJIT_HELPER_ADDRESS)
 #undef VMJIT_HELPER_ADDRESS
   return Out;

@@ -168,12 +168,9 @@ public:
     E[Hole::NREGS] = F.RegisterFileSize;
     E[Hole::ARG_BYTES] = ArgBytes;
     E[Hole::ERROR] = E.addressAt(ErrorExit);
-    E[Hole::DESTROY] = reinterpret_cast<int64_t>(
-        vm::nativeHelperAddress(vm::helper::vmjit_jit_destroy));
-    E[Hole::IF_ERROR] = reinterpret_cast<int64_t>(
-        vm::nativeHelperAddress(vm::helper::vmjit_jit_if_error));
-    E[Hole::STEP] = reinterpret_cast<int64_t>(
-        vm::nativeHelperAddress(vm::helper::vmjit_jit_step));
+    E[Hole::DESTROY] = reinterpret_cast<int64_t>(&vmjit_jit_destroy);
+    E[Hole::IF_ERROR] = reinterpret_cast<int64_t>(&vmjit_jit_if_error);
+    E[Hole::STEP] = reinterpret_cast<int64_t>(&vmjit_jit_step);
     E[Hole::HOT] = reinterpret_cast<int64_t>(&vmjit_baseline_hot);
     E[Hole::CALL_INTO] = reinterpret_cast<int64_t>(&vmjit_baseline_call_into);
     emitAll(E);

@@ -74,7 +74,7 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
         O.Mode));
   auto M = std::make_shared<Machine>();
   M->Mode = O.Mode;
-  std::string AotUnused;
+  std::string AotUnused; // why the program's ahead-of-time code is not used
   {
     py::gil_scoped_release NoGil;
     vm::VMOptions VO;
@@ -83,10 +83,14 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
       VO.Libraries.push_back(KernelLibrary::load(Path));
     VO.Limits = limitsOf(O.MaxSteps, O.TimeoutSeconds);
     M->VM = vm::VirtualMachine::create(P.Exe, std::move(VO));
-    // A `vmjit compile` library's code, where the mode runs native code.
-    if (P.Aot && vm::modeRunsAotCode(*Mode))
+    // A `vmjit compile` library's code, where the mode runs native code;
+    // the JIT otherwise.
+    bool Attached = false;
+    if (P.Aot && vm::modeRunsAotCode(*Mode)) {
       AotUnused = P.Aot->attach(*M->VM);
-    if (!P.Aot || !vm::modeRunsAotCode(*Mode) || !AotUnused.empty())
+      Attached = AotUnused.empty();
+    }
+    if (!Attached)
       enableTier(*M, O, *Mode);
   }
   if (!AotUnused.empty() &&

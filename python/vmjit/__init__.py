@@ -33,9 +33,16 @@ baseline_available = _vmjit.baseline_available
 
 _vmjit._set_hooks(Shape, Device, errors._make)
 
-# At interpreter exit, before any C++ static is destroyed: a tier-2 compile
-# still running in the background then would run into LLVM's.
-atexit.register(_vmjit._stop_background_compiles)
+
+
+@atexit.register
+def _at_exit():
+    """At interpreter exit, before any C++ static is destroyed: background
+    tier-2 compiles stop (one still running then would run into LLVM's
+    statics), and registered Python functions leave the registry (which
+    lives until the process ends) while Python can still release them."""
+    _vmjit._stop_background_compiles()
+    _vmjit._clear_python_funcs()
 
 __all__ = [
     "BenchmarkResult", "Device", "Error", "Executable", "Function",

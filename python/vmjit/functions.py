@@ -1,8 +1,6 @@
 """Global functions: Python callables as packed functions that programs
 call by name, as tvm.register_func / tvm.get_global_func."""
 
-import atexit
-
 from . import _vmjit
 
 
@@ -53,7 +51,3 @@ def list_global_func_names():
     """The names of every global function, sorted."""
     return _vmjit.list_global_func_names()
 
-
-# Registered Python functions leave the registry (a C++ object that lives
-# until the process ends) while the interpreter can still release them.
-atexit.register(_vmjit._clear_python_funcs)

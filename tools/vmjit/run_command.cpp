@@ -280,8 +280,6 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
                            "run a library vmjit compile wrote)",
                            O.Mode));
 #endif
-  if (!Aot)
-    warnInapplicable(O, *Mode);
   auto Exe = Prog.Exe;
   vm::VMOptions Opts;
   // A model library's own kernels come first, as in TVM.
@@ -295,6 +293,7 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   auto VM = vm::VirtualMachine::create(Exe, std::move(Opts));
   if (Aot && attachAotCode(*VM, *Prog.Aot, O))
     return checkedCall(std::move(VM), O, Args);
+  warnInapplicable(O, *Mode);
 #ifdef VMJIT_HAVE_JIT
   jit::JITOptions JO;
   JO.Mode = *Mode;

@@ -3,6 +3,9 @@
 # the reference), checks that all modes agree on stdout, stderr and exit
 # status (with the "mode" field of --json output set aside), then prints the
 # bytecode run's stdout and stderr and exits with its status.
+# With VMJIT_RUN_REFERENCE=PROG2, the reference is PROG2 (the same arguments)
+# on the interpreter instead, and every mode of PROG must agree with it
+# (aot/Inputs/aot-agrees.sh: a `vmjit compile` library against its program).
 # Used by the program tests as %run-all-modes.
 set -u
 vmjit=${VMJIT:-vmjit}
@@ -16,9 +19,17 @@ IFS=';' read -r -a modes <<<"$VMJIT_RUN_MODES"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 i=0
+runs=()
+if [[ -n "${VMJIT_RUN_REFERENCE:-}" ]]; then
+  runs+=("bytecode:$VMJIT_RUN_REFERENCE")
+fi
 for m in "${modes[@]}"; do
+  runs+=("$m:$1")
+done
+shift
+for r in "${runs[@]}"; do
   # shellcheck disable=SC2086
-  "$vmjit" run --mode $m "$@" >"$tmp/out$i" 2>"$tmp/err$i"
+  "$vmjit" run --mode ${r%%:*} "${r#*:}" "$@" >"$tmp/out$i" 2>"$tmp/err$i"
   echo $? >"$tmp/rc$i"
   sed -i -e 's/"mode":"[a-z]*",\{0,1\}//g' "$tmp/out$i"
   i=$((i + 1))
@@ -26,7 +37,7 @@ done
 for ((j = 1; j < i; j++)); do
   for f in out err rc; do
     if ! cmp -s "$tmp/${f}0" "$tmp/$f$j"; then
-      echo "run-all-modes: '${modes[0]}' and '${modes[$j]}' disagree on $f:" >&2
+      echo "run-all-modes: '${runs[0]}' and '${runs[$j]}' disagree on $f:" >&2
       diff "$tmp/${f}0" "$tmp/$f$j" >&2
       exit 99
     fi
