@@ -128,6 +128,11 @@ void registerVMBuiltins(Registry &R) {
   builtin::registerCheckBuiltins(D);
   builtin::registerStorageBuiltins(D);
   builtin::registerTensorBuiltins(D);
+  builtin::registerKVCacheBuiltins(D);
+  builtin::registerSamplerBuiltins(D);
+  builtin::registerSortBuiltins(D);
+  builtin::registerViewBuiltins(D);
+  builtin::registerDebugBuiltins(D);
 }
 
 namespace {
