@@ -225,7 +225,7 @@ TEST(BuiltinSamplingTest, SoftmaxWithTemperatureInPlace) {
                           FloatNear(static_cast<float>(E1 / S), 1e-6f),
                           FloatNear(static_cast<float>(E2 / S), 1e-6f)));
   // Every row, and very negative or masked logits (TVM gives NaN for a row
-  // below about -87 and for -inf first).
+  // whose logits are all below about -87).
   const float Inf = std::numeric_limits<float>::infinity();
   Tensor Rows = f32({2, 2}, {-200, -200, -Inf, 0});
   F(Rows, 1.0);
