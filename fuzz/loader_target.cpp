@@ -214,7 +214,9 @@ std::string firstDifference(const Executable &A, const Executable &B) {
 }
 
 /// A constant TVM's format cannot hold: anything but an int, float, dtype,
-/// string, shape or a compact CPU tensor of one lane of a vmasm dtype.
+/// string, shape or a compact CPU tensor of a type a tensor can have, whose
+/// bytes past the Elems * ((bits + 7) / 8) TVM saves (for a vector type)
+/// are zero.
 bool hasConstantTvmCannotHold(const Executable &Exe) {
   for (const Any &C : Exe.constants()) {
     switch (C.typeIndex()) {
@@ -226,18 +228,17 @@ bool hasConstantTvmCannotHold(const Executable &Exe) {
     case kVMJITShape:
       continue;
     case kVMJITTensor: {
-      DLDataType T = C.as<Tensor>()->dtype();
-      bool Ok = T.lanes == 1 &&
-                ((T.code == kDLBool && T.bits == 8) ||
-                 ((T.code == kDLInt || T.code == kDLUInt) &&
-                  (T.bits == 8 || T.bits == 16 || T.bits == 32 ||
-                   T.bits == 64)) ||
-                 (T.code == kDLFloat &&
-                  (T.bits == 16 || T.bits == 32 || T.bits == 64)) ||
-                 (T.code == kDLBfloat && T.bits == 16));
-      if (Ok)
-        continue;
-      return true;
+      Tensor X = *C.as<Tensor>();
+      DLDataType T = X.dtype();
+      if (!isTensorElementDType(T) || X.device().device_type != kDLCPU ||
+          !X.isContiguous())
+        return true;
+      const uint64_t Saved = uint64_t(X.numel()) * ((T.bits + 7u) / 8u);
+      const char *P = static_cast<const char *>(X.data());
+      for (uint64_t B = Saved; B < X.nbytes(); ++B)
+        if (P[B] != 0)
+          return true;
+      continue;
     }
     default:
       return true;
@@ -317,7 +318,7 @@ void checkRoundTrips(const Executable &Exe) {
   try {
     Text = vm::disassemble(Exe);
   } catch (const Error &E) {
-    // Constants vmasm cannot write (e.g. a float8 or vector tensor), or a
+    // Constants vmasm cannot write (e.g. a handle tensor), or a
     // native entry whose parameters `.native` cannot give back.
     if (E.kind() != "ValueError")
       fail("disassemble threw " + E.format());

@@ -14,6 +14,10 @@ void checkTensor(const char *Fn, int Index, const DLTensor *T) {
   if (T->dtype.lanes != 1)
     valueError("{}: argument {} has dtype {}; vector dtypes are not supported",
                Fn, Index, dtypeName(T->dtype));
+  if (!isByteAligned(T->dtype))
+    valueError("{}: argument {} has dtype {}; dtypes packed several to a byte "
+               "are not supported",
+               Fn, Index, dtypeName(T->dtype));
   if (T->strides) {
     int64_t Expected = 1;
     for (int I = T->ndim - 1; I >= 0; --I) {
@@ -42,7 +46,8 @@ bool overlaps(const DLTensor *A, const DLTensor *B) {
     return reinterpret_cast<uintptr_t>(dataOf(T));
   };
   auto End = [&](const DLTensor *T) {
-    return Begin(T) + uintptr_t(numelOf(T)) * dtypeBytes(T->dtype);
+    return Begin(T) +
+           uintptr_t(tensorDataBytes(uint64_t(numelOf(T)), T->dtype));
   };
   if (Begin(A) == End(A) || Begin(B) == End(B))
     return false;

@@ -34,7 +34,8 @@ TensorObj::~TensorObj() {
 
 namespace {
 
-/// Bytes a compact tensor of this shape and type needs; throws ValueError
+/// Bytes a compact tensor of this shape and type needs (sub-byte elements
+/// packed, as tensorDataBytes says); throws ValueError
 /// on a negative dimension or an overflowing size.
 size_t checkedByteSize(std::span<const int64_t> Shape, DLDataType DType) {
   uint64_t N = 1;
@@ -48,11 +49,10 @@ size_t checkedByteSize(std::span<const int64_t> Shape, DLDataType DType) {
                                            shapeString(Shape)));
     N *= uint64_t(D);
   }
-  uint64_t Elem = dtypeBytes(DType);
-  if (Elem != 0 && N > (std::numeric_limits<uint64_t>::max() / 2) / Elem)
+  if (N > maxTensorElements(DType))
     throwError("ValueError",
                fmt::format("tensor shape {} is too large", shapeString(Shape)));
-  return static_cast<size_t>(N * Elem);
+  return static_cast<size_t>(tensorDataBytes(N, DType));
 }
 
 void checkCpu(DLDevice Dev) {

@@ -750,15 +750,29 @@ Any Assembler::parseTensor(Lexer &Lx) {
   auto DT = parseDType(DTok.Text);
   if (!DT)
     failAt(DTok.P, fmt::format("unknown dtype '{}'", DTok.Text));
-  if (!isVmasmTensorDType(*DT))
-    failAt(DTok.P,
-           fmt::format("tensor constants of dtype {} are not supported (use "
-                       "bool, int8..int64, uint8..uint64, float16, bfloat16, "
-                       "float32 or float64)",
-                       DTok.Text));
+  if (!isTensorElementDType(*DT))
+    failAt(DTok.P, fmt::format("a tensor cannot have elements of dtype {}",
+                               DTok.Text));
   std::vector<int64_t> Dims = parseDims(Lx, /*ForTensor=*/true);
 
   Token V = Lx.next();
+  if (V.isIdent("hex")) {
+    Token Hex = Lx.next();
+    if (!Hex.is(Tok::String))
+      failAt(Hex.P, "expected the tensor's bytes (a string of hex digits) "
+                    "after 'hex'");
+    std::string Error;
+    Tensor Out = tensorFromHex(Hex.Str, *DT, Dims, Error);
+    if (!Error.empty())
+      failAt(Hex.P, Error);
+    return Any(std::move(Out));
+  }
+  if (!isVmasmTensorDType(*DT))
+    failAt(V.P, fmt::format("a {} tensor is written as hex \"...\" (its "
+                            "bytes); values and npy files are for bool, "
+                            "int8..int64, uint8..uint64, float16, bfloat16, "
+                            "float32 and float64",
+                            dtypeName(*DT)));
   if (V.isIdent("npy")) {
     Token Path = Lx.next();
     if (!Path.is(Tok::String))

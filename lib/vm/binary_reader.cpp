@@ -152,7 +152,7 @@ DLDataType readDType(ByteReader &R) {
   T.code = R.get<uint8_t>("dtype code");
   T.bits = R.get<uint8_t>("dtype bits");
   T.lanes = R.get<uint16_t>("dtype lanes");
-  if (!parseDType(dtypeName(T)) || T.lanes == 0)
+  if (parseDType(dtypeName(T)) != T)
     R.fail(fmt::format("unsupported data type (code {}, bits {}, lanes {})",
                        T.code, T.bits, T.lanes));
   return T;
@@ -209,6 +209,10 @@ std::vector<Any> readConstants(ByteReader R, const SectionRef &Data,
     }
     case kConstTensor: {
       DLDataType T = readDType(R);
+      if (!isTensorElementDType(T))
+        R.fail(fmt::format("constant {}: a tensor cannot have elements of "
+                           "type {}",
+                           I, dtypeName(T)));
       uint32_t NDim = R.get<uint32_t>("tensor rank");
       std::vector<int64_t> Dims = readDims(R, NDim, /*IsTensor=*/true);
       uint64_t Off = R.get<uint64_t>("tensor data offset");
@@ -220,14 +224,14 @@ std::vector<Any> readConstants(ByteReader R, const SectionRef &Data,
           R.fail(fmt::format("constant {}: tensor shape overflows", I));
         Elems *= uint64_t(D);
       }
-      uint64_t ElemBytes = dtypeBytes(T);
-      if (Elems > UINT64_MAX / ElemBytes)
+      if (Elems > maxTensorElements(T))
         R.fail(fmt::format("constant {}: tensor shape overflows", I));
-      if (Elems * ElemBytes != Bytes)
+      // Sub-byte elements packed (tensorDataBytes), as in memory.
+      if (tensorDataBytes(Elems, T) != Bytes)
         R.fail(fmt::format("constant {}: a {} tensor of shape {} has {} bytes "
                            "of data, expected {}",
                            I, dtypeName(T), shapeString(Dims), Bytes,
-                           Elems * ElemBytes));
+                           tensorDataBytes(Elems, T)));
       if (Off % kAlign != 0 || Off > Data.Size || Bytes > Data.Size - Off)
         R.fail(fmt::format("constant {}: tensor data [{}, +{}) is not an "
                            "aligned range of the {}-byte data section",

@@ -88,6 +88,13 @@ void copyElements(const Tensor &Src, void *Dst) {
       std::memcpy(Dst, Src.data(), Src.nbytes());
     return;
   }
+  // Strided elements of a packed type share bytes: no copy can be made
+  // by moving bytes, and no builtin computes on their bits.
+  if (!isByteAligned(Src.dtype()))
+    throwError("ValueError",
+               fmt::format("cannot copy a strided {} tensor (its elements are "
+                           "packed, several to a byte)",
+                           dtypeName(Src.dtype())));
   // Strided: walk the indices in row-major order like an odometer.
   const int NDim = Src.ndim();
   const int64_t *Shape = Src.dl()->shape;

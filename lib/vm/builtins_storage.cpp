@@ -69,16 +69,20 @@ Tensor allocTensor(Storage S, int64_t Offset, Shape Dims, DLDataType T,
   checkScope(Fn, Scope);
   checkElementType(Fn, T);
   const uint64_t Capacity = S->size();
-  uint64_t Bytes = dtypeBytes(T);
+  // The elements, then their bytes as TVM counts them (GetDataSize: 1-bit
+  // elements packed eight to a byte).
+  uint64_t Elems = 1;
   for (int64_t D : Dims) {
     if (D < 0)
       fail(Fn, fmt::format("negative dimension in shape {}",
                            shapeString(Dims.dims())));
-    if (D && Bytes > Capacity / static_cast<uint64_t>(D))
-      Bytes = UINT64_MAX;
+    if (D && Elems > maxTensorElements(T) / static_cast<uint64_t>(D))
+      Elems = UINT64_MAX;
     else
-      Bytes *= static_cast<uint64_t>(D);
+      Elems *= static_cast<uint64_t>(D);
   }
+  const uint64_t Bytes =
+      Elems == UINT64_MAX ? UINT64_MAX : tensorDataBytes(Elems, T);
   if (Offset < 0)
     fail(Fn, fmt::format("the byte offset {} is negative", Offset));
   if (Offset % static_cast<int64_t>(dtypeBytes(T)))

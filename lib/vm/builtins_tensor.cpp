@@ -31,16 +31,20 @@ Tensor reshape(Tensor X, Shape NewShape) {
     fail(Fn, fmt::format("cannot view a strided tensor of shape {}",
                          shapeString(X.shape())));
   const uint64_t Have = X.nbytes();
-  uint64_t Want = dtypeBytes(X.dtype());
+  // Elements, then bytes (sub-byte elements packed, as the tensor's own).
+  uint64_t Elems = 1;
   for (int64_t D : NewShape) {
     if (D < 0)
       fail(Fn, fmt::format("negative dimension in shape {}",
                            shapeString(NewShape.dims())));
-    if (D && Want > std::numeric_limits<uint64_t>::max() / uint64_t(D))
-      Want = std::numeric_limits<uint64_t>::max();
+    if (D && Elems > maxTensorElements(X.dtype()) / uint64_t(D))
+      Elems = std::numeric_limits<uint64_t>::max();
     else
-      Want *= uint64_t(D);
+      Elems *= uint64_t(D);
   }
+  const uint64_t Want = Elems == std::numeric_limits<uint64_t>::max()
+                            ? Elems
+                            : tensorDataBytes(Elems, X.dtype());
   if (Want > Have)
     fail(Fn, fmt::format("a {} view of shape {} needs {} bytes, but the "
                          "tensor of shape {} has {}",

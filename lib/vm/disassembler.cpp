@@ -246,6 +246,14 @@ void writeTensor(std::string &Out, const Tensor &T, size_t Index) {
                            "the CPU, which vmasm cannot write",
                            Index));
   DLDataType DT = T.dtype();
+  if (!isVmasmTensorDType(DT) && isTensorElementDType(DT) &&
+      T.isContiguous()) { // int4, float8_e4m3fn, float32x2, ...: the bytes
+    fmt::format_to(OutIt(Out), "tensor {} ", dtypeName(DT));
+    writeDims(Out, T.shape());
+    fmt::format_to(OutIt(Out), " hex \"{}\"",
+                   toHexDigits(T.data(), T.nbytes()));
+    return;
+  }
   if (!isVmasmTensorDType(DT))
     throwError("ValueError",
                fmt::format("constant {} is a {} tensor, which vmasm cannot "

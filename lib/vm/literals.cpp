@@ -1,11 +1,14 @@
 //===- literals.cpp - Number literals as vmasm writes them -----------------===//
 
 #include "vmjit/vm/literals.h"
+#include "vmjit/runtime/shape.h"
 
 #include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <fmt/format.h>
 
 namespace vmjit::vm {
 namespace {
@@ -190,6 +193,68 @@ LiteralBits parseElementLiteral(std::string_view Text, DLDataType T) {
   if (TooLarge || (L->Neg ? L->Mag > MaxNeg : L->Mag > MaxPos))
     return kOutOfRange;
   return ok(L->Neg ? ~L->Mag + 1 : L->Mag);
+}
+
+std::string toHexDigits(const void *Data, size_t Size) {
+  static constexpr char Digits[] = "0123456789abcdef";
+  std::string Out(Size * 2, '0');
+  const auto *P = static_cast<const unsigned char *>(Data);
+  for (size_t I = 0; I < Size; ++I) {
+    Out[2 * I] = Digits[P[I] >> 4];
+    Out[2 * I + 1] = Digits[P[I] & 15];
+  }
+  return Out;
+}
+
+std::optional<std::string> fromHexDigits(std::string_view Text) {
+  auto Digit = [](char C) -> int {
+    if (C >= '0' && C <= '9')
+      return C - '0';
+    if (C >= 'a' && C <= 'f')
+      return C - 'a' + 10;
+    if (C >= 'A' && C <= 'F')
+      return C - 'A' + 10;
+    return -1;
+  };
+  if (Text.size() % 2)
+    return std::nullopt;
+  std::string Out(Text.size() / 2, '\0');
+  for (size_t I = 0; I < Out.size(); ++I) {
+    int Hi = Digit(Text[2 * I]), Lo = Digit(Text[2 * I + 1]);
+    if (Hi < 0 || Lo < 0)
+      return std::nullopt;
+    Out[I] = static_cast<char>(Hi * 16 + Lo);
+  }
+  return Out;
+}
+
+Tensor tensorFromHex(std::string_view Hex, DLDataType DT,
+                     std::span<const int64_t> Dims, std::string &Error) {
+  uint64_t Elems = 1;
+  for (int64_t D : Dims) {
+    if (D < 0 || (D != 0 && Elems > maxTensorElements(DT) / uint64_t(D))) {
+      Error = fmt::format("tensor shape {} has too many elements",
+                          shapeString(Dims));
+      return Tensor();
+    }
+    Elems *= uint64_t(D);
+  }
+  const uint64_t Need = tensorDataBytes(Elems, DT);
+  auto Bytes = fromHexDigits(Hex);
+  if (!Bytes) {
+    Error = "expected pairs of hex digits (the tensor's bytes)";
+    return Tensor();
+  }
+  if (Bytes->size() != Need) {
+    Error = fmt::format("tensor {} {} has {} byte{} ({} hex digits), not {}",
+                        dtypeName(DT), shapeString(Dims), Need,
+                        Need == 1 ? "" : "s", 2 * Need, Bytes->size());
+    return Tensor();
+  }
+  Tensor Out = Tensor::empty(Dims, DT);
+  if (Need)
+    std::memcpy(Out.data(), Bytes->data(), Bytes->size());
+  return Out;
 }
 
 } // namespace vmjit::vm

@@ -147,7 +147,9 @@ private:
 
 /// NumPy's type string for a dtype ("<f4"), if it has one.
 std::optional<std::string> npyDescr(DLDataType T) {
-  if (T.lanes != 1)
+  // NumPy has no sub-byte, float8/6/4 or vector dtypes (int4,
+  // float8_e4m3fn, float32x2).
+  if (T.lanes != 1 || !isByteAligned(T))
     return std::nullopt;
   switch (T.code) {
   case kDLBool:
@@ -260,8 +262,10 @@ Tensor readNpy(const std::string &Path) {
 std::string serializeNpy(const Tensor &T) {
   auto Descr = npyDescr(T.dtype());
   if (!Descr)
-    throwError("ValueError", fmt::format("a {} tensor cannot be saved as .npy",
-                                         dtypeName(T.dtype())));
+    throwError("ValueError",
+               fmt::format("a {} tensor cannot be saved as .npy (NumPy has "
+                           "no such dtype)",
+                           dtypeName(T.dtype())));
   if (T.device().device_type != kDLCPU || !T.isContiguous())
     throwError("ValueError", "only compact CPU tensors can be saved as .npy");
   std::string ShapeText = "(";

@@ -18,8 +18,10 @@
 #include "vmjit/vm/tvm_format.h"
 #include "vmjit/vm/verifier.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -138,6 +140,8 @@ private:
   std::shared_ptr<Executable> build();
 
   Cursor C;
+  /// Executable::tvmTensorTail of each tensor constant that has one.
+  std::map<size_t, std::string> TensorTails;
   const std::string &Name;
   const LoadOptions &Opts;
   bool HasMemoryScopes = false;
@@ -292,12 +296,10 @@ Any TvmReader::readTensor(uint64_t Index) {
   if (NDim < 0 || static_cast<uint64_t>(NDim) > C.left() / 8)
     C.failAt(At, fmt::format("{}: ndim {} does not fit the {} bytes left",
                              What, NDim, C.left()));
-  if (!isVmasmTensorDType(T))
+  if (!isTensorElementDType(T))
     C.failAt(DTypeAt,
              fmt::format("{}: element type {} (code {}, {} bits, {} lanes) is "
-                         "not supported (one lane of bool, int8..int64, "
-                         "uint8..uint64, float16, bfloat16, float32 or "
-                         "float64)",
+                         "not one a tensor can have",
                          What, dtypeName(T), T.code, T.bits, T.lanes));
   std::vector<int64_t> Dims;
   // The element count, multiplied in order and checked as Tensor::empty
@@ -315,22 +317,34 @@ Any TvmReader::readTensor(uint64_t Index) {
       Elems *= uint64_t(Dim);
     Dims.push_back(Dim);
   }
-  const uint64_t ElemBytes = dtypeBytes(T);
-  if (Overflow || Elems > (UINT64_MAX / 2) / ElemBytes)
+  if (Overflow || Elems > maxTensorElements(T))
     C.failAt(At, fmt::format("{}: shape {} has too many elements", What,
                              shapeString(Dims)));
+  // TVM records Elems * ((bits + 7) / 8) bytes whatever the type: the data
+  // of a byte-aligned one-lane tensor exactly; for a packed sub-byte type
+  // (int4, float4_e2m1fn) the data and then bytes its writer read past it;
+  // for a vector type (float32x2) only the first part of the data.
+  const uint64_t Saved = tvmSavedBytes(Elems, T);
+  const uint64_t Bytes = tensorDataBytes(Elems, T);
   At = C.pos();
   int64_t NBytes = C.get<int64_t>(What + " data size");
-  if (NBytes < 0 || static_cast<uint64_t>(NBytes) != Elems * ElemBytes)
-    C.failAt(At, fmt::format("{}: the data size is {} bytes, but a {} "
-                             "tensor of shape {} has {}",
-                             What, NBytes, dtypeName(T), shapeString(Dims),
-                             Elems * ElemBytes));
-  const char *Src = C.take(static_cast<uint64_t>(NBytes), What + " data");
+  if (NBytes < 0 || static_cast<uint64_t>(NBytes) != Saved)
+    C.failAt(At,
+             fmt::format("{}: the data size is {} bytes, but TVM saves "
+                         "{} for a {} tensor of shape {}",
+                         What, NBytes, Saved, dtypeName(T), shapeString(Dims)));
+  const char *Src = C.take(Saved, What + " data");
   // The file has no alignment: the data is copied into aligned memory.
   Tensor Out = Tensor::empty(Dims, T);
-  if (NBytes)
-    std::memcpy(Out.data(), Src, static_cast<size_t>(NBytes));
+  const uint64_t Copied = std::min(Saved, Bytes);
+  if (Copied)
+    std::memcpy(Out.data(), Src, static_cast<size_t>(Copied));
+  if (Bytes > Copied) // what TVM did not save of a vector tensor
+    std::memset(static_cast<char *>(Out.data()) + Copied, 0,
+                static_cast<size_t>(Bytes - Copied));
+  if (Saved > Copied)
+    TensorTails[static_cast<size_t>(Index)] =
+        std::string(Src + Copied, static_cast<size_t>(Saved - Copied));
   return Any(std::move(Out));
 }
 
@@ -351,8 +365,9 @@ void TvmReader::readConstants() {
     case tvmfmt::kDataType: {
       uint64_t DTypeAt = C.pos();
       DLDataType T = readDType(What + " (a dtype)");
-      // What vmjit's own format accepts, so that a conversion loads back.
-      if (!parseDType(dtypeName(T)) || T.lanes == 0)
+      // A type with a name (TVM's), which vmjit's own format and vmasm
+      // carry as well, so that a conversion loads back.
+      if (parseDType(dtypeName(T)) != T)
         C.failAt(DTypeAt, fmt::format("{}: data type (code {}, {} bits, {} "
                                       "lanes) is not supported",
                                       What, T.code, T.bits, T.lanes));
@@ -479,8 +494,10 @@ std::shared_ptr<Executable> TvmReader::build() {
   try {
     auto Exe = Executable::create(Functions, Constants, Words);
     verifyExecutable(*Exe, Opts.Limits);
-    if (hasTableOrderLayout(*Exe))
+    if (hasTableOrderLayout(*Exe)) {
+      Exe->setTvmTensorTails(std::move(TensorTails));
       return Exe;
+    }
     // Copy each VM function's instructions in table order (jumps are
     // relative and calls go by function index, so nothing else changes).
     std::vector<FunctionInfo> Fns = Exe->functions();
@@ -499,6 +516,7 @@ std::shared_ptr<Executable> TvmReader::build() {
     }
     auto Laid = Executable::create(std::move(Fns), Constants, std::move(Code));
     verifyExecutable(*Laid, Opts.Limits);
+    Laid->setTvmTensorTails(std::move(TensorTails));
     return Laid;
   } catch (const Error &E) {
     throwError(E.kind(), Name + ": " + E.message());

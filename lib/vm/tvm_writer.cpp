@@ -17,6 +17,7 @@
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/tvm_format.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -47,7 +48,7 @@ public:
 
   void writeFunctions(const Executable &Exe);
   void writeConstants(const Executable &Exe);
-  void writeTensor(const Tensor &T, size_t Index);
+  void writeTensor(const Tensor &T, size_t Index, const std::string *Kept);
   void writeCode(const Executable &Exe);
 
   std::string Buf;
@@ -81,19 +82,29 @@ void TvmWriter::writeFunctions(const Executable &Exe) {
   }
 }
 
-void TvmWriter::writeTensor(const Tensor &T, size_t Index) {
+void TvmWriter::writeTensor(const Tensor &T, size_t Index,
+                            const std::string *Kept) {
   if (T.device().device_type != kDLCPU || !T.isContiguous())
     throwError("ValueError",
                fmt::format("constant {}: only compact CPU tensors can be "
                            "written in TVM's format",
                            Index));
-  if (!isVmasmTensorDType(T.dtype()))
+  if (!isTensorElementDType(T.dtype()))
     throwError("ValueError",
                fmt::format("constant {} is a {} tensor, which TVM's format "
-                           "cannot hold (it stores one lane of bool, "
-                           "int8..int64, uint8..uint64, float16, bfloat16, "
-                           "float32 or float64)",
+                           "cannot hold",
                            Index, dtypeName(T.dtype())));
+  const uint64_t Saved =
+      tvmSavedBytes(static_cast<uint64_t>(T.numel()), T.dtype());
+  const char *Data = static_cast<const char *>(T.data());
+  if (Saved < T.nbytes() && std::any_of(Data + Saved, Data + T.nbytes(),
+                                        [](char C) { return C != 0; }))
+    throwError("ValueError",
+               fmt::format("constant {} is a {} tensor of {} bytes, of which "
+                           "TVM's format keeps the first {} (TVM's writer "
+                           "does not count the lanes), and the others are "
+                           "not all zero",
+                           Index, dtypeName(T.dtype()), T.nbytes(), Saved));
   put<int32_t>(tvmfmt::kTensor);
   put<uint64_t>(tvmfmt::kTensorMagic);
   put<uint64_t>(0); // reserved
@@ -103,8 +114,21 @@ void TvmWriter::writeTensor(const Tensor &T, size_t Index) {
   putDType(T.dtype());
   for (int64_t D : T.shape())
     put<int64_t>(D);
-  put<int64_t>(static_cast<int64_t>(T.nbytes()));
-  putBytes(T.data(), T.nbytes());
+  // As TVM's SaveDLTensor: Elems * ((bits + 7) / 8) bytes whatever the
+  // type. For a packed sub-byte tensor that is more than its data: the
+  // bytes after it are those the TVM file it came from had there, else
+  // zeros. For a vector tensor it is less: the first part of its data (the
+  // rest zeros, checked above, as in a tensor loaded from TVM's format).
+  const uint64_t Written = std::min<uint64_t>(Saved, T.nbytes());
+  put<int64_t>(static_cast<int64_t>(Saved));
+  putBytes(Data, static_cast<size_t>(Written));
+  if (Saved > Written) {
+    const size_t Tail = static_cast<size_t>(Saved - Written);
+    if (Kept && Kept->size() == Tail)
+      Buf.append(*Kept);
+    else
+      Buf.append(Tail, '\0');
+  }
 }
 
 void TvmWriter::writeConstants(const Executable &Exe) {
@@ -139,7 +163,7 @@ void TvmWriter::writeConstants(const Executable &Exe) {
       break;
     }
     case kVMJITTensor:
-      writeTensor(*C.as<Tensor>(), I);
+      writeTensor(*C.as<Tensor>(), I, Exe.tvmTensorTail(I));
       break;
     case kVMJITNone:
       throwError("ValueError",

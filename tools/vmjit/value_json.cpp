@@ -138,8 +138,10 @@ ordered_json tensorJson(const Tensor &T, bool Summarize) {
   ordered_json J;
   J["dtype"] = dtypeName(T.dtype());
   J["shape"] = std::vector<int64_t>(T.shape().begin(), T.shape().end());
+  // No values for the types NumPy has no dtype for (int4, float8_e4m3fn,
+  // float32x2, ...): "data" is null, as for a tensor on another device.
   if (T.device().device_type != kDLCPU || !T.isContiguous() ||
-      T.dtype().lanes != 1) {
+      !vm::isVmasmTensorDType(T.dtype())) {
     J["data"] = nullptr;
     return J;
   }

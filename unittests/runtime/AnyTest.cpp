@@ -89,7 +89,9 @@ TEST(AnyTest, DataType) {
   EXPECT_TRUE(Any("float32").cast<DLDataType>() == dtype::Float32);
   EXPECT_TRUE(Any(std::string("bfloat16")).cast<DLDataType>() ==
               dtype::BFloat16);
-  EXPECT_FALSE(Any("float7").as<DLDataType>().has_value());
+  EXPECT_TRUE(Any("float8_e4m3fn").cast<DLDataType>() ==
+              dtype::Float8E4M3FN);
+  EXPECT_FALSE(Any("floaty").as<DLDataType>().has_value());
 }
 
 TEST(AnyTest, Device) {

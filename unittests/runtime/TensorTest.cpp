@@ -64,6 +64,15 @@ TEST(TensorTest, ScalarAndZeroSize) {
   EXPECT_NE(Z.data(), nullptr);
 }
 
+TEST(TensorTest, SubByteElementsArePacked) {
+  // As DLPack and TVM lay them out: int4 [3] in 2 bytes, uint1 [2, 5] in 2.
+  EXPECT_EQ(Tensor::empty({3}, dtype::Int4).nbytes(), 2u);
+  EXPECT_EQ(Tensor::empty({2, 5}, DLDataType{kDLUInt, 1, 1}).nbytes(), 2u);
+  EXPECT_EQ(Tensor::empty({4}, dtype::Float8E4M3FN).nbytes(), 4u);
+  EXPECT_EQ(Tensor::empty({3}, DLDataType{kDLFloat, 32, 2}).nbytes(), 24u);
+  EXPECT_THROW(Tensor::empty({int64_t(1) << 62, 4}, dtype::Int4), Error);
+}
+
 TEST(TensorTest, BadShapesAndDevices) {
   expectError("ValueError", [] { Tensor::empty({2, -1}, dtype::Float32); });
   expectError("ValueError", [] {

@@ -656,14 +656,18 @@ TEST(AssemblerErrorTest, InstructionOutsideAFunction) {
 }
 
 TEST(AssemblerErrorTest, BadDType) {
-  EXPECT_EQ(asmError(".const $d = dtype float8\n"),
-            "ParseError: prog.vmasm:1:19: error: unknown dtype 'float8'");
+  EXPECT_EQ(asmError(".const $d = dtype float8_e9m9\n"),
+            "ParseError: prog.vmasm:1:19: error: unknown dtype 'float8_e9m9'");
   EXPECT_EQ(asmError(".const $t = tensor floaty [1] [1]\n"),
             "ParseError: prog.vmasm:1:20: error: unknown dtype 'floaty'");
   EXPECT_EQ(asmError(".const $t = tensor float32x4 [1] [1]\n"),
-            "ParseError: prog.vmasm:1:20: error: tensor constants of dtype "
-            "float32x4 are not supported (use bool, int8..int64, "
-            "uint8..uint64, float16, bfloat16, float32 or float64)");
+            "ParseError: prog.vmasm:1:34: error: a float32x4 tensor is "
+            "written as hex \"...\" (its bytes); values and npy files are "
+            "for bool, int8..int64, uint8..uint64, float16, bfloat16, "
+            "float32 and float64");
+  EXPECT_EQ(asmError(".const $t = tensor handle [1] hex \"\"\n"),
+            "ParseError: prog.vmasm:1:20: error: a tensor cannot have "
+            "elements of dtype handle");
 }
 
 TEST(AssemblerErrorTest, TensorValueCountMismatch) {

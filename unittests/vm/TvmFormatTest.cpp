@@ -346,14 +346,15 @@ TEST(TvmFormatTest, ConstantErrors) {
   EXPECT_THAT(WithConst(Tensor(2, 1, dtype::Float32, {1}, 4)),
               HasSubstr("offset 64: constant 0 (a tensor): device (2, 0) is "
                         "not the CPU (1, 0)"));
-  EXPECT_THAT(WithConst(Tensor(1, 1, DLDataType{kDLFloat, 32, 4}, {1}, 16)),
+  EXPECT_THAT(WithConst(Tensor(1, 1, DLDataType{kDLOpaqueHandle, 64, 1},
+                               {1}, 8)),
               HasSubstr("offset 76: constant 0 (a tensor): element type "
-                        "float32x4 (code 2, 32 bits, 4 lanes) is not "
-                        "supported"));
+                        "handle (code 3, 64 bits, 1 lanes) is not one a "
+                        "tensor can have"));
   EXPECT_THAT(WithConst(Tensor(1, 2, dtype::Float32, {2, 3}, 20)),
               HasSubstr("offset 96: constant 0 (a tensor): the data size is "
-                        "20 bytes, but a float32 tensor of shape [2, 3] has "
-                        "24"));
+                        "20 bytes, but TVM saves 24 for a float32 tensor of "
+                        "shape [2, 3]"));
   EXPECT_THAT(WithConst(Tensor(1, 1, dtype::Float32, {-1}, 0)),
               HasSubstr("offset 80: constant 0 (a tensor): dimension 0 is -1"));
   EXPECT_THAT(WithConst(Tensor(1, 3, dtype::Float64,
@@ -521,8 +522,8 @@ TEST(TvmFormatTest, WriterRejectsWhatTVMCannotHold) {
             "ValueError: constant 0 is null, which TVM's format cannot hold "
             "(TVM's own writer crashes on a null constant)");
   EXPECT_THAT(ErrorOf(*WithConst(Any(Tensor::empty(
-                  {2}, DLDataType{kDLFloat, 32, 4})))),
-              HasSubstr("constant 0 is a float32x4 tensor, which TVM's format "
+                  {2}, DLDataType{kDLOpaqueHandle, 64, 1})))),
+              HasSubstr("constant 0 is a handle tensor, which TVM's format "
                         "cannot hold"));
   EXPECT_EQ(ErrorOf(*WithConst(Any(int64_t(3)))), "ok");
 }

@@ -99,7 +99,12 @@ public:
     return static_cast<T *>(data());
   }
   VMJIT_DLL int64_t numel() const noexcept;
-  size_t nbytes() const noexcept { return numel() * dtypeBytes(dtype()); }
+  /// Bytes of the data of a compact tensor: sub-byte elements (int4,
+  /// float4_e2m1fn, ...) packed, as DLPack and TVM store them.
+  size_t nbytes() const noexcept {
+    return static_cast<size_t>(
+        tensorDataBytes(static_cast<uint64_t>(numel()), dtype()));
+  }
   /// True when the strides are null or those of a compact row-major layout.
   VMJIT_DLL bool isContiguous() const noexcept;
 };

@@ -16,6 +16,7 @@
 #include "vmjit/vm/bytecode.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,6 +109,20 @@ public:
   /// function without names). The reader and the assembler check them.
   void setDebugNames(std::vector<DebugNames> N) { Names = std::move(N); }
 
+  /// The bytes TVM's format held after the data of tensor constant `Const`
+  /// (TVM's writer records Elems * ((bits + 7) / 8) bytes for a packed
+  /// sub-byte tensor, reading past its data), or null when there were none.
+  /// They change nothing a program does; the TVM-format writer writes them
+  /// back so that a TVM file converts to itself byte for byte.
+  const std::string *tvmTensorTail(size_t Const) const noexcept {
+    auto It = TvmTails.find(Const);
+    return It == TvmTails.end() ? nullptr : &It->second;
+  }
+  /// Sets the bytes tvmTensorTail gives (the TVM-format reader does).
+  void setTvmTensorTails(std::map<size_t, std::string> Tails) {
+    TvmTails = std::move(Tails);
+  }
+
   /// Builds an executable from its parts: computes the offset table and
   /// the name index. Throws Error("FormatError") if the words do not split
   /// into whole instructions or a name repeats. Does not verify: see
@@ -123,6 +138,7 @@ private:
   std::vector<int64_t> InstrOffsets;
   std::unordered_map<std::string, int64_t> NameIndex;
   std::vector<DebugNames> Names;
+  std::map<size_t, std::string> TvmTails;
 };
 
 } // namespace vmjit::vm

@@ -13,9 +13,12 @@
 #define VMJIT_VM_LITERALS_H
 
 #include "vmjit/runtime/data_type.h"
+#include "vmjit/runtime/tensor.h"
 
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 
 namespace vmjit::vm {
@@ -57,9 +60,10 @@ const FloatFormat *floatFormatOf(DLDataType T);
 /// narrower than float32's significand, returning its bits.
 uint64_t roundToFormat(double D, const FloatFormat &F);
 
-/// The element types vmasm tensor constants (and `vmjit run` tensor
-/// arguments) take: one lane of bool (8 bits), int/uint 8..64, float
-/// 16/32/64 or bfloat16.
+/// The element types whose values vmasm tensor constants write as numbers
+/// (and `vmjit run` tensor arguments and npy files take): one lane of bool
+/// (8 bits), int/uint 8..64, float 16/32/64 or bfloat16. Tensors of the
+/// other element types (isTensorElementDType) are written as `hex "..."`.
 inline bool isVmasmTensorDType(DLDataType T) {
   if (T.lanes != 1)
     return false;
@@ -95,6 +99,21 @@ LiteralBits parseFloatLiteral(std::string_view Text, const FloatFormat &F);
 /// true, false or an integer 0..255; int and uint as integer literals in
 /// the dtype's range; floats as parseFloatLiteral.
 LiteralBits parseElementLiteral(std::string_view Text, DLDataType T);
+
+/// Bytes as lowercase hex digits, two per byte: the data of a vmasm tensor
+/// constant written `hex "..."` (the form of the types whose elements vmasm
+/// has no literals for: int4, float8_e4m3fn, float32x2, ...).
+std::string toHexDigits(const void *Data, size_t Size);
+
+/// The bytes of `Text`, pairs of hex digits in either case; nullopt if
+/// `Text` is anything else (an odd count, another character).
+std::optional<std::string> fromHexDigits(std::string_view Text);
+
+/// A tensor of `DT` and shape `Dims` whose bytes (tensorDataBytes of them)
+/// are the hex digits `Hex`. On a mistake, an empty tensor and `Error` set
+/// to what is wrong ("tensor int4 [3] has 2 bytes (4 hex digits), not 3").
+Tensor tensorFromHex(std::string_view Hex, DLDataType DT,
+                     std::span<const int64_t> Dims, std::string &Error);
 
 } // namespace vmjit::vm
 
