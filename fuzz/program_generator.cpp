@@ -53,6 +53,10 @@ private:
   Any constantValue(int K);
   Arg operand();
   vm::RegName reg() { return P.ConsumeIntegralInRange<int64_t>(0, NumRegs - 1); }
+  /// A register to read: now and then %void, which reads as None.
+  vm::RegName src() {
+    return P.ConsumeIntegralInRange(0, 31) == 0 ? vm::kVoidRegister : reg();
+  }
   vm::RegName dst() {
     return P.ConsumeIntegralInRange(0, 15) == 0 ? vm::kVoidRegister : reg();
   }
@@ -105,7 +109,7 @@ Any Generator::constantValue(int K) {
 Arg Generator::operand() {
   int K = P.ConsumeIntegralInRange(0, 31);
   if (K < 18)
-    return Arg::reg(reg());
+    return Arg::reg(src());
   if (K < 26)
     return Arg::imm(kSmallImms[P.ConsumeIntegralInRange<size_t>(
         0, kSmallImms.size() - 1)]);
@@ -173,11 +177,11 @@ void Generator::instruction(FunctionBuilder &F) {
       F.emitCall(dst(), packed("vm.builtin.invoke_closure"), Args);
     }
   } else if (Kind < 24) {
-    F.emitIf(reg(), label());
+    F.emitIf(src(), label());
   } else if (Kind < 26) {
     F.emitGoto(label());
   } else if (Kind == 26) {
-    F.emitRet(reg());
+    F.emitRet(src());
   } else {
     // A counted loop's latch: i = i + 1; c = i >= k; if c else L (with L
     // before it, the loop's header; after it, a forward branch).

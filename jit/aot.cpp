@@ -341,7 +341,7 @@ Expected<AotResult> compile(const vm::Executable &Exe,
       F.setDSOLocal(true);
     }
   if (llvm::Error E = addManifest(M, Exe, LM.Symbols, *Imports, Inlined))
-    return std::move(E);
+    return E;
   std::string VerifyText;
   raw_string_ostream VerifyOS(VerifyText);
   if (verifyModule(M, &VerifyOS))
@@ -363,7 +363,7 @@ Expected<AotResult> compile(const vm::Executable &Exe,
     return Linker.takeError();
   R.Linker = *Linker;
   if (llvm::Error E = writeLibrary(*Object, *Linker, OutPath))
-    return std::move(E);
+    return E;
   R.LinkMs = std::chrono::duration<double, std::milli>(Clock::now() - Compiled)
                  .count();
   return R;

@@ -390,6 +390,8 @@ Val FunctionLowering::evalArg(Arg A) {
     if (V == vm::kVMRegister)
       return {B.getInt64(kVMJITOpaquePtr),
               B.CreatePtrToInt(B.CreateAlignedLoad(Ptr, ctx(), Align(8)), I64)};
+    if (V == vm::kVoidRegister)
+      return constVal(kVMJITNone, 0); // %void reads as None
     return loadReg(V);
   case ArgKind::Immediate:
     return constVal(kVMJITInt, static_cast<uint64_t>(V));
@@ -754,8 +756,10 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
 }
 
 void FunctionLowering::lowerRet(InstrView I) {
-  Val V = loadReg(I.retReg());
-  storeReg(I.retReg(), constVal(kVMJITNone, 0));
+  const bool Void = I.retReg() == vm::kVoidRegister; // returns None
+  Val V = Void ? constVal(kVMJITNone, 0) : loadReg(I.retReg());
+  if (!Void)
+    storeReg(I.retReg(), constVal(kVMJITNone, 0));
   Value *Out =
       B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetResult), Align(8));
   store(Out, V);
@@ -794,7 +798,12 @@ BasicBlock *FunctionLowering::jumpTarget(int64_t PC, int64_t Offset) {
 }
 
 void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
-  Val V = loadReg(I.ifCond());
+  // `if %void` tests None: always the condition's error.
+  auto Cond = [&] {
+    return I.ifCond() == vm::kVoidRegister ? constVal(kVMJITNone, 0)
+                                           : loadReg(I.ifCond());
+  };
+  Val V = Cond();
   Value *T = typeOf(V);
   Value *Ok = B.CreateOr(B.CreateICmpEQ(T, B.getInt32(kVMJITInt)),
                          B.CreateICmpEQ(T, B.getInt32(kVMJITBool)));
@@ -804,7 +813,7 @@ void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
   B.SetInsertPoint(Bad);
   FunctionCallee IfError = helperFn(helper::vmjit_jit_if_error, I32, {Ptr});
   if (Flat)
-    V = loadReg(I.ifCond());
+    V = Cond();
   store(ResSlot, V); // the helper reads the value's type
   B.CreateCall(IfError, {ResSlot});
   B.CreateBr(errorSite(PC));
@@ -812,7 +821,7 @@ void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
     ErrPC->addIncoming(B.getInt64(PC), Bad);
   B.SetInsertPoint(Test);
   if (Flat)
-    V = loadReg(I.ifCond());
+    V = Cond();
   B.CreateCondBr(B.CreateICmpNE(V.W1, B.getInt64(0)), next(PC),
                  jumpTarget(PC, I.ifFalseOffset()));
 }

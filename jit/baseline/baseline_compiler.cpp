@@ -201,6 +201,8 @@ private:
     case vm::Opcode::Call:
       return emitCall(E, I);
     case vm::Opcode::Ret:
+      if (I.retReg() == vm::kVoidRegister)
+        return E.put(StencilId::RetNone);
       E[Hole::REG_A] = 16 * I.retReg();
       return E.put(StencilId::Ret);
     case vm::Opcode::Goto: {
@@ -213,6 +215,8 @@ private:
       return E.put(Counted ? StencilId::GotoBackCounted : StencilId::GotoBack);
     }
     case vm::Opcode::If: {
+      if (I.ifCond() == vm::kVoidRegister)
+        return E.put(StencilId::IfNone);
       const int64_t Off = I.ifFalseOffset();
       E[Hole::REG_A] = 16 * I.ifCond();
       setTarget(E, PC, Off);
@@ -230,6 +234,8 @@ private:
     case vm::ArgKind::Register:
       if (V == vm::kVMRegister)
         return E.put(StencilId::ArgVm);
+      if (V == vm::kVoidRegister)
+        return E.put(StencilId::ArgNone);
       E[Hole::REG_A] = 16 * V;
       return E.put(StencilId::ArgReg);
     case vm::ArgKind::Immediate:

@@ -165,6 +165,12 @@ STENCIL(arg_vm) {
   NEXT();
 }
 
+/// `%void`, which reads as None.
+STENCIL(arg_none) {
+  setNone(AT(Args, ARG));
+  NEXT();
+}
+
 STENCIL(arg_imm) {
   setVal(AT(Args, ARG), kVMJITInt, WIDE(IMM));
   NEXT();
@@ -353,6 +359,21 @@ STENCIL(ret) {
   setNone(Src);
   clearRegisters(Regs);
   return 0;
+}
+
+/// `ret %void`: returns None.
+STENCIL(ret_none) {
+  setNone((Val *)Ctx->Result);
+  clearRegisters(Regs);
+  return 0;
+}
+
+/// `if %void`: None is never a condition.
+STENCIL(if_none) {
+  Val None;
+  setNone(&None);
+  ((IfErrorFn)WIDE(IF_ERROR))(&None);
+  FAIL();
 }
 
 STENCIL(error_exit) {

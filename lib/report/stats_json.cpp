@@ -4,6 +4,7 @@
 
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/function_stats.h"
+#include "vmjit/vm/tvm_format.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <fmt/format.h>
@@ -104,17 +105,30 @@ ordered_json functionRow(const vm::FunctionStats &F) {
 
 } // namespace
 
-ordered_json executableStatsJson(const vm::Executable &Exe) {
+ordered_json
+executableStatsJson(const vm::Executable &Exe,
+                    const std::vector<std::shared_ptr<KernelLibrary>> &Libs) {
   ordered_json J;
   std::map<std::string, int64_t> KindCounts;
   ordered_json Fns = ordered_json::array();
   for (size_t I = 0; I < Exe.functions().size(); ++I) {
     Fns.push_back(functionTableRow(Exe, I));
     ++KindCounts[Fns.back()["kind"].get<std::string>()];
+    const vm::FunctionInfo &F = Exe.function(static_cast<int64_t>(I));
+    if (F.Kind == vm::FunctionKind::Native && !Libs.empty()) {
+      const std::string Symbol = std::string(vm::tvmfmt::kVMTIRPrefix) + F.Name;
+      bool Found = false;
+      for (const auto &L : Libs)
+        Found = Found || L->find(Symbol).has_value();
+      Fns.back()["tvm_compiled"] = Found;
+      KindCounts["tvm_compiled"] += Found;
+    }
   }
   ordered_json Counts = ordered_json::object();
   for (const char *K : {"bytecode", "packed", "native"})
     Counts[K] = KindCounts[K];
+  if (KindCounts["tvm_compiled"] > 0)
+    Counts["tvm_compiled"] = KindCounts["tvm_compiled"];
   J["functions"] = {{"count", Exe.functions().size()}, {"by_kind", Counts}};
 
   std::map<std::string, int64_t> ConstCounts;
@@ -162,6 +176,9 @@ std::string executableStatsText(const ordered_json &J) {
                      F["by_kind"]["bytecode"].get<int64_t>(),
                      F["by_kind"]["packed"].get<int64_t>(),
                      F["by_kind"]["native"].get<int64_t>());
+  if (F["by_kind"].contains("tvm_compiled"))
+    Out += fmt::format("  of which TVM-compiled (code in the library): {}\n",
+                       F["by_kind"]["tvm_compiled"].get<int64_t>());
   const auto &C = J["constants"];
   std::string Kinds;
   for (const auto &[K, V] : C["by_kind"].items())

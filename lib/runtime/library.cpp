@@ -272,11 +272,14 @@ VMJITObject *KernelLibrary::importHandle(const char *Name) noexcept {
     std::lock_guard Lock(ImportMutex);
     auto It = Imports.find(Name);
     if (It == Imports.end()) {
+      // TVM's order: the library's imports (a CPU library TVM exports has
+      // none vmjit could run), then the global registry. Past TVM, a
+      // function only the library itself exports, held without a
+      // reference to the library (which owns this cache).
       std::optional<Function> F = Registry::global().find(Name);
-      // The library's own export, held without a reference to the library
-      // (which owns this cache).
-      if (VMJITSafeCallType Entry = findEntry(Name))
-        F = Function::fromSafeCall(Entry, Name);
+      if (!F)
+        if (VMJITSafeCallType Entry = findEntry(Name))
+          F = Function::fromSafeCall(Entry, Name);
       if (!F)
         throwError("LinkError",
                    fmt::format("kernel library '{}' looked up function '{}', "

@@ -1,14 +1,17 @@
 //===- tvm_backend.cpp - Host services for TVM-compiled kernels ------------===//
 //
-// The functions behind the context slots of tvm_backend.h, with the C
-// signatures TVM's LLVM codegen calls them through (TVM's
-// c_backend_api.h and tvm-ffi's c_api.h / c_env_api.h), and the one C API
-// function such libraries reference by name,
-// TVMFFIErrorSetRaisedFromCStrParts.
+// The C functions TVM-compiled code calls, with the signatures TVM's LLVM
+// codegen uses (TVM's c_backend_api.h and tvm-ffi's c_api.h /
+// c_env_api.h), exported under TVM's own names: a library built as a
+// system library, or with exec_mode="compiled", links against them
+// directly. A kernel library reaches the same functions through its
+// context slots, `__` followed by the name (contextSymbols(), one row per
+// function).
 //
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/runtime/tvm_backend.h"
+#include "vmjit/runtime/any.h"
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/library.h"
@@ -20,7 +23,6 @@
 #include <omp.h>
 #include <string>
 
-namespace vmjit::tvm {
 namespace {
 
 /// TVM's TVMParallelGroupEnv.
@@ -30,31 +32,37 @@ struct ParallelGroupEnv {
 };
 using ParallelLambda = int (*)(int TaskId, ParallelGroupEnv *Env, void *Data);
 
-constexpr int kDLCPU = 1;
+constexpr int kCpuDevice = 1; // DLPack's kDLCPU
 constexpr uint64_t kWorkspaceAlign = 64;
 
-int functionCall(void *Func, VMJITAny *Args, int32_t NumArgs,
-                 VMJITAny *Result) {
+} // namespace
+
+extern "C" {
+
+VMJIT_DLL int TVMFFIFunctionCall(void *Func, VMJITAny *Args, int32_t NumArgs,
+                                 VMJITAny *Result) {
   return VMJITFunctionCall(static_cast<VMJITObject *>(Func), Args, NumArgs,
                            Result);
 }
 
 /// `Ctx` is the KernelLibrary that holds the calling code.
-int lookupFromImports(void *Ctx, const char *Name, void **Out) {
+VMJIT_DLL int TVMFFIEnvModLookupFromImports(void *Ctx, const char *Name,
+                                            void **Out) {
   if (!Ctx) {
     VMJITErrorSetRaisedFromCStr("RuntimeError",
                                 "a kernel looked up a function before its "
                                 "library context was set");
     return -1;
   }
-  VMJITObject *F = static_cast<KernelLibrary *>(Ctx)->importHandle(Name);
+  VMJITObject *F = static_cast<vmjit::KernelLibrary *>(Ctx)->importHandle(Name);
   if (!F)
     return -1;
   *Out = F;
   return 0;
 }
 
-int handleInitOnce(void **Handle, int (*Init)(void **Result)) {
+VMJIT_DLL int TVMFFIHandleInitOnce(void **Handle,
+                                   int (*Init)(void **Result)) {
   if (__atomic_load_n(Handle, __ATOMIC_ACQUIRE))
     return 0;
   static std::mutex Mutex;
@@ -73,8 +81,9 @@ int handleInitOnce(void **Handle, int (*Init)(void **Result)) {
   return 0;
 }
 
-void *allocWorkspace(int DeviceType, int DeviceId, uint64_t Bytes, int, int) {
-  if (DeviceType != kDLCPU) {
+VMJIT_DLL void *TVMBackendAllocWorkspace(int DeviceType, int DeviceId,
+                                         uint64_t Bytes, int, int) {
+  if (DeviceType != kCpuDevice) {
     VMJITErrorSetRaisedFromCStr(
         "RuntimeError",
         fmt::format("workspace requested on device {}:{}: vmjit runs CPU "
@@ -93,13 +102,14 @@ void *allocWorkspace(int DeviceType, int DeviceId, uint64_t Bytes, int, int) {
   return P;
 }
 
-int freeWorkspace(int, int, void *P) {
+VMJIT_DLL int TVMBackendFreeWorkspace(int, int, void *P) {
   std::free(P);
   return 0;
 }
 
-int parallelLaunch(ParallelLambda Fn, void *Data, int NumTask) {
-  int Threads = parallelThreads();
+VMJIT_DLL int TVMBackendParallelLaunch(ParallelLambda Fn, void *Data,
+                                       int NumTask) {
+  int Threads = vmjit::tvm::parallelThreads();
   int N = NumTask <= 0 ? Threads : std::min(NumTask, Threads);
   // Inside another parallel region (a kernel launched from a parallel
   // loop), this thread runs the whole loop as one task.
@@ -138,26 +148,72 @@ int parallelLaunch(ParallelLambda Fn, void *Data, int NumTask) {
   return Failed ? -1 : 0;
 }
 
-int parallelBarrier(int, ParallelGroupEnv *) {
+VMJIT_DLL int TVMBackendParallelBarrier(int, ParallelGroupEnv *) {
 #pragma omp barrier
   return 0;
 }
 
-const ContextSymbol kContextSymbols[] = {
-    {"__TVMFFIFunctionCall", reinterpret_cast<void *>(&functionCall)},
-    {"__TVMFFIEnvModLookupFromImports",
-     reinterpret_cast<void *>(&lookupFromImports)},
-    {"__TVMBackendGetFuncFromEnv",
-     reinterpret_cast<void *>(&lookupFromImports)},
-    {"__TVMFFIHandleInitOnce", reinterpret_cast<void *>(&handleInitOnce)},
-    {"__TVMFFIErrorSetRaisedFromCStr",
-     reinterpret_cast<void *>(&VMJITErrorSetRaisedFromCStr)},
-    {"__TVMBackendAllocWorkspace", reinterpret_cast<void *>(&allocWorkspace)},
-    {"__TVMBackendFreeWorkspace", reinterpret_cast<void *>(&freeWorkspace)},
-    {"__TVMBackendParallelLaunch", reinterpret_cast<void *>(&parallelLaunch)},
-    {"__TVMBackendParallelBarrier",
-     reinterpret_cast<void *>(&parallelBarrier)},
-};
+VMJIT_DLL int TVMBackendGetFuncFromEnv(void *Ctx, const char *Name,
+                                       void **Out) {
+  return TVMFFIEnvModLookupFromImports(Ctx, Name, Out);
+}
+
+VMJIT_DLL void TVMFFIErrorSetRaisedFromCStr(const char *Kind,
+                                            const char *Message) {
+  VMJITErrorSetRaisedFromCStr(Kind, Message);
+}
+
+VMJIT_DLL void TVMFFIErrorSetRaisedFromCStrParts(const char *Kind,
+                                                 const char **Parts,
+                                                 int32_t NumParts) {
+  std::string Message;
+  for (int32_t I = 0; I < NumParts; ++I)
+    if (Parts[I])
+      Message += Parts[I];
+  VMJITErrorSetRaisedFromCStr(Kind, Message.c_str());
+}
+
+// TVM's AnyLists (compiled mode's registers, constants and functions):
+// arrays of owned values. The argument stack of a call holds borrowed
+// views; its return slot an owned value.
+
+/// args[Offset] = list[Index], borrowed.
+VMJIT_DLL int TVMBackendAnyListSetPackedArg(void *List, int Index,
+                                            VMJITAny *Args, int Offset) {
+  Args[Offset] = static_cast<const VMJITAny *>(List)[Index];
+  return 0;
+}
+
+/// list[Index] = None, releasing the old value.
+VMJIT_DLL int TVMBackendAnyListResetItem(void *List, int Index) {
+  VMJITAny &Slot = static_cast<VMJITAny *>(List)[Index];
+  VMJITAny Old = Slot;
+  vmjit::detail::setNone(Slot);
+  vmjit::detail::releaseValue(Old);
+  return 0;
+}
+
+/// list[Index] = the owned value in args[Offset] (moved; the old value is
+/// released).
+VMJIT_DLL int TVMBackendAnyListMoveFromPackedReturn(void *List, int Index,
+                                                    VMJITAny *Args,
+                                                    int Offset) {
+  VMJITAny &Slot = static_cast<VMJITAny *>(List)[Index];
+  VMJITAny Old = Slot;
+  Slot = Args[Offset];
+  vmjit::detail::setNone(Args[Offset]);
+  vmjit::detail::releaseValue(Old);
+  return 0;
+}
+
+} // extern "C"
+
+namespace vmjit::tvm {
+namespace {
+
+#define VMJIT_TVM_ROW(Name) {"__" #Name, reinterpret_cast<void *>(&Name)},
+const ContextSymbol kContextSymbols[] = {VMJIT_TVM_BACKEND_FUNCTIONS(VMJIT_TVM_ROW)};
+#undef VMJIT_TVM_ROW
 
 } // namespace
 
@@ -180,13 +236,3 @@ int parallelThreads() noexcept {
 }
 
 } // namespace vmjit::tvm
-
-extern "C" VMJIT_DLL void
-TVMFFIErrorSetRaisedFromCStrParts(const char *Kind, const char **Parts,
-                                  int32_t NumParts) {
-  std::string Message;
-  for (int32_t I = 0; I < NumParts; ++I)
-    if (Parts[I])
-      Message += Parts[I];
-  VMJITErrorSetRaisedFromCStr(Kind, Message.c_str());
-}

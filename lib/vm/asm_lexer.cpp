@@ -227,7 +227,7 @@ std::vector<bool> bareParams(const std::vector<std::string> &Params) {
     ++Count[N];
   std::vector<bool> Bare(Params.size());
   for (size_t P = 0; P < Params.size(); ++P)
-    Bare[P] = isIdentifier(Params[P]) && Params[P] != "vm" &&
+    Bare[P] = isIdentifier(Params[P]) && !isSpecialRegisterName(Params[P]) &&
               Count[Params[P]] == 1;
   return Bare;
 }

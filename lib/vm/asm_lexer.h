@@ -76,8 +76,15 @@ std::string describe(const Token &T);
 /// disassembler may write as a name).
 bool isIdentifier(std::string_view S);
 
+/// True for `vm` and `void`: `%vm` and `%void` are the special registers,
+/// so no parameter or register is named so.
+inline bool isSpecialRegisterName(std::string_view S) {
+  return S == "vm" || S == "void";
+}
+
 /// Which parameters of a list vmasm writes bare (and so reads as register
-/// names): identifiers other than `vm` that the list does not repeat. The
+/// names): identifiers other than `vm` and `void` that the list does not
+/// repeat. The
 /// others are written quoted and name no register. Linear in the list.
 std::vector<bool> bareParams(const std::vector<std::string> &Params);
 

@@ -127,7 +127,8 @@ bool isInstr(StmtKind K) { return K >= StmtKind::Call; }
 
 struct RegRef {
   Pos P;
-  bool IsVM = false;
+  /// `%vm` or `%void` (Num is kVMRegister or kVoidRegister).
+  bool IsSpecial = false;
   /// `%name`; empty for `%N`.
   std::string Name;
   /// `%N`, or the number given to the name.
@@ -197,15 +198,16 @@ struct Body {
 
 /// Calls `F` on each register an instruction statement names, in the order
 /// the assembler numbers them: the destination, then the register
-/// arguments (not %vm); or the register of a ret or an if.
+/// arguments (not %vm or %void); or the register of a ret or an if.
 template <typename StmtT, typename Fn> void forEachRegRef(StmtT &S, Fn F) {
   if (S.Kind == StmtKind::Call) {
     if (S.HasDst)
       F(S.Dst);
     for (auto &O : S.Args)
-      if (O.Kind == ArgKind::Register && !O.Reg.IsVM)
+      if (O.Kind == ArgKind::Register && !O.Reg.IsSpecial)
         F(O.Reg);
-  } else if (S.Kind == StmtKind::Ret || S.Kind == StmtKind::If) {
+  } else if ((S.Kind == StmtKind::Ret || S.Kind == StmtKind::If) &&
+             !S.Reg.IsSpecial) {
     F(S.Reg);
   }
 }
@@ -431,8 +433,9 @@ void Assembler::parseStmt(Lexer &Lx, Stmt &S, bool &HasKind) {
     break;
   case Tok::Reg: {
     Begin(StmtKind::Call);
-    S.HasDst = true;
     S.Dst = parseReg(T, "", "%vm cannot be the destination of a call");
+    // `%void = call F(...)` drops the result, as `call F(...)` does.
+    S.HasDst = !S.Dst.IsSpecial;
     Token Eq = Lx.next();
     if (!Eq.is(Tok::Equal))
       failAt(Eq.P, "expected '=' after the destination register");
@@ -488,9 +491,11 @@ void Assembler::parseParams(Lexer &Lx, Stmt &S) {
       S.Params.push_back(P.Str);
       S.ParamQuoted.push_back(1);
     } else if (P.is(Tok::Ident)) {
-      if (P.Text == "vm")
-        failAt(P.P, "a parameter cannot be named 'vm' (%vm is the VM "
-                    "register; a quoted \"vm\" is a name only)");
+      if (asmtext::isSpecialRegisterName(P.Text))
+        failAt(P.P, fmt::format("a parameter cannot be named '{0}' (%{0} is "
+                                "the {1} register; a quoted \"{0}\" is a "
+                                "name only)",
+                                P.Text, P.Text == "vm" ? "VM" : "void"));
       for (size_t I = 0; I < S.Params.size(); ++I)
         if (!S.ParamQuoted[I] && S.Params[I] == P.Text)
           failAt(P.P, fmt::format("duplicate parameter '{}' (a quoted "
@@ -537,10 +542,16 @@ RegRef Assembler::parseReg(const Token &T, std::string_view Expected,
   RegRef R;
   R.P = T.P;
   std::string_view Body = T.body();
+  if (Body == "void") {
+    // Reads as None (TVM's compiler passes R.null_value() this way).
+    R.IsSpecial = true;
+    R.Num = kVoidRegister;
+    return R;
+  }
   if (Body == "vm") {
     if (VMError)
       failAt(T.P, VMError);
-    R.IsVM = true;
+    R.IsSpecial = true;
     R.Num = kVMRegister;
     return R;
   }

@@ -266,7 +266,7 @@ std::vector<Word> readCode(ByteReader R) {
 /// A name the assembler reads back bare and keeps: an identifier that is
 /// not `vm` (and, for a label, no instruction keyword and not L0, L1, ...).
 bool isBareName(std::string_view S, bool Label) {
-  if (!asmtext::isIdentifier(S) || S == "vm" ||
+  if (!asmtext::isIdentifier(S) || asmtext::isSpecialRegisterName(S) ||
       (Label && asmtext::isGeneratedLabel(S)))
     return false;
   for (std::string_view K : {"call", "ret", "goto", "if", "else"})

@@ -351,8 +351,8 @@ void writeConstant(std::string &Out, const Any &C, size_t Index,
 
 void writeReg(std::string &Out, RegName R,
               const std::map<int64_t, std::string> *Names = nullptr) {
-  if (R == kVMRegister) {
-    Out += "%vm";
+  if (R == kVMRegister || R == kVoidRegister) {
+    Out += R == kVMRegister ? "%vm" : "%void";
     return;
   }
   if (Names)
@@ -396,11 +396,11 @@ std::map<int64_t, std::string> registerNames(const Executable &Exe,
         Refs.push_back(I.callDst());
       for (int64_t A = 0; A < I.callNumArgs(); ++A)
         if (I.callArg(A).kindByte() == uint8_t(ArgKind::Register) &&
-            I.callArg(A).value() != kVMRegister)
+            !isSpecialRegister(I.callArg(A).value()))
           Refs.push_back(I.callArg(A).value());
-    } else if (I.opcode() == Opcode::Ret) {
+    } else if (I.opcode() == Opcode::Ret && !isSpecialRegister(I.retReg())) {
       Refs.push_back(I.retReg());
-    } else if (I.opcode() == Opcode::If) {
+    } else if (I.opcode() == Opcode::If && !isSpecialRegister(I.ifCond())) {
       Refs.push_back(I.ifCond());
     }
   }

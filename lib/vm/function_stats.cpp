@@ -48,7 +48,7 @@ std::vector<FunctionStats> collectFunctionStats(const VirtualMachine &VM) {
     if (F.Kind != FunctionKind::Bytecode) {
       if (S.Calls == 0)
         continue;
-      S.Tier = "packed";
+      S.Tier = VM.isTvmCompiled(K) ? "tvm-compiled" : "packed";
     } else {
       describeTier(VM, K, S);
     }

@@ -277,7 +277,7 @@ OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
                            "TVM's export_library) or {} (not written by "
                            "vmjit compile); load kernel libraries with --lib",
                            Name, tvm::kLibraryBinSymbol, kAotManifestSymbol));
-  return {loadLibraryBin(Bin, Name, Opts), {std::move(Lib)}};
+  return {loadLibraryBin(Bin, Name, Opts), {std::move(Lib)}, nullptr};
 }
 
 std::string streamName(const std::string &Path) {
@@ -354,13 +354,13 @@ OpenedProgram openProgramBytes(const std::string &Bytes,
     throwEmpty(Name);
   switch (detectProgramFormat(Bytes, Name)) {
   case ProgramFormat::Vmasm:
-    return {assemble(Bytes, Name, Opts.Limits), {}};
+    return {assemble(Bytes, Name, Opts.Limits), {}, nullptr};
   case ProgramFormat::Tvm:
-    return {loadTvmExecutableFromBytes(Bytes, Name, Opts), {}};
+    return {loadTvmExecutableFromBytes(Bytes, Name, Opts), {}, nullptr};
   case ProgramFormat::Library:
     return openLibrary(loadLibraryBytes(Bytes, Name), Name, Opts);
   case ProgramFormat::Binary:
-    return {loadExecutableFromBytes(Bytes, Name, Opts), {}};
+    return {loadExecutableFromBytes(Bytes, Name, Opts), {}, nullptr};
   case ProgramFormat::Unknown:
     break;
   }
@@ -378,7 +378,7 @@ OpenedProgram openProgram(const std::string &Path, const LoadOptions &Opts) {
     return openLibrary(
         KernelLibrary::load(std::filesystem::absolute(Path).string()), Path,
         Opts);
-  return {loadProgram(Path, Opts), {}};
+  return {loadProgram(Path, Opts), {}, nullptr};
 }
 
 std::shared_ptr<Executable> loadProgram(const std::string &Path,

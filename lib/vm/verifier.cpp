@@ -109,11 +109,12 @@ private:
 
   bool validReg(RegName R) const { return R >= 0 && R < F.RegisterFileSize; }
 
+  /// A register an instruction reads: one of the file, %vm, or %void
+  /// (which reads as None, as in TVM's VM: its compiler passes
+  /// R.null_value() that way).
   void checkReadReg(int64_t Local, RegName R, std::string_view What) const {
-    if (R == kVMRegister || validReg(R))
+    if (isSpecialRegister(R) || validReg(R))
       return;
-    if (R == kVoidRegister)
-      fail(Local, "{} reads the void register", What);
     fail(Local, "{} reads register %{}, but the register file has {} registers",
          What, R, F.RegisterFileSize);
   }
@@ -180,7 +181,9 @@ private:
       return;
     }
     case Opcode::Ret:
-      if (!validReg(I.retReg()))
+      if (I.retReg() == kVMRegister)
+        fail(Local, "returns the vm register");
+      if (I.retReg() != kVoidRegister && !validReg(I.retReg()))
         fail(Local, "returns register %{}, but the register file has {} "
                     "registers",
              I.retReg(), F.RegisterFileSize);
@@ -189,7 +192,9 @@ private:
       checkJump(Local, I.gotoOffset());
       return;
     case Opcode::If:
-      if (!validReg(I.ifCond()))
+      if (I.ifCond() == kVMRegister)
+        fail(Local, "tests the vm register");
+      if (I.ifCond() != kVoidRegister && !validReg(I.ifCond()))
         fail(Local, "tests register %{}, but the register file has {} "
                     "registers",
              I.ifCond(), F.RegisterFileSize);
@@ -241,7 +246,7 @@ private:
       for (int64_t L = BlockStart[B]; L < BlockStart[B + 1]; ++L) {
         InstrView I = instr(L);
         auto Read = [&](RegName R, std::string_view What) {
-          if (Check && R != kVMRegister && !Cur.test(R))
+          if (Check && !isSpecialRegister(R) && !Cur.test(R))
             failAt({FuncIndex, L, R},
                    "{} reads register %{} before it is written on every "
                    "path that reaches it",

@@ -83,6 +83,7 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E,
   CallsBeforeNative.assign(N, 0);
   Profile.resize(N);
   Stateful->InterpEntries.assign(N, nullptr);
+  Stateful->TvmCompiled.assign(N, 0);
   Frames.reserve(64);
 }
 
@@ -107,6 +108,11 @@ void VirtualMachine::resolvePool() {
                                            F.Name);
       Stateful->InterpEntries[I] = Obj.get();
       Entry = Function(ObjectPtr<Object>(std::move(Obj)));
+    } else if (auto Compiled = F.Kind == FunctionKind::Native
+                                   ? tvmCompiledEntry(static_cast<int64_t>(I))
+                                   : std::nullopt) {
+      Entry = std::move(*Compiled);
+      Stateful->TvmCompiled[I] = 1;
     } else {
       for (const auto &Lib : Opts.Libraries) {
         if (auto Found = Lib->find(F.Name)) {
@@ -127,6 +133,13 @@ void VirtualMachine::resolvePool() {
   }
   if (!Missing.empty())
     throwLinkError(*Exe, Missing, Reg, Opts.Libraries);
+  if (std::find(Stateful->TvmCompiled.begin(), Stateful->TvmCompiled.end(),
+                1) != Stateful->TvmCompiled.end())
+    buildFunctionList();
+}
+
+bool VirtualMachine::isTvmCompiled(int64_t Func) const noexcept {
+  return Stateful->TvmCompiled[static_cast<size_t>(Func)] != 0;
 }
 
 VirtualMachine::~VirtualMachine() {
@@ -271,10 +284,14 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           VMJITAny &A = const_cast<VMJITAny &>(Args[K].raw());
           switch (W >> 56) {
           case static_cast<uint64_t>(ArgKind::Register):
-            if (V == kVMRegister)
-              viewOpaque(A, &VM);
-            else
+            if (isSpecialRegister(V)) [[unlikely]] {
+              if (V == kVMRegister)
+                viewOpaque(A, &VM);
+              else // %void reads as None
+                detail::setNone(A);
+            } else {
               detail::copyWords(A, R[V].raw());
+            }
             break;
           case static_cast<uint64_t>(ArgKind::Immediate):
             viewInt(A, V);
@@ -314,7 +331,8 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           if (Fn->entry()(Fn, reinterpret_cast<const VMJITAny *>(Args),
                           static_cast<int32_t>(N), &Result) != 0) [[unlikely]]
             return fail(takeRaisedError());
-          if (InterpEntries[Callee] == nullptr)
+          // (TVM-compiled code counts its own calls, as frames do.)
+          if (InterpEntries[Callee] == nullptr && !TvmCompiled[Callee])
             ++VM.CallCounts[static_cast<size_t>(Callee)];
           moveIntoRegister(Dst, Result);
         }
@@ -326,6 +344,10 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         continue;
       }
       case Opcode::Ret: {
+        if (I[1] == kVoidRegister) [[unlikely]] {
+          detail::setNone(RetVal); // `ret %void` returns None
+          break;
+        }
         VMJITAny &Src = const_cast<VMJITAny &>(R[I[1]].raw());
         detail::copyWords(RetVal, Src);
         detail::setNone(Src);
@@ -340,7 +362,9 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         continue;
       }
       case Opcode::If: {
-        const VMJITAny &C = R[I[1]].raw();
+        static const Any NoneValue; // what `if %void` tests
+        const VMJITAny &C =
+            (I[1] == kVoidRegister ? NoneValue : R[I[1]]).raw();
         if (C.type_index != kVMJITInt && C.type_index != kVMJITBool)
             [[unlikely]] {
           F->PC = PC;

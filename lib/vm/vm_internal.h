@@ -210,6 +210,10 @@ struct VirtualMachine::State {
   std::vector<FunctionObj *> InterpEntries;
   /// Every native-code entry this VM made (they may outlive the VM).
   std::vector<NativeFunctionObj *> NativeEntries;
+  /// Per function: runs TVM compiled-mode code (tvm_compiled.cpp).
+  std::vector<char> TvmCompiled;
+  /// The pool as TVM-compiled code reads it (empty without such code).
+  std::vector<Any> FunctionList;
 };
 
 class VirtualMachine::Interpreter {
@@ -218,7 +222,8 @@ public:
       : VM(VM), Exe(*VM.Exe), Code(Exe.code().data()),
         Offsets(Exe.instrOffsets().data()),
         Consts(Exe.constants().data()),
-        InterpEntries(VM.Stateful->InterpEntries.data()) {}
+        InterpEntries(VM.Stateful->InterpEntries.data()),
+        TvmCompiled(VM.Stateful->TvmCompiled.data()) {}
 
   /// Pushes a frame for bytecode function `Func` with its parameters copied
   /// from `Args` (VirtualMachine::enterFrame, shared with native entries).
@@ -266,6 +271,7 @@ public:
   const int64_t *Offsets;
   const Any *Consts;
   FunctionObj *const *InterpEntries;
+  const char *TvmCompiled;
 };
 
 } // namespace vmjit::vm

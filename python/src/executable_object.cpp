@@ -52,7 +52,7 @@ void registerExecutable(py::module_ &M) {
            [](const vm::OpenedProgram &P) { return vm::disassemble(*P.Exe); })
       .def("stats",
            [](const vm::OpenedProgram &P) {
-             nlohmann::ordered_json J = report::executableStatsJson(*P.Exe);
+             nlohmann::ordered_json J = report::executableStatsJson(*P.Exe, P.Libraries);
              return py::make_tuple(J.dump(), report::executableStatsText(J));
            })
       .def(

@@ -19,12 +19,12 @@ namespace {
 
 nlohmann::ordered_json collectStats(const std::string &Name, uint64_t Bytes,
                                     vm::ProgramFormat Format,
-                                    const vm::Executable &Exe) {
+                                    const vm::OpenedProgram &Prog) {
   nlohmann::ordered_json J;
   J["file"] = Name;
   J["file_bytes"] = Bytes;
   J["format"] = std::string(vm::programFormatName(Format));
-  J.update(report::executableStatsJson(Exe));
+  J.update(report::executableStatsJson(*Prog.Exe, Prog.Libraries));
   return J;
 }
 
@@ -56,13 +56,13 @@ void addStatsCommand(CLI::App &App, Runner &Run) {
               vm::readInput(*Input, vm::LoadOptions().MaxFileBytes);
           auto Prog = vm::openProgramBytes(Bytes, Name);
           J = collectStats(Name, Bytes.size(),
-                           vm::detectProgramFormat(Bytes, Name), *Prog.Exe);
+                           vm::detectProgramFormat(Bytes, Name), Prog);
         } else {
-          auto Exe = vm::loadProgram(*Input);
+          auto Prog = vm::openProgram(*Input);
           std::error_code Ec;
           auto Size = std::filesystem::file_size(*Input, Ec);
           J = collectStats(*Input, Ec ? 0 : Size,
-                           vm::detectProgramFormat(*Input), *Exe);
+                           vm::detectProgramFormat(*Input), Prog);
         }
         if (*Json)
           fmt::print("{}\n", J.dump());

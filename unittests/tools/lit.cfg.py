@@ -33,6 +33,7 @@ config.substitutions.append(("%kernels", config.demo_kernels))
 # The libraries of tvm-library/ (built from tvm-library/Inputs).
 _tvm_libs = os.path.join(config.vmjit_obj_root, "unittests", "tools", "tvm-library")
 config.substitutions.append(("%tvm_model", os.path.join(_tvm_libs, "model.so")))
+config.substitutions.append(("%tvm_compiled", os.path.join(_tvm_libs, "compiled.so")))
 config.substitutions.append(("%tvm_libs", _tvm_libs))
 config.substitutions.append(("%examples", os.path.join(config.vmjit_src_root, "examples")))
 # The built example programs (examples/embed, ...).

@@ -713,6 +713,24 @@ TEST(AssemblerErrorTest, VMAsDestination) {
             "'vm' (%vm is the VM register; a quoted \"vm\" is a name only)");
 }
 
+TEST(AssemblerErrorTest, VoidIsTheVoidRegister) {
+  EXPECT_EQ(asmError(".func f(void)\n  ret %void\n.end\n"),
+            "ParseError: prog.vmasm:1:9: error: a parameter cannot be named "
+            "'void' (%void is the void register; a quoted \"void\" is a name "
+            "only)");
+  // %void reads as None and drops a result; it takes no register number.
+  auto Exe = assemble(".func f(x)\n  %void = call g(%void, %x)\n  ret %void\n"
+                      ".end\n",
+                      "v.vmasm");
+  const FunctionInfo &F = Exe->function(0);
+  EXPECT_EQ(F.RegisterFileSize, 1);
+  InstrView Call = Exe->instr(F.StartInstr);
+  EXPECT_EQ(Call.callDst(), kVoidRegister);
+  EXPECT_EQ(Call.callArg(0).value(), kVoidRegister);
+  EXPECT_EQ(Exe->instr(F.StartInstr + 1).retReg(), kVoidRegister);
+  EXPECT_EQ(disassemble(*Exe).find("%void = call"), std::string::npos);
+}
+
 TEST(AssemblerErrorTest, UnknownDirective) {
   EXPECT_EQ(asmError(".funct main()\n"),
             "ParseError: prog.vmasm:1:1: error: unknown directive '.funct'");

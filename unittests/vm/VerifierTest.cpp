@@ -97,8 +97,18 @@ TEST(VerifierTest, RegisterOutOfRange) {
 TEST(VerifierTest, SpecialRegisters) {
   EXPECT_THAT(verify({kCall, kVMRegister, 1, 0, kRet, 0}, 2),
               HasSubstr("writes its result to the vm register"));
-  EXPECT_THAT(verify({kCall, 2, 1, 1, reg(kVoidRegister), kRet, 2}, 2),
-              HasSubstr("argument 1 reads the void register"));
+  EXPECT_THAT(verify({kRet, kVMRegister}, 2),
+              HasSubstr("returns the vm register"));
+  EXPECT_THAT(verify({kIf, kVMRegister, 1, kRet, 0}, 2),
+              HasSubstr("tests the vm register"));
+}
+
+// %void reads as None wherever TVM's VM reads it: an argument (TVM's
+// compiler passes R.null_value() so), `ret` and `if` (an error when it runs).
+TEST(VerifierTest, VoidRegisterReadsAsNone) {
+  EXPECT_EQ(verify({kCall, 2, 1, 1, reg(kVoidRegister), kRet, 2}, 2), "ok");
+  EXPECT_EQ(verify({kRet, kVoidRegister}, 1), "ok");
+  EXPECT_EQ(verify({kIf, kVoidRegister, 2, kRet, 0, kRet, 0}, 3), "ok");
 }
 
 TEST(VerifierTest, ConstantAndFunctionIndices) {

@@ -10,9 +10,13 @@
 #ifndef VMJIT_REPORT_STATS_JSON_H
 #define VMJIT_REPORT_STATS_JSON_H
 
+#include "vmjit/runtime/library.h"
+
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace vmjit::vm {
 class Executable;
@@ -24,8 +28,13 @@ namespace vmjit::report {
 /// What an executable holds: "functions" (count, by_kind), "constants"
 /// (count, by_kind, tensor_bytes), "instructions", "code_words" and
 /// "function_table" (index, name, kind, params, registers, instructions,
-/// calls, words per function).
-nlohmann::ordered_json executableStatsJson(const vm::Executable &Exe);
+/// calls, words per function). With the libraries the program came with
+/// (a model library), native functions also say whether a library holds
+/// their TVM compiled-mode code ("tvm_compiled", and "functions" counts
+/// them as "tvm_compiled").
+nlohmann::ordered_json executableStatsJson(
+    const vm::Executable &Exe,
+    const std::vector<std::shared_ptr<KernelLibrary>> &Libraries = {});
 
 /// What a VM did with each function: with `CompileCounts` (builds with
 /// the JIT), "baseline_compiles", "compiles" and "cache_hits"; then

@@ -5,8 +5,12 @@
 // `__tvm_ffi__library_ctx` (the library's own context, handed back to
 // `__TVMFFIEnvModLookupFromImports`), `__TVMFFIFunctionCall`,
 // `__TVMFFIErrorSetRaisedFromCStr`, `__TVMBackendAllocWorkspace`, the
-// parallel launcher, ... contextSymbols() is the one table of them, read
-// by KernelLibrary::load. Parallel loops run on OpenMP's thread team
+// parallel launcher, ... The runtime also exports each of these functions
+// under TVM's own name (TVMFFIFunctionCall, TVMBackendAllocWorkspace, ...,
+// and the TVMBackendAnyList* functions of TVM's compiled mode), for code
+// that links against them directly. VMJIT_TVM_BACKEND_FUNCTIONS names them
+// once; contextSymbols() is the table of their slots, read by
+// KernelLibrary::load. Parallel loops run on OpenMP's thread team
 // (TVM_NUM_THREADS, else OMP_NUM_THREADS, else every core).
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +20,23 @@
 
 #include <span>
 #include <string_view>
+
+/// Every C function of TVM's runtime API that vmjit serves: exported
+/// under this name, and written into a library's slot `__NAME`.
+#define VMJIT_TVM_BACKEND_FUNCTIONS(X)                                         \
+  X(TVMFFIFunctionCall)                                                        \
+  X(TVMFFIEnvModLookupFromImports)                                             \
+  X(TVMFFIHandleInitOnce)                                                      \
+  X(TVMFFIErrorSetRaisedFromCStr)                                              \
+  X(TVMFFIErrorSetRaisedFromCStrParts)                                         \
+  X(TVMBackendGetFuncFromEnv)                                                  \
+  X(TVMBackendAllocWorkspace)                                                  \
+  X(TVMBackendFreeWorkspace)                                                   \
+  X(TVMBackendParallelLaunch)                                                  \
+  X(TVMBackendParallelBarrier)                                                 \
+  X(TVMBackendAnyListSetPackedArg)                                             \
+  X(TVMBackendAnyListResetItem)                                                \
+  X(TVMBackendAnyListMoveFromPackedReturn)
 
 namespace vmjit::tvm {
 
@@ -27,7 +48,8 @@ struct ContextSymbol {
   void *Value;
 };
 
-/// Every context slot vmjit serves, one row each.
+/// Every context slot vmjit serves (`__` and a name of
+/// VMJIT_TVM_BACKEND_FUNCTIONS), one row each.
 std::span<const ContextSymbol> contextSymbols() noexcept;
 
 inline constexpr std::string_view kLibraryCtxSymbol = "__tvm_ffi__library_ctx";

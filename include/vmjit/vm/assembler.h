@@ -38,7 +38,9 @@
 //   name nor written as `%N` anywhere in the function, in order of first
 //   appearance, so a named register never aliases a numbered one. `%vm` is
 //   the VM register: it is only a call argument (not a destination, `ret`
-//   or `if` operand) and no parameter may be called `vm`. The register file
+//   or `if` operand) and no parameter may be called `vm`. `%void` is the
+//   void register: as a destination it drops the result, read (argument,
+//   `ret`, `if`) it is None; no parameter may be called `void`. The register file
 //   is the highest register used plus one, at least the parameter count, or
 //   `.regs`.
 // Labels. `NAME:` stands alone on its line and names the next instruction

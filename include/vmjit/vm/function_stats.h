@@ -29,8 +29,10 @@ struct FunctionStats {
   /// Times the function was entered (packed functions: called from the
   /// interpreter).
   uint64_t Calls = 0;
-  /// Where it runs now: "packed" (not bytecode), "interpreter", "native"
-  /// (no JIT statistics), "baseline" (tier 1) or "optimized" (tier 2).
+  /// Where it runs now: "packed" (not bytecode), "tvm-compiled" (TVM's
+  /// compiled-mode code of a VMTIR function, from the model library),
+  /// "interpreter", "native" (no JIT statistics), "baseline" (tier 1) or
+  /// "optimized" (tier 2).
   std::string_view Tier;
   uint64_t BackwardJumps = 0;
   uint64_t OsrEntries = 0;

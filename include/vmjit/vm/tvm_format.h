@@ -51,6 +51,10 @@ enum FuncKind : int32_t {
   kVMTIRFunc = 2,
 };
 
+/// A VMTIR function NAME (TVM's compiled mode) is the library symbol
+/// `__vmtir__NAME`, called as (ctx_ptr, registers, constants, functions).
+inline constexpr std::string_view kVMTIRPrefix = "__vmtir__";
+
 /// Constant tags: tvm-ffi type indices (an i32), the same numbers as
 /// vmjit's own type indices (c_api.h).
 enum ConstType : int32_t {

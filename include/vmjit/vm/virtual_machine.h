@@ -265,6 +265,9 @@ public:
   /// (if the controller has it). Returns whether the function now runs
   /// natively.
   bool adoptNativeCode(int64_t Func);
+  /// Whether function `Func` runs TVM compiled-mode code (a VMTIR function
+  /// whose `__vmtir__NAME` a loaded library provides).
+  bool isTvmCompiled(int64_t Func) const noexcept;
   bool isNative(int64_t Func) const noexcept {
     return IsNative[static_cast<size_t>(Func)] != 0;
   }
@@ -296,6 +299,11 @@ private:
   friend class Interpreter;
 
   void resolvePool();
+  /// The pool entry of Native function `Func` when a library holds TVM
+  /// compiled-mode code for it (`__vmtir__NAME`, tvm_compiled.cpp).
+  std::optional<Function> tvmCompiledEntry(int64_t Func);
+  /// TVM's function pool as an array of values, for TVM-compiled code.
+  void buildFunctionList();
   int64_t savedOrIndex(std::string_view Func) const;
 
   std::shared_ptr<const Executable> Exe;
@@ -335,6 +343,7 @@ private:
   std::chrono::steady_clock::time_point Deadline;
   std::shared_ptr<TierController> Tier;
   friend class NativeFunctionObj;
+  friend class TvmCompiledFunctionObj;
   std::unique_ptr<RegisterStack> Regs;
   std::vector<Frame> Frames;
   InstrumentFn Instrument;
