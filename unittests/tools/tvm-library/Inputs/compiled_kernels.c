@@ -5,7 +5,8 @@
  * between those arrays and a call's argument stack only through
  * TVMBackendAnyListSetPackedArg / MoveFromPackedReturn / ResetItem, which
  * the host exports by name, and builtins are looked up by name through the
- * library context and called through __TVMFFIFunctionCall. */
+ * library context and called through __TVMFFIFunctionCall, or (recurse)
+ * through the same functions linked by name, as a system-lib build does. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,12 @@ int TVMBackendAnyListMoveFromPackedReturn(void *list, int index, Any *args,
                                           int offset);
 void TVMFFIErrorSetRaisedFromCStrParts(const char *kind, const char **parts,
                                        int32_t num_parts);
+/* What a system-lib build links against directly, instead of the slots. */
+int TVMFFIEnvModLookupFromImports(void *ctx, const char *name, void **out);
+int TVMFFIFunctionCall(void *func, Any *args, int32_t n, Any *ret);
+void *TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t bytes,
+                               int dtype_code, int dtype_bits);
+int TVMBackendFreeWorkspace(int device_type, int device_id, void *ptr);
 
 /* The four handles of a VMTIR function. */
 typedef struct {
@@ -53,19 +60,30 @@ static int handles(const Any *args, int32_t n, Handles *h) {
   return 0;
 }
 
-/* regs[dst] = NAME(stack[0..n)), the result moved out of stack[n]. */
-static int callNamed(const char *name, Any *stack, int n, void *regs,
-                     int dst) {
+/* regs[dst] = NAME(stack[0..n)), the result moved out of stack[n]:
+ * through the context slots, or (direct) through the runtime's exports. */
+static int callNamedVia(int direct, const char *name, Any *stack, int n,
+                        void *regs, int dst) {
   void *f;
-  if (__TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, &f))
+  if ((direct ? TVMFFIEnvModLookupFromImports
+              : __TVMFFIEnvModLookupFromImports)(__tvm_ffi__library_ctx, name,
+                                                  &f))
     return -1;
   stack[n].type_index = kNone;
   stack[n].zero_padding = 0;
   stack[n].v_int64 = 0;
-  if (__TVMFFIFunctionCall(f, stack, n, &stack[n]))
+  if ((direct ? TVMFFIFunctionCall : __TVMFFIFunctionCall)(f, stack, n,
+                                                           &stack[n]))
     return -1;
   return TVMBackendAnyListMoveFromPackedReturn(regs, dst, stack, n);
 }
+
+static int callNamed(const char *name, Any *stack, int n, void *regs,
+                     int dst) {
+  return callNamedVia(0, name, stack, n, regs, dst);
+}
+
+static int recurseBody(const Handles *h, Any *stack);
 
 /* main(x, y) = (x * y + 10, x); register 4 is a temporary. */
 EXPORT int __tvm_ffi___vmtir__main(void *self, const Any *args, int32_t n,
@@ -106,18 +124,29 @@ EXPORT int __tvm_ffi___vmtir__fails(void *self, const Any *args, int32_t n,
 
 /* recurse(n) = n <= 0 ? n : recurse(n - 1), the call through
  * vm.builtin.invoke_closure(ctx, functions[2], n - 1), as TVM calls
- * another Relax function. */
+ * another Relax function; linked directly against the runtime's C API, as
+ * a system-lib build is, with a workspace held across the call. */
 EXPORT int __tvm_ffi___vmtir__recurse(void *self, const Any *args,
                                       int32_t n, Any *ret) {
   Handles h;
   Any stack[4];
   if (handles(args, n, &h))
     return -1;
+  void *scratch = TVMBackendAllocWorkspace(1, 0, 64, 2, 32);
+  if (!scratch)
+    return -1;
+  int rc = recurseBody(&h, stack);
+  TVMBackendFreeWorkspace(1, 0, scratch);
+  return rc;
+}
+
+static int recurseBody(const Handles *hp, Any *stack) {
+  Handles h = *hp;
   TVMBackendAnyListSetPackedArg(h.regs, 0, stack, 0);
   if (stack[0].type_index != kInt || stack[0].v_int64 <= 0) {
     Any copy[2];
     TVMBackendAnyListSetPackedArg(h.regs, 0, copy, 0);
-    return callNamed("vm.builtin.copy", copy, 1, h.regs, 1);
+    return callNamedVia(1, "vm.builtin.copy", copy, 1, h.regs, 1);
   }
   int64_t k = stack[0].v_int64 - 1;
   stack[0].type_index = kOpaquePtr;
@@ -127,7 +156,7 @@ EXPORT int __tvm_ffi___vmtir__recurse(void *self, const Any *args,
   stack[2].type_index = kInt;
   stack[2].zero_padding = 0;
   stack[2].v_int64 = k;
-  return callNamed("vm.builtin.invoke_closure", stack, 3, h.regs, 1);
+  return callNamedVia(1, "vm.builtin.invoke_closure", stack, 3, h.regs, 1);
 }
 
 /* Never reached: its register file has no room for a result. */
