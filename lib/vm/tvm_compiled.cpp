@@ -102,10 +102,18 @@ std::optional<Function> VirtualMachine::tvmCompiledEntry(int64_t Func) {
   const FunctionInfo &F = Exe->function(Func);
   const std::string Symbol = std::string(tvmfmt::kVMTIRPrefix) + F.Name;
   for (const auto &Lib : Opts.Libraries)
-    if (auto Code = Lib->find(Symbol))
-      return Function(ObjectPtr<Object>(makeObject<TvmCompiledFunctionObj>(
-          this, Func, std::move(*Code), F.Name)));
+    if (auto Code = Lib->find(Symbol)) {
+      auto Obj = makeObject<TvmCompiledFunctionObj>(this, Func,
+                                                    std::move(*Code), F.Name);
+      Stateful->TvmEntries.Entries.push_back(Obj.get());
+      return Function(ObjectPtr<Object>(std::move(Obj)));
+    }
   return std::nullopt;
+}
+
+VirtualMachine::State::TvmCompiledEntries::~TvmCompiledEntries() {
+  for (FunctionObj *F : Entries)
+    static_cast<TvmCompiledFunctionObj *>(F)->VM = nullptr;
 }
 
 void VirtualMachine::buildFunctionList() {

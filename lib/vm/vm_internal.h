@@ -212,6 +212,13 @@ struct VirtualMachine::State {
   std::vector<NativeFunctionObj *> NativeEntries;
   /// Per function: runs TVM compiled-mode code (tvm_compiled.cpp).
   std::vector<char> TvmCompiled;
+  /// Those functions' pool entries, which may outlive the VM: cut off
+  /// from it when it is destroyed (the VM's PoolOwners, destroyed after
+  /// this, keep them alive until then).
+  struct TvmCompiledEntries {
+    std::vector<FunctionObj *> Entries;
+    ~TvmCompiledEntries();
+  } TvmEntries;
   /// The pool as TVM-compiled code reads it (empty without such code).
   std::vector<Any> FunctionList;
 };
