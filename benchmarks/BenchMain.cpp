@@ -4,9 +4,13 @@
 // benchmark is 0.25 s instead of 0.5 s (unless --benchmark_min_time is
 // given), so that e.g. `vmjit-bench --benchmark_filter=dispatch` stays well
 // under a minute on a loaded 2-core machine. scripts/bench-report.py passes
-// its own --benchmark_min_time.
+// its own --benchmark_min_time. The tvm_models workload registers here,
+// after the flags are read: it loads model libraries, which static
+// initialization must not do.
 //
 //===----------------------------------------------------------------------===//
+
+#include "BenchUtil.h"
 
 #include <benchmark/benchmark.h>
 
@@ -26,6 +30,7 @@ int main(int Argc, char **Argv) {
   benchmark::Initialize(&N, Args.data());
   if (benchmark::ReportUnrecognizedArguments(N, Args.data()))
     return 1;
+  vmjit::bench::registerTvmModelBenchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

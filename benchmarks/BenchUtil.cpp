@@ -51,7 +51,14 @@ constexpr int kWarmCalls = 100;
 std::unique_ptr<vm::VirtualMachine>
 makeVM(std::shared_ptr<const vm::Executable> Exe, vm::ExecMode Mode,
        const std::function<void(vm::VirtualMachine &)> &Warm) {
-  auto VM = vm::VirtualMachine::create(std::move(Exe));
+  return makeVM(std::move(Exe), vm::VMOptions(), Mode, Warm);
+}
+
+std::unique_ptr<vm::VirtualMachine>
+makeVM(std::shared_ptr<const vm::Executable> Exe, vm::VMOptions Opts,
+       vm::ExecMode Mode,
+       const std::function<void(vm::VirtualMachine &)> &Warm) {
+  auto VM = vm::VirtualMachine::create(std::move(Exe), std::move(Opts));
 #ifdef VMJIT_HAVE_JIT
   jit::JITOptions O;
   O.Mode = Mode;

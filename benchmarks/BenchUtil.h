@@ -39,6 +39,11 @@ std::string examplePath(const char *Name);
 std::unique_ptr<vm::VirtualMachine>
 makeVM(std::shared_ptr<const vm::Executable> Exe, vm::ExecMode Mode,
        const std::function<void(vm::VirtualMachine &)> &Warm);
+/// The same with VM options (a model library's kernels: Opts.Libraries).
+std::unique_ptr<vm::VirtualMachine>
+makeVM(std::shared_ptr<const vm::Executable> Exe, vm::VMOptions Opts,
+       vm::ExecMode Mode,
+       const std::function<void(vm::VirtualMachine &)> &Warm);
 
 /// Sets counter `Name` to the time per item (Items items per iteration).
 void setPerItem(benchmark::State &State, double Items, const char *Name);
@@ -66,6 +71,10 @@ private:
 /// `Scale` (deterministic: a fixed-seed generator advanced per call).
 Tensor randomTensor(std::initializer_list<int64_t> Shape, float Scale,
                     uint64_t &Seed);
+
+/// Registers tvm_models/* (TvmModelsBench.cpp): called by main, since it
+/// loads the models' libraries.
+void registerTvmModelBenchmarks();
 
 } // namespace vmjit::bench
 

@@ -6,6 +6,8 @@
     scripts/bench-report.py --update-docs   # write docs/benchmarks.md + .svg
     scripts/bench-report.py --build-dir build-bench --no-build
     scripts/bench-report.py --from-json results.json   # re-render only
+    scripts/bench-report.py --tvm-models-table out.json # one table from a
+        # vmjit-bench --benchmark_out=out.json run of tvm_models/
 
 The report goes to BUILD_DIR/benchmarks.md (and .svg) unless --out or
 --update-docs says otherwise: the tracked docs/benchmarks.md changes only
@@ -51,7 +53,10 @@ GROUPS = [
     ("warmup", r"^warmup/", r"^warmup/"),
     ("compile", r"^compile/", r"^compile/(O1|cached_O1)/(10|50|100)$"),
     ("load", r"^load/", r"^load/[a-z]+/(1MiB|16MiB)/"),
+    # Registered only where ../shared/tvm-models (or VMJIT_TVM_MODELS) is.
+    ("tvm_models", r"^tvm_models/", r"^tvm_models/"),
 ]
+TVM_MODEL_TIERS = ["bytecode", "baseline", "compiled", "tiered"]
 
 # Apache TVM Relax VM, measured separately on these machines (TVM 5d4dc87
 # runtime built at -O3). Not measured by this script.
@@ -213,8 +218,12 @@ def medians(benchmarks):
     converted to ns by name (ns_per_*)."""
     runs = {}
     errors = {}
+    # A run with --benchmark_report_aggregates_only has no iteration rows:
+    # its "median" aggregates stand in for them.
+    has_iterations = any(b.get("run_type") == "iteration" for b in benchmarks)
     for b in benchmarks:
-        if b.get("run_type") != "iteration":
+        if b.get("run_type") != "iteration" and (
+                has_iterations or b.get("aggregate_name") != "median"):
             continue
         name = base_name(b.get("run_name", b["name"]))
         if b.get("error_occurred"):
@@ -564,6 +573,40 @@ def load_section(m):
     return table(["tensor data", "load + verify (default)", "verify rate",
                   "load, no checksum",
                   "TVM's format (weights copied)", "TVM copy rate"], rows)
+
+
+def tvm_models_section(m):
+    """Per model of ../shared/tvm-models and tier: µs per call, the
+    kernels-only floor, and the driver's overhead (tier − floor)."""
+    models = []
+    for name in m:
+        parts = name.split("/")
+        if len(parts) == 3 and parts[0] == "tvm_models" and \
+                parts[1] not in models:
+            models.append(parts[1])
+    if not models:
+        return ("Not run: no `../shared/tvm-models` next to the source tree "
+                "(or `VMJIT_TVM_MODELS`).")
+    us = lambda ns: fmt_num(ns / 1e3)
+    rows = []
+    for model in models:
+        fl = m.get("tvm_models/%s/floor" % model)
+        floor = fl["time"] if fl else None
+        for t in TVM_MODEL_TIERS:
+            r = m.get("tvm_models/%s/%s" % (model, t))
+            if not r:
+                continue
+            v = r["time"]
+            rows.append([model, t, us(v),
+                         us(floor) if floor is not None else "–",
+                         us(v - floor) if floor is not None else "–",
+                         "%.0f%%" % (100.0 * (v - floor) / v)
+                         if floor is not None and v else "–"])
+        if fl:
+            rows.append([model, "floor (%d kernel calls)" % int(fl.get(
+                "kernels", 0)), us(floor), "", "", ""])
+    return table(["model", "tier", "µs per call", "floor µs",
+                  "overhead µs (tier − floor)", "overhead share"], rows)
 
 
 def warmup_section(m, series):
@@ -987,6 +1030,21 @@ def report(res, build_dir, svg_name):
              "reads every page; without it the weights are only mapped.\n")
     L.append(load_section(m) + "\n")
 
+    L.append("## tvm_models: models TVM's compiler built\n")
+    L.append("`tvm_models/MODEL/TIER`: one call of a model of "
+             "`../shared/tvm-models` (TVM's `export_library` output) with its "
+             "own inputs. `floor`: the same kernel calls, recorded once by an "
+             "instrument and replayed from a C++ loop on preallocated "
+             "buffers; *overhead* is the tier's time minus the floor's "
+             "(allocation, checks, dispatch). `compiled_mode` (TVM's "
+             "exec_mode=\"compiled\") has no floor: its own code calls the "
+             "kernels, unseen by an instrument. Models: "
+             "`VMJIT_TVM_MODELS` or `../shared/tvm-models`; alone: "
+             "`vmjit-bench --benchmark_filter='tvm_models/' "
+             "--benchmark_repetitions=7 "
+             "--benchmark_report_aggregates_only=true`.\n")
+    L.append(tvm_models_section(m) + "\n")
+
     L.append("## Why targets are missed, and what would close the gaps\n")
     L.append(WHY_MISSED)
     L.append("## Apache TVM Relax VM (external reference)\n")
@@ -1030,7 +1088,15 @@ def main():
     ap.add_argument("--save-json", help="also write the raw results here")
     ap.add_argument("--from-json", help="render from saved raw results instead "
                                         "of running the harness")
+    ap.add_argument("--tvm-models-table", metavar="JSON",
+                    help="print the tvm_models table (markdown) of a "
+                         "vmjit-bench --benchmark_out JSON file and exit")
     args = ap.parse_args()
+    if args.tvm_models_table:
+        with open(args.tvm_models_table) as f:
+            m, _ = medians(json.load(f)["benchmarks"])
+        print(tvm_models_section(m))
+        return
     if args.update_docs and args.out:
         ap.error("--update-docs and --out name two different reports")
     if args.update_docs:
