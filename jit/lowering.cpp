@@ -71,6 +71,8 @@ InlineBuiltin inlineBuiltinFor(std::string_view Name) {
     return InlineBuiltin::ReadIfCond;
   if (Name == "vm.builtin.tuple_getitem")
     return InlineBuiltin::TupleGetItem;
+  if (Name == "vm.builtin.null_value")
+    return InlineBuiltin::NullValue;
   scalar::Op O;
   if (scalar::lookup(Name, O))
     return static_cast<InlineBuiltin>(
@@ -499,6 +501,7 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   const std::optional<scalar::Op> Scalar = scalarOpOf(What);
   const int64_t Arity = Scalar                           ? scalar::arity(*Scalar)
                         : What == InlineBuiltin::TupleGetItem ? 2
+                        : What == InlineBuiltin::NullValue    ? 0
                                                               : 1;
   if (N != Arity)
     return false;
@@ -510,6 +513,14 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     return false;
   auto Want = [&](int64_t Args) { return N == Args; };
   KeyText += fmt::format("inline{}@{};", static_cast<int>(What), PC);
+
+  if (What == InlineBuiltin::NullValue) {
+    // TVM's compiler emits it after the last use of every value: the
+    // register is cleared (the old value released), no call is made.
+    if (Dst != vm::kVoidRegister)
+      moveInto(Dst, constVal(kVMJITNone, 0));
+    return true;
+  }
 
   if (What == InlineBuiltin::Copy) {
     if (!Want(1))

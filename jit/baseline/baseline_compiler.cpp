@@ -271,6 +271,14 @@ private:
       E[Hole::FUNC] = 8 * Callee;
       return E.put(Void ? StencilId::CallPoolVoid : StencilId::CallPool);
     }
+    // The standard vm.builtin.null_value() (with arguments: the call, which
+    // raises the arity error): a register clear, nothing into %void.
+    if (Opts.InlineBuiltins && B.Inline == InlineBuiltin::NullValue &&
+        N == 0) {
+      if (!Void)
+        E.put(StencilId::NullValue);
+      return;
+    }
     E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
     E[Hole::SELF] = static_cast<int64_t>(B.Self);
     ops::Op Op;

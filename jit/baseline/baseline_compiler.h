@@ -32,7 +32,8 @@ struct BaselineOptions {
   /// Count entries and backward jumps toward tier 2 on `Site`, and move a
   /// looping frame into tier 2 once it exists (tiered mode).
   TierUpSite *Site = nullptr;
-  /// Inline the int paths of scalar.* builtins bound for inlining.
+  /// Inline the int paths of scalar.* builtins, and vm.builtin.null_value
+  /// (a register clear), bound for inlining.
   bool InlineBuiltins = true;
   /// Name the code in /tmp/perf-PID.map.
   bool PerfMap = false;

@@ -225,6 +225,18 @@ INLINE SafeCall poolEntry(void **Funcs, void **Self) {
 CALL_STENCILS(pool, poolEntry(Funcs, &Self))
 CALL_STENCILS(direct, (Self = (void *)WIDE(SELF), (SafeCall)WIDE(ENTRY)))
 
+/// The standard vm.builtin.null_value() into REG_A: no call, the old value
+/// released and None stored (TVM's compiler emits it after the last use of
+/// every value). Into `%void` it is no code at all.
+STENCIL(null_value) {
+  Val *D = AT(Regs, REG_A);
+  Val Old;
+  copyVal(&Old, D);
+  setNone(D);
+  release(Old);
+  NEXT();
+}
+
 //===----------------------------------------------------------------------===//
 // scalar.*: the int fast path inline; anything else (floats, bools,
 // division by zero, errors) through the direct call of the builtin.

@@ -4,8 +4,10 @@
 // during swaps, the object cache, and the fallback when a compile fails.
 #include "CallErrors.h"
 #include "vmjit/jit/tier_manager.h"
+#include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
+#include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/builtins.h"
 #include "vmjit/vm/virtual_machine.h"
@@ -471,6 +473,116 @@ TEST(TierTest, ReplacedStandardFunctionIsCalledInEveryMode) {
       Calls = 0;
       EXPECT_EQ(VM->call("sum", 10).cast<int64_t>(), 45);
       EXPECT_EQ(Calls.load(), 20) << execModeName(M) << " call " << I;
+    }
+  }
+}
+
+namespace {
+
+// vm.builtin.null_value after the last use of a value, as TVM's compiler
+// emits it: each iteration takes a reference to `Held` (tiertest.hold),
+// reads its use count, clears the register, reads the count again.
+const char *kNullValueProgram = R"(
+.func clear(n)
+  %i = call vm.builtin.copy(0)
+  %h = call vm.builtin.copy(0)
+  %before = call vm.builtin.copy(0)
+  %after = call vm.builtin.copy(0)
+loop:
+  %c = call scalar.lt(%i, %n)
+  if %c else done
+  %h = call tiertest.hold()
+  %before = call tiertest.uses()
+  %h = call vm.builtin.null_value()
+  call vm.builtin.null_value()
+  %after = call tiertest.uses()
+  %i = call scalar.add(%i, 1)
+  goto loop
+done:
+  %r = call vm.builtin.make_tuple(%h, %before, %after)
+  ret %r
+.end
+)";
+
+Tensor &heldTensor() {
+  static Tensor T = Tensor::empty({2}, dtype::Float32);
+  return T;
+}
+
+std::unique_ptr<VirtualMachine> makeNullValueVM(ExecMode Mode) {
+  registerVMBuiltins();
+  Registry::global().addTyped("tiertest.hold", [] { return heldTensor(); },
+                              /*AllowOverride=*/true);
+  Registry::global().addTyped(
+      "tiertest.uses",
+      [] { return static_cast<int64_t>(heldTensor().useCount()); },
+      /*AllowOverride=*/true);
+  static std::shared_ptr<Executable> Exe =
+      assemble(kNullValueProgram, "null_value.vmasm");
+  auto VM = VirtualMachine::create(Exe);
+  JITOptions O;
+  O.Mode = Mode;
+  O.Threshold = 1;
+  enableJIT(*VM, O);
+  return VM;
+}
+
+/// The result of clear(n) as text.
+std::string clearResult(VirtualMachine &VM, int64_t N) {
+  Array R = VM.call("clear", N).cast<Array>();
+  std::string S;
+  for (size_t I = 0; I < R.size(); ++I)
+    S += (I ? "," : "") + (R[I].isNone() ? std::string("None")
+                                         : std::to_string(R[I].cast<int64_t>()));
+  return S;
+}
+
+} // namespace
+
+// The standard null_value releases the register's value (no call in any
+// tier); the interpreter still counts the calls it stands for.
+TEST(TierTest, NullValueReleasesTheRegisterInEveryMode) {
+  for (ExecMode M : kAllExecModes) {
+    auto VM = makeNullValueVM(M);
+    const int64_t Null = *VM->executable().findFunction("vm.builtin.null_value");
+    for (int I = 0; I < 3; ++I) { // tiered: the first call interprets
+      EXPECT_EQ(clearResult(*VM, 4), "None,2,1")
+          << execModeName(M) << " call " << I;
+      EXPECT_EQ(heldTensor().useCount(), 1u);
+    }
+    if (M == ExecMode::Bytecode) {
+      EXPECT_EQ(VM->callCount(Null), 3u * 2 * 4);
+    }
+  }
+}
+
+// A null_value registered in place of the standard one is called by every
+// tier, and its result stored: only the standard function is a register
+// clear.
+TEST(TierTest, ReplacedNullValueIsCalledInEveryMode) {
+  registerVMBuiltins();
+  std::atomic<int> Calls{0};
+  Registry::global().addTyped(
+      "vm.builtin.null_value",
+      [&] {
+        ++Calls;
+        return int64_t(7);
+      },
+      /*AllowOverride=*/true);
+  struct Restore {
+    ~Restore() {
+      Registry::global().add("vm.builtin.null_value",
+                             *standardFunction("vm.builtin.null_value"),
+                             /*AllowOverride=*/true);
+    }
+  } RestoreStandard;
+  for (ExecMode M : kAllExecModes) {
+    auto VM = makeNullValueVM(M);
+    for (int I = 0; I < 3; ++I) { // tiered: the first call interprets
+      Calls = 0;
+      EXPECT_EQ(clearResult(*VM, 4), "7,2,1")
+          << execModeName(M) << " call " << I;
+      EXPECT_EQ(Calls.load(), 8) << execModeName(M) << " call " << I;
     }
   }
 }

@@ -53,6 +53,9 @@ enum class InlineBuiltin {
   Copy,
   ReadIfCond,
   TupleGetItem,
+  /// vm.builtin.null_value(): the destination set to None (its old value
+  /// released), no call.
+  NullValue,
   ScalarAdd,
   ScalarSub,
   ScalarMul,
