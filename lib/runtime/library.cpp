@@ -277,6 +277,9 @@ VMJITObject *KernelLibrary::importHandle(const char *Name) noexcept {
       // function only the library itself exports, held without a
       // reference to the library (which owns this cache).
       std::optional<Function> F = Registry::global().find(Name);
+      if (F)
+        if (std::optional<Function> V = tvmAbiVariant(*F))
+          F = std::move(V);
       if (!F)
         if (VMJITSafeCallType Entry = findEntry(Name))
           F = Function::fromSafeCall(Entry, Name);

@@ -73,4 +73,31 @@ std::vector<std::string> Registry::names() const {
   return Names;
 }
 
+namespace {
+struct TvmAbiVariants {
+  std::mutex Mutex;
+  std::unordered_map<const FunctionObj *, Function> ByStandard;
+};
+TvmAbiVariants &tvmAbiVariants() {
+  // Never destroyed, as the global registry.
+  static auto *V = new TvmAbiVariants();
+  return *V;
+}
+} // namespace
+
+void setTvmAbiVariant(const Function &Standard, Function Variant) {
+  TvmAbiVariants &V = tvmAbiVariants();
+  std::lock_guard Lock(V.Mutex);
+  V.ByStandard.insert_or_assign(Standard.get(), std::move(Variant));
+}
+
+std::optional<Function> tvmAbiVariant(const Function &F) {
+  TvmAbiVariants &V = tvmAbiVariants();
+  std::lock_guard Lock(V.Mutex);
+  auto It = V.ByStandard.find(F.get());
+  if (It == V.ByStandard.end())
+    return std::nullopt;
+  return It->second;
+}
+
 } // namespace vmjit

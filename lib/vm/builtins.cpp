@@ -165,6 +165,7 @@ void registerVMBuiltins() {
   static std::once_flag Once;
   std::call_once(Once, [] {
     Registry::global().addDefaults(standardVMBuiltins());
+    builtin::registerCheckTvmAbiVariants(standardVMBuiltins());
     kernels::registerStandardKernels();
   });
 }

@@ -124,6 +124,17 @@ void checkPrimValueInfo(AnyView X, DLDataType DType,
 
 } // namespace
 
+void registerCheckTvmAbiVariants(const Registry &Standard) {
+  // TVM's check_tensor_info returns nothing; its compiled code drops the
+  // result unreleased.
+  if (std::optional<Function> Std = Standard.find("vm.builtin.check_tensor_info"))
+    setTvmAbiVariant(*Std, Function::fromPacked("vm.builtin.check_tensor_info",
+                                                [](PackedArgs A, Any *) {
+                                                  Any Dropped;
+                                                  checkTensorInfo(A, &Dropped);
+                                                }));
+}
+
 void registerCheckBuiltins(GlobalDef &D) {
   D.defPacked("vm.builtin.check_tensor_info", checkTensorInfo)
       .def("vm.builtin.check_shape_info", checkShapeInfo)

@@ -96,6 +96,11 @@ void registerSortBuiltins(GlobalDef &D);    // builtins_sort.cpp
 void registerViewBuiltins(GlobalDef &D);    // builtins_view.cpp
 void registerDebugBuiltins(GlobalDef &D);   // builtins_debug.cpp
 
+/// TVM's variants (setTvmAbiVariant) of the check builtins whose results
+/// differ from TVM's, for the standard functions in `Standard`
+/// (builtins_check.cpp; called once with the global registration).
+void registerCheckTvmAbiVariants(const Registry &Standard);
+
 } // namespace builtin
 } // namespace vmjit::vm
 

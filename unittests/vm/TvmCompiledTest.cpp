@@ -6,6 +6,9 @@
 // the VM safely; without the library they are missing, as before.
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/registry.h"
+#include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/builtins.h"
 #include "vmjit/vm/function_stats.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
@@ -92,4 +95,23 @@ TEST(TvmCompiledTest, AnEntryOutlivingItsVMRaises) {
 TEST(TvmCompiledTest, WithoutItsLibraryTheCodeIsMissing) {
   EXPECT_THAT(errorText([] { VirtualMachine::create(library().Exe, {}); }),
               HasSubstr("LinkError"));
+}
+
+// TVM-compiled code that looks up vm.builtin.check_tensor_info gets TVM's
+// ABI: a function returning nothing (TVM's code drops the result without
+// releasing it; vmjit's own check_tensor_info returns its argument).
+TEST(TvmCompiledTest, LookupsGetTvmsCheckTensorInfo) {
+  registerVMBuiltins();
+  Function Std = *Registry::global().find("vm.builtin.check_tensor_info");
+  std::optional<Function> Tvm = tvmAbiVariant(Std);
+  ASSERT_TRUE(Tvm.has_value());
+  Tensor X = Tensor::empty(std::vector<int64_t>{2}, DLDataType{kDLFloat, 32, 1},
+                           cpuDevice());
+  EXPECT_TRUE((*Tvm)(X, int64_t(1), "").isNone());
+  EXPECT_EQ(Std(X, int64_t(1), "").cast<Tensor>().get(), X.get());
+  EXPECT_THAT(errorText([&] { (*Tvm)(X, int64_t(2), "ctx"); }),
+              HasSubstr("ctx: expected a tensor of rank 2 but got rank 1"));
+  // Any other function has no variant.
+  EXPECT_FALSE(
+      tvmAbiVariant(*Registry::global().find("vm.builtin.copy")).has_value());
 }

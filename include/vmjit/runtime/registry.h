@@ -60,6 +60,18 @@ private:
   std::unique_ptr<Impl> I;
 };
 
+/// TVM's ABI for code TVM compiled. Such code (a kernel, a compiled-mode
+/// driver) looks functions up by name and drops a result it does not use
+/// without releasing it, trusting TVM's function to return nothing. Where
+/// vmjit's standard function of a name returns a value TVM's does not
+/// (vmjit's check_tensor_info returns its argument), it registers TVM's
+/// variant here, and KernelLibrary's lookups hand that variant out while
+/// the registry still holds the standard function (a user's replacement
+/// is handed out as it is).
+VMJIT_DLL void setTvmAbiVariant(const Function &Standard, Function Variant);
+/// The variant registered for `F`, if any.
+VMJIT_DLL std::optional<Function> tvmAbiVariant(const Function &F);
+
 /// Chained registration in the style of tvm-ffi's reflection::GlobalDef,
 /// so that each function is registered by one line next to its code:
 ///
