@@ -61,6 +61,9 @@ private:
 
 constexpr int kInlineArgs = 16;
 
+/// What `if %void` tests: None (type index 0, zero payload).
+constexpr VMJITAny kNoneValue = {};
+
 /// The standard vm.builtin.null_value (the standard library's own function
 /// object, which lives as long as the process): a call of it whose pool
 /// entry is this very object is a register clear (a user's replacement,
@@ -312,7 +315,10 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           VMJITAny &A = const_cast<VMJITAny &>(Args[K].raw());
           switch (W >> 56) {
           case static_cast<uint64_t>(ArgKind::Register):
-            if (isSpecialRegister(V)) [[unlikely]] {
+            // One compare: the verifier admits only registers of the file
+            // (below 2^54) and the two special ones at 2^54, 2^54 + 1.
+            static_assert(kVMRegister == kVoidRegister + 1);
+            if (V >= kVoidRegister) [[unlikely]] {
               if (V == kVMRegister)
                 viewOpaque(A, &VM);
               else // %void reads as None
@@ -390,9 +396,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         continue;
       }
       case Opcode::If: {
-        static const Any NoneValue; // what `if %void` tests
-        const VMJITAny &C =
-            (I[1] == kVoidRegister ? NoneValue : R[I[1]]).raw();
+        const VMJITAny &C = I[1] == kVoidRegister ? kNoneValue : R[I[1]].raw();
         if (C.type_index != kVMJITInt && C.type_index != kVMJITBool)
             [[unlikely]] {
           F->PC = PC;

@@ -14,6 +14,7 @@ The `llm` folder is not here (its paged KV cache is tested on its own).
 Without shared/tvm-models the whole file is skipped.
 """
 
+import importlib.util
 import pathlib
 
 import numpy as np
@@ -27,7 +28,6 @@ if not MODELS.is_dir():
     pytest.skip("%s is absent: the models TVM's compiler wrote are not here"
                 % MODELS, allow_module_level=True)
 
-RTOL = 1e-5
 
 
 def _case(name, folder, library, func, inputs, refs, input_folder=None):
@@ -92,26 +92,19 @@ def _flatten(result):
     raise AssertionError("a result that is not a tensor or a tuple: %r" % (result,))
 
 
-def _compare(got, ref):
-    """None when `got` matches TVM's `ref`, else what differs."""
-    if got.dtype != ref.dtype:
-        return "dtype %s, TVM's is %s" % (got.dtype, ref.dtype)
-    if got.shape != ref.shape:
-        return "shape %s, TVM's is %s" % (list(got.shape), list(ref.shape))
-    if ref.dtype.kind in "biu":
-        if np.array_equal(got, ref):
-            return None
-        return "%d of %d elements differ (exact comparison)" % (
-            int(np.count_nonzero(got != ref)), ref.size)
-    if ref.size == 0:
-        return None
-    g = got.astype(np.float64)
-    r = ref.astype(np.float64)
-    tol = RTOL * max(1.0, float(np.max(np.abs(r))))
-    if np.isnan(g).any() and not np.isnan(r).any():
-        return "NaN in the result"
-    err = float(np.nanmax(np.abs(g - r)))
-    return None if err <= tol else "max abs error %.3g > tolerance %.3g" % (err, tol)
+def _load_checker():
+    """The lit tests' checker (unittests/tools/tvm-models/Inputs/
+    check-model.py): its compare() is the one rule for "gives TVM's
+    output" (the tolerance, exact integers, dtype and shape)."""
+    path = (pathlib.Path(__file__).resolve().parents[2] / "unittests" / "tools" /
+            "tvm-models" / "Inputs" / "check-model.py")
+    spec = importlib.util.spec_from_file_location("vmjit_check_model", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_compare = _load_checker().compare
 
 
 @pytest.mark.parametrize("case", CASES)

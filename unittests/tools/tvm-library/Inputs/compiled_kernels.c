@@ -42,6 +42,13 @@ void *TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t bytes,
                                int dtype_code, int dtype_bits);
 int TVMBackendFreeWorkspace(int device_type, int device_id, void *ptr);
 
+/* Writes a value of `type` with payload `bits` into an argument slot. */
+static void setValue(Any *a, int32_t type, int64_t bits) {
+  a->type_index = type;
+  a->zero_padding = 0;
+  a->v_int64 = bits;
+}
+
 /* The four handles of a VMTIR function. */
 typedef struct {
   void *ctx, *regs, *consts, *funcs;
@@ -69,9 +76,7 @@ static int callNamedVia(int direct, const char *name, Any *stack, int n,
               : __TVMFFIEnvModLookupFromImports)(__tvm_ffi__library_ctx, name,
                                                   &f))
     return -1;
-  stack[n].type_index = kNone;
-  stack[n].zero_padding = 0;
-  stack[n].v_int64 = 0;
+  setValue(&stack[n], kNone, 0);
   if ((direct ? TVMFFIFunctionCall : __TVMFFIFunctionCall)(f, stack, n,
                                                            &stack[n]))
     return -1;
@@ -116,9 +121,7 @@ EXPORT int __tvm_ffi___vmtir__fails(void *self, const Any *args, int32_t n,
   if (handles(args, n, &h))
     return -1;
   TVMBackendAnyListSetPackedArg(h.regs, 0, stack, 0);
-  stack[1].type_index = kInt;
-  stack[1].zero_padding = 0;
-  stack[1].v_int64 = 0;
+  setValue(&stack[1], kInt, 0);
   return callNamed("scalar.div", stack, 2, h.regs, 1);
 }
 
@@ -149,13 +152,9 @@ static int recurseBody(const Handles *hp, Any *stack) {
     return callNamedVia(1, "vm.builtin.copy", copy, 1, h.regs, 1);
   }
   int64_t k = stack[0].v_int64 - 1;
-  stack[0].type_index = kOpaquePtr;
-  stack[0].zero_padding = 0;
-  stack[0].v_ptr = h.ctx;
+  setValue(&stack[0], kOpaquePtr, (int64_t)(intptr_t)h.ctx);
   TVMBackendAnyListSetPackedArg(h.funcs, 2, stack, 1);
-  stack[2].type_index = kInt;
-  stack[2].zero_padding = 0;
-  stack[2].v_int64 = k;
+  setValue(&stack[2], kInt, k);
   return callNamedVia(1, "vm.builtin.invoke_closure", stack, 3, h.regs, 1);
 }
 
