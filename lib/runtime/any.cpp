@@ -61,9 +61,8 @@ void throwCastError(const VMJITAny &Value, std::string_view Expected) {
 }
 } // namespace detail
 
-std::optional<DLDataType> TypeTraits<DLDataType>::fromAny(const VMJITAny *V) {
-  if (V->type_index == kVMJITDataType)
-    return V->v_dtype;
+std::optional<DLDataType>
+TypeTraits<DLDataType>::fromString(const VMJITAny *V) {
   if (auto S = detail::stringView(*V))
     return parseDType(*S);
   return std::nullopt;

@@ -2,8 +2,10 @@
 
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/object_pool.h"
 #include "vmjit/runtime/shape.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <limits>
@@ -12,19 +14,26 @@ namespace vmjit {
 
 TensorObj::TensorObj(std::span<const int64_t> Shape, DLDataType DType,
                      DLDevice Dev)
-    : Object(kTypeIndex, objectDeleter<TensorObj>),
-      ShapeStorage(Shape.begin(), Shape.end()) {
+    : Object(kTypeIndex, recycledObjectDeleter<TensorObj>) {
+  int64_t *Dims = InlineShape;
+  if (Shape.size() > kInlineDims) {
+    ShapeStorage.resize(Shape.size());
+    Dims = ShapeStorage.data();
+  }
+  std::copy(Shape.begin(), Shape.end(), Dims);
   DL.data = nullptr;
   DL.device = Dev;
-  DL.ndim = static_cast<int>(ShapeStorage.size());
+  DL.ndim = static_cast<int>(Shape.size());
   DL.dtype = DType;
-  DL.shape = ShapeStorage.data();
+  DL.shape = Dims;
   DL.strides = nullptr;
   DL.byte_offset = 0;
 }
 
 TensorObj::~TensorObj() {
-  if (OwnedData)
+  if (OwnedBlockBytes)
+    detail::giveRecycledBlock(OwnedData, OwnedBlockBytes);
+  else if (OwnedData)
     std::free(OwnedData);
   if (Managed && Managed->deleter)
     Managed->deleter(Managed);
@@ -75,14 +84,20 @@ Tensor Tensor::empty(std::span<const int64_t> Shape, DLDataType DType,
                    kTensorAlignment;
   if (Rounded == 0)
     Rounded = kTensorAlignment;
-  auto Obj = makeObject<TensorObj>(Shape, DType, Dev);
-  void *Mem = std::aligned_alloc(kTensorAlignment, Rounded);
-  if (!Mem)
-    throwError("MemoryError",
-               fmt::format("cannot allocate {} bytes for a tensor of shape {}",
-                           Bytes, shapeString(Shape)));
-  Obj->OwnedData = Mem;
-  Obj->DL.data = Mem;
+  auto Obj = makeRecycledObject<TensorObj>(Shape, DType, Dev);
+  static_assert(kRecycledBlockAlignment % kTensorAlignment == 0);
+  if (Rounded <= kMaxRecycledObjectSize) {
+    // Small data (a shape heap, a scalar) comes from the pools as well.
+    Obj->OwnedData = detail::takeRecycledBlock(Rounded);
+    Obj->OwnedBlockBytes = Rounded;
+  } else {
+    Obj->OwnedData = std::aligned_alloc(kTensorAlignment, Rounded);
+    if (!Obj->OwnedData)
+      throwError("MemoryError",
+                 fmt::format("cannot allocate {} bytes for a tensor of shape {}",
+                             Bytes, shapeString(Shape)));
+  }
+  Obj->DL.data = Obj->OwnedData;
   return Tensor(ObjectPtr<Object>(std::move(Obj)));
 }
 
@@ -90,7 +105,7 @@ Tensor Tensor::view(ObjectRef Owner, void *Data,
                     std::span<const int64_t> Shape, DLDataType DType,
                     DLDevice Dev) {
   checkedByteSize(Shape, DType);
-  auto Obj = makeObject<TensorObj>(Shape, DType, Dev);
+  auto Obj = makeRecycledObject<TensorObj>(Shape, DType, Dev);
   Obj->DL.data = Data;
   Obj->Owner = std::move(Owner);
   return Tensor(ObjectPtr<Object>(std::move(Obj)));
@@ -105,7 +120,7 @@ ObjectPtr<TensorObj> importDL(ManagedT *Managed) {
   if (Src.ndim < 0 || (Src.ndim > 0 && !Src.shape))
     throwError("ValueError", "DLPack tensor has an invalid shape");
   std::span<const int64_t> Shape(Src.shape, static_cast<size_t>(Src.ndim));
-  auto Obj = makeObject<TensorObj>(Shape, Src.dtype, Src.device);
+  auto Obj = makeRecycledObject<TensorObj>(Shape, Src.dtype, Src.device);
   Obj->DL.data = Src.data;
   Obj->DL.byte_offset = Src.byte_offset;
   return Obj;

@@ -2,6 +2,7 @@
 
 #include "vmjit/vm/allocator.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/object_pool.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -19,7 +20,7 @@ int32_t StorageObj::typeIndex() {
 
 StorageObj::StorageObj(void *Data, size_t Size, size_t Capacity,
                        DLDevice Device, std::shared_ptr<Releaser> Owner)
-    : Object(typeIndex(), objectDeleter<StorageObj>), Data(Data), Size(Size),
+    : Object(typeIndex(), recycledObjectDeleter<StorageObj>), Data(Data), Size(Size),
       Capacity(Capacity), Device(Device), Owner(std::move(Owner)) {}
 
 StorageObj::~StorageObj() { Owner->release(Data, Capacity); }
@@ -66,7 +67,7 @@ public:
     void *P = systemAlloc(Size);
     I->InUse += Size;
     ++I->SystemAllocs;
-    return makeObject<StorageObj>(P, Bytes, Size, Device, I);
+    return makeRecycledObject<StorageObj>(P, Bytes, Size, Device, I);
   }
   size_t bytesInUse() const override { return I->InUse; }
   size_t bytesPooled() const override { return 0; }
@@ -121,7 +122,7 @@ public:
       I->InUse += Size;
     }
     try {
-      return makeObject<StorageObj>(P, Bytes, Size, Device, I);
+      return makeRecycledObject<StorageObj>(P, Bytes, Size, Device, I);
     } catch (...) {
       I->release(P, Size);
       throw;

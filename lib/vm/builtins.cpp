@@ -36,10 +36,10 @@ void needArgs(const char *Fn, const PackedArgs &A, int32_t Min, int32_t Max) {
        "TypeError");
 }
 
-std::string contextPrefix(const std::optional<std::string> &Text) {
-  if (!Text || Text->empty())
+std::string ErrorContext::prefix() const {
+  if (Text.empty())
     return {};
-  return *Text + ": ";
+  return std::string(Text) + ": ";
 }
 
 int64_t &ShapeHeap::slot(const char *Fn, int64_t Index) const {

@@ -30,59 +30,59 @@ void checkTensorInfo(PackedArgs A, Any *Rv) {
   if (A.size() == 4 && !A[2].isNone())
     Want = arg<DLDataType>(Fn, A, 2);
   const int32_t TextIndex = A.size() - 1;
-  std::optional<std::string> Text;
+  std::optional<std::string_view> Text;
   if (!A[TextIndex].isNone())
-    Text = arg<std::string>(Fn, A, TextIndex);
-  std::string Prefix = contextPrefix(Text);
+    Text = arg<std::string_view>(Fn, A, TextIndex);
+  const ErrorContext Ctx(Text);
   auto T = A[0].as<DLTensor *>();
   if (!T)
     fail(Fn,
-         fmt::format("{}expected a Tensor but got {}", Prefix,
+         fmt::format("{}expected a Tensor but got {}", Ctx.prefix(),
                      A[0].typeName()),
          "TypeError");
   if (NDim != -1 && (*T)->ndim != NDim)
     fail(Fn, fmt::format("{}expected a tensor of rank {} but got rank {}",
-                         Prefix, NDim, (*T)->ndim));
+                         Ctx.prefix(), NDim, (*T)->ndim));
   if (Want && (*T)->dtype != *Want)
-    fail(Fn, fmt::format("{}expected dtype {} but got {}", Prefix,
+    fail(Fn, fmt::format("{}expected dtype {} but got {}", Ctx.prefix(),
                          dtypeName(*Want), dtypeName((*T)->dtype)));
   *Rv = Any(A[0]);
 }
 
 /// check_shape_info(x, ndim, text): x is a shape of ndim dimensions (-1:
 /// any).
-void checkShapeInfo(AnyView X, int64_t NDim, std::optional<std::string> Text) {
+void checkShapeInfo(AnyView X, int64_t NDim, std::optional<std::string_view> Text) {
   const char *Fn = "vm.builtin.check_shape_info";
-  std::string Prefix = contextPrefix(Text);
+  const ErrorContext Ctx(Text);
   auto S = X.as<Shape>();
   if (!S)
     fail(Fn,
-         fmt::format("{}expected a Shape but got {}", Prefix, X.typeName()),
+         fmt::format("{}expected a Shape but got {}", Ctx.prefix(), X.typeName()),
          "TypeError");
   if (NDim != -1 && static_cast<int64_t>(S->size()) != NDim)
     fail(Fn, fmt::format("{}expected a shape of {} dimensions but got {}",
-                         Prefix, NDim, shapeString(S->dims())));
+                         Ctx.prefix(), NDim, shapeString(S->dims())));
 }
 
 /// check_tuple_info(x, size, text): x is a tuple of `size` elements.
-void checkTupleInfo(AnyView X, int64_t Size, std::optional<std::string> Text) {
+void checkTupleInfo(AnyView X, int64_t Size, std::optional<std::string_view> Text) {
   const char *Fn = "vm.builtin.check_tuple_info";
-  std::string Prefix = contextPrefix(Text);
+  const ErrorContext Ctx(Text);
   auto T = X.as<Array>();
   if (!T)
     fail(Fn,
-         fmt::format("{}expected a tuple but got {}", Prefix, X.typeName()),
+         fmt::format("{}expected a tuple but got {}", Ctx.prefix(), X.typeName()),
          "TypeError");
   if (static_cast<int64_t>(T->size()) != Size)
     fail(Fn, fmt::format("{}expected a tuple of {} elements but got {}",
-                         Prefix, Size, T->size()));
+                         Ctx.prefix(), Size, T->size()));
 }
 
 /// check_func_info(x, text): x is a function or closure.
-void checkFuncInfo(AnyView X, std::optional<std::string> Text) {
+void checkFuncInfo(AnyView X, std::optional<std::string_view> Text) {
   if (X.typeIndex() != kVMJITFunction)
     fail("vm.builtin.check_func_info",
-         fmt::format("{}expected a function but got {}", contextPrefix(Text),
+         fmt::format("{}expected a function but got {}", ErrorContext(Text).prefix(),
                      X.typeName()),
          "TypeError");
 }
@@ -92,9 +92,9 @@ void checkFuncInfo(AnyView X, std::optional<std::string> Text) {
 /// float, a handle an opaque pointer or None. A handle with 0 bits and 0
 /// lanes (void) or another type code is unsupported, as in TVM.
 void checkPrimValueInfo(AnyView X, DLDataType DType,
-                        std::optional<std::string> Text) {
+                        std::optional<std::string_view> Text) {
   const char *Fn = "vm.builtin.check_prim_value_info";
-  std::string Prefix = contextPrefix(Text);
+  const ErrorContext Ctx(Text);
   bool Ok;
   switch (DType.code) {
   case kDLBool:
@@ -107,17 +107,17 @@ void checkPrimValueInfo(AnyView X, DLDataType DType,
     break;
   case kDLOpaqueHandle:
     if (DType.bits == 0 && DType.lanes == 0)
-      fail(Fn, fmt::format("{}unsupported dtype {}", Prefix, dtypeName(DType)),
+      fail(Fn, fmt::format("{}unsupported dtype {}", Ctx.prefix(), dtypeName(DType)),
            "TypeError");
     Ok = X.as<void *>().has_value();
     break;
   default:
-    fail(Fn, fmt::format("{}unsupported dtype {}", Prefix, dtypeName(DType)),
+    fail(Fn, fmt::format("{}unsupported dtype {}", Ctx.prefix(), dtypeName(DType)),
          "TypeError");
   }
   if (!Ok)
     fail(Fn,
-         fmt::format("{}expected a {} value but got {}", Prefix,
+         fmt::format("{}expected a {} value but got {}", Ctx.prefix(),
                      dtypeName(DType), X.typeName()),
          "TypeError");
 }

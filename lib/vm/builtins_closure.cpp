@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "builtins_internal.h"
+#include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/object_pool.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/vm/builtins.h"
 
@@ -19,8 +21,8 @@ namespace {
 /// See makeClosure.
 class ClosureObj : public FunctionObj {
 public:
-  ClosureObj(Function Target, std::vector<Any> Captured)
-      : FunctionObj(objectDeleter<ClosureObj>, &entry, Target.name(),
+  ClosureObj(Function Target, Array Captured)
+      : FunctionObj(recycledObjectDeleter<ClosureObj>, &entry, Target.name(),
                     /*FreeEntry=*/false),
         Target(std::move(Target)), Captured(std::move(Captured)) {}
 
@@ -73,14 +75,14 @@ private:
     setRaisedError(E);
   }
   Function Target;
-  std::vector<Any> Captured;
+  Array Captured;
 };
 
 } // namespace
 
 Function makeClosure(Function Target, std::vector<Any> Captured) {
-  return Function(
-      makeObject<ClosureObj>(std::move(Target), std::move(Captured)));
+  return Function(makeRecycledObject<ClosureObj>(std::move(Target),
+                                                 Array(std::move(Captured))));
 }
 
 namespace builtin {
@@ -93,11 +95,11 @@ void makeClosureBuiltin(PackedArgs A, Any *Rv) {
   const char *Fn = "vm.builtin.make_closure";
   needArgs(Fn, A, 1, INT32_MAX);
   Function Target = arg<Function>(Fn, A, 0);
-  std::vector<Any> Captured;
-  Captured.reserve(static_cast<size_t>(A.size() - 1));
-  for (int32_t I = 1; I < A.size(); ++I)
-    Captured.emplace_back(A[I]);
-  *Rv = makeClosure(std::move(Target), std::move(Captured));
+  // The captured values are a small array (no allocation for a few).
+  Array Captured(std::span<const AnyView>(A.data() + 1,
+                                          static_cast<size_t>(A.size() - 1)));
+  *Rv = Function(
+      makeRecycledObject<ClosureObj>(std::move(Target), std::move(Captured)));
 }
 
 /// invoke_closure(%vm, f, args...): f(args...); f is a closure, a VM

@@ -54,9 +54,14 @@ template <typename T> T arg(const char *Fn, const PackedArgs &A, int32_t I) {
   detail::throwArgTypeError(Fn, I + 1, TypeTraitsOf<T>::typeName(), A[I]);
 }
 
-/// The error-context text of a check: "TEXT: " to put before a message,
-/// or nothing when the text is None or empty (TVM's err_ctx is optional).
-std::string contextPrefix(const std::optional<std::string> &Text);
+/// The error-context text of a check (TVM's err_ctx, str or None), borrowed
+/// from the call's arguments. Its prefix ("TEXT: " before a message, nothing
+/// for None or "") is built only when a check fails.
+struct ErrorContext {
+  std::string_view Text;
+  ErrorContext(std::optional<std::string_view> T) : Text(T.value_or("")) {}
+  std::string prefix() const;
+};
 
 /// The int64 slots of a shape heap (vm.builtin.alloc_shape_heap). The
 /// heap may be None, as in TVM, when only immediate codes are used; a slot

@@ -14,6 +14,7 @@
 #include "builtins_internal.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/data_type.h"
+#include "vmjit/runtime/object_pool.h"
 #include "vmjit/runtime/shape.h"
 
 #include <algorithm>
@@ -34,7 +35,7 @@ public:
         registerDynamicType("relax.vm.AttentionKVCacheLegacy");
     return Index;
   }
-  KVCacheObj() : Object(typeIndex(), objectDeleter<KVCacheObj>) {}
+  KVCacheObj() : Object(typeIndex(), recycledObjectDeleter<KVCacheObj>) {}
 
   /// The reserved rows; compact, on the CPU.
   Tensor Data;
@@ -200,7 +201,7 @@ KVCache create(Tensor Init, Shape Reserve, int64_t InitFill) {
     if (D < 0)
       fail(Fn, fmt::format("negative dimension in the reserve shape {}",
                            shapeString(Reserve.dims())));
-  auto Obj = makeObject<KVCacheObj>();
+  auto Obj = makeRecycledObject<KVCacheObj>();
   Obj->Data = Tensor::empty(Reserve.dims(), Init.dtype(), Init.device());
   std::memset(Obj->Data.data(), 0, Obj->Data.nbytes());
   append(Fn, *Obj, Init);

@@ -33,32 +33,36 @@ Tensor allocShapeHeap(VMContext, int64_t Size) {
   return H;
 }
 
-/// One match code applied to `Value`; `What` names the value in messages
-/// ("dimension 1", "the value").
+/// What a match code checks, for messages: "dimension I" of a shape, or
+/// the value of match_prim_value (Dim < 0).
+std::string matchedName(int32_t Dim) {
+  return Dim < 0 ? std::string("the value") : fmt::format("dimension {}", Dim);
+}
+
+/// One match code applied to `Value` (dimension Dim, or the value when Dim
+/// is negative). Messages are formatted only when the match fails.
 void matchOne(const char *Fn, const ShapeHeap &Heap, int64_t Code,
-              int64_t Imm, int64_t Value, const std::string &Prefix,
-              const std::string &What) {
+              int64_t Imm, int64_t Value, const ErrorContext &Ctx,
+              int32_t Dim) {
+  int64_t Want;
   switch (Code) {
   case 0: // assert value == imm
-    if (Value != Imm)
-      fail(Fn, fmt::format("{}{} is {}, expected {}", Prefix, What, Value,
-                           Imm));
-    return;
+    Want = Imm;
+    break;
   case 1: // store value to heap[imm]
     Heap.slot(Fn, Imm) = Value;
     return;
   case 2: // no check
     return;
-  case 3: { // assert value == heap[imm]
-    int64_t Want = Heap.slot(Fn, Imm);
-    if (Value != Want)
-      fail(Fn, fmt::format("{}{} is {}, expected {}", Prefix, What, Value,
-                           Want));
-    return;
-  }
+  case 3: // assert value == heap[imm]
+    Want = Heap.slot(Fn, Imm);
+    break;
   default:
     fail(Fn, fmt::format("unknown match code {}", Code));
   }
+  if (Value != Want)
+    fail(Fn, fmt::format("{}{} is {}, expected {}", Ctx.prefix(),
+                         matchedName(Dim), Value, Want));
 }
 
 /// match_shape(value, heap, n, (code, imm) x n, text): checks and records
@@ -79,16 +83,14 @@ void matchShape(PackedArgs A, Any *Rv) {
          fmt::format("{} (code, value) pairs need {} arguments, got {}", N,
                      4 + 2 * N, A.size()),
          "TypeError");
-  std::string Prefix =
-      contextPrefix(arg<std::string>(Fn, A, A.size() - 1));
+  const ErrorContext Ctx(arg<std::string_view>(Fn, A, A.size() - 1));
   if (static_cast<int64_t>(Dims->size()) != N)
-    fail(Fn, fmt::format("{}expected rank {} but got shape {}", Prefix, N,
-                         shapeString(*Dims)));
+    fail(Fn, fmt::format("{}expected rank {} but got shape {}", Ctx.prefix(),
+                         N, shapeString(*Dims)));
   for (int32_t I = 0; I < static_cast<int32_t>(N); ++I) {
     int64_t Code = arg<int64_t>(Fn, A, 3 + 2 * I);
     int64_t Imm = arg<int64_t>(Fn, A, 4 + 2 * I);
-    matchOne(Fn, Heap, Code, Imm, (*Dims)[static_cast<size_t>(I)], Prefix,
-             fmt::format("dimension {}", I));
+    matchOne(Fn, Heap, Code, Imm, (*Dims)[static_cast<size_t>(I)], Ctx, I);
   }
   Rv->reset();
 }
@@ -114,21 +116,27 @@ void makeShape(PackedArgs A, Any *Rv) {
          fmt::format("{} (code, value) pairs need {} arguments, got {}", N,
                      2 + 2 * N, A.size()),
          "TypeError");
-  std::vector<int64_t> Dims;
-  Dims.reserve(static_cast<size_t>(N));
+  // A few dimensions are built on the stack (no allocation).
+  int64_t Small[ShapeObj::kInlineDims];
+  std::vector<int64_t> Large;
+  int64_t *Dims = Small;
+  if (N > static_cast<int64_t>(ShapeObj::kInlineDims)) {
+    Large.resize(static_cast<size_t>(N));
+    Dims = Large.data();
+  }
   for (int32_t I = 0; I < static_cast<int32_t>(N); ++I)
-    Dims.push_back(makeOne(Fn, Heap, arg<int64_t>(Fn, A, 2 + 2 * I),
-                           arg<int64_t>(Fn, A, 3 + 2 * I)));
-  *Rv = Shape(std::move(Dims));
+    Dims[I] = makeOne(Fn, Heap, arg<int64_t>(Fn, A, 2 + 2 * I),
+                      arg<int64_t>(Fn, A, 3 + 2 * I));
+  *Rv = Shape(std::span<const int64_t>(Dims, static_cast<size_t>(N)));
 }
 
 /// match_prim_value(value, heap, code, imm, text): one match code applied
 /// to an int (TVM's check of an R.Prim argument).
 void matchPrimValue(int64_t Value, AnyView Heap, int64_t Code, int64_t Imm,
-                    std::optional<std::string> Text) {
+                    std::optional<std::string_view> Text) {
   const char *Fn = "vm.builtin.match_prim_value";
-  matchOne(Fn, heapArg(Fn, Heap, 1), Code, Imm, Value, contextPrefix(Text),
-           "the value");
+  matchOne(Fn, heapArg(Fn, Heap, 1), Code, Imm, Value, ErrorContext(Text),
+           -1);
 }
 
 /// make_prim_value(heap, code, imm): one make code, as an int.

@@ -21,7 +21,7 @@
 namespace vmjit::vm::builtin {
 namespace {
 
-void checkScope(const char *Fn, const std::optional<std::string> &Scope) {
+void checkScope(const char *Fn, std::optional<std::string_view> Scope) {
   if (Scope && !Scope->empty() && *Scope != "global")
     fail(Fn, fmt::format("memory scope '{}' is not supported: CPU storage has "
                          "only the \"global\" scope",
@@ -32,7 +32,7 @@ void checkScope(const char *Fn, const std::optional<std::string> &Scope) {
 /// Device index -1 is the host; the block holds exactly nbytes (the dtype
 /// hint does not scale it).
 Storage allocStorage(VMContext VM, Shape Size, int64_t DeviceIndex,
-                     DLDataType /*Hint*/, std::optional<std::string> Scope) {
+                     DLDataType /*Hint*/, std::optional<std::string_view> Scope) {
   const char *Fn = "vm.builtin.alloc_storage";
   const auto &Devices = VM->devices();
   if (DeviceIndex < -1 || DeviceIndex >= static_cast<int64_t>(Devices.size()))
@@ -64,7 +64,7 @@ void checkElementType(const char *Fn, DLDataType T) {
 /// the nbytes the storage was asked for, at an offset that is a multiple of
 /// the element size.
 Tensor allocTensor(Storage S, int64_t Offset, Shape Dims, DLDataType T,
-                   std::optional<std::string> Scope) {
+                   std::optional<std::string_view> Scope) {
   const char *Fn = "vm.builtin.alloc_tensor";
   checkScope(Fn, Scope);
   checkElementType(Fn, T);

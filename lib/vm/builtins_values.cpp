@@ -66,11 +66,7 @@ bool readIfCond(AnyView C) {
 
 /// make_tuple(x...): a tuple of the arguments.
 void makeTuple(PackedArgs A, Any *Rv) {
-  std::vector<Any> Elems;
-  Elems.reserve(static_cast<size_t>(A.size()));
-  for (int32_t I = 0; I < A.size(); ++I)
-    Elems.emplace_back(A[I]);
-  *Rv = Array(std::move(Elems));
+  *Rv = Array(std::span<const AnyView>(A.data(), static_cast<size_t>(A.size())));
 }
 
 void checkIndex(const char *Fn, const Array &T, int64_t I) {

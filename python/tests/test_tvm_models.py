@@ -157,3 +157,39 @@ def test_kvcache_decode_matches_tvm(make_vm, mode):
                 "kvcache decode %d, step %d, mode %s: the view differs from TVM's "
                 "(max abs error %.3g)" % (decode + 1, i, mode,
                                           float(np.max(np.abs(got - ref)))))
+
+
+def _views(result):
+    """The tensors of a result as NumPy arrays sharing vmjit's memory (no
+    copy): half through np.from_dlpack, half through .numpy()."""
+    if isinstance(result, vmjit.Tensor):
+        return [np.from_dlpack(result), result.numpy()]
+    return [a for item in result for a in _views(item)]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in (
+    "many_small", "dynshape-n3", "control-true", "compiled_mode-control-true")])
+def test_kept_results_keep_their_values(case, make_vm, mode):
+    """Storages and tensor objects are reused only when dead: results kept
+    (as vmjit tensors and as NumPy arrays over their memory) while 1000
+    further calls run still hold TVM's outputs."""
+    folder, library, func, input_folder, inputs, refs = case
+    vm = make_vm(_load(folder, library))
+    args = [np.load(MODELS / input_folder / name) for name in inputs]
+    expected = [np.load(MODELS / folder / name) for name in refs]
+    f = vm[func]
+    kept_results, kept_arrays = [], []
+    for call in range(1000):
+        result = f(*args)
+        if call % 100 == 0:
+            kept_results.append(result)
+            kept_arrays.append(_views(result))
+    vm.wait_compiles()
+    for k, (result, arrays) in enumerate(zip(kept_results, kept_arrays)):
+        outputs = _flatten(result)
+        for i, ref in enumerate(expected):
+            for got in (outputs[i], arrays[2 * i], arrays[2 * i + 1]):
+                problem = _compare(got, ref)
+                assert not problem, ("%s, mode %s: result of call %d, output %d, "
+                                     "kept across later calls: %s"
+                                     % (case, mode, 100 * k, i, problem))

@@ -314,7 +314,13 @@ struct TypeTraits<DLDataType>
     Out->v_int64 = 0;
     Out->v_dtype = V;
   }
-  VMJIT_DLL static std::optional<DLDataType> fromAny(const VMJITAny *V);
+  /// A DataType value, or a str naming one ("float32"), parsed out of line.
+  static std::optional<DLDataType> fromAny(const VMJITAny *V) {
+    if (V->type_index == kVMJITDataType) [[likely]]
+      return V->v_dtype;
+    return fromString(V);
+  }
+  VMJIT_DLL static std::optional<DLDataType> fromString(const VMJITAny *V);
 };
 
 template <>

@@ -10,7 +10,10 @@
 #define VMJIT_RUNTIME_SHAPE_H
 
 #include "vmjit/runtime/any.h"
+#include "vmjit/runtime/object_pool.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -19,13 +22,25 @@
 
 namespace vmjit {
 
+/// The shape object. Made only through Shape's constructors (its memory is
+/// recycled: makeRecycledObject, never makeObject); up to kInlineDims
+/// dimensions live inside the object.
 class ShapeObj : public Object {
 public:
   static constexpr int32_t kTypeIndex = kVMJITShape;
+  static constexpr size_t kInlineDims = 6;
   explicit ShapeObj(std::vector<int64_t> Dims)
-      : Object(kTypeIndex, objectDeleter<ShapeObj>), Storage(std::move(Dims)) {
+      : Object(kTypeIndex, recycledObjectDeleter<ShapeObj>),
+        Storage(std::move(Dims)) {
     Cell.data = Storage.data();
     Cell.size = Storage.size();
+  }
+  /// At most kInlineDims dimensions, copied into the object.
+  explicit ShapeObj(std::span<const int64_t> Dims)
+      : Object(kTypeIndex, recycledObjectDeleter<ShapeObj>) {
+    std::copy(Dims.begin(), Dims.end(), Inline);
+    Cell.data = Inline;
+    Cell.size = Dims.size();
   }
   std::span<const int64_t> dims() const noexcept {
     return {Cell.data, Cell.size};
@@ -33,8 +48,19 @@ public:
 
 private:
   VMJITShapeCell Cell;
-  std::vector<int64_t> Storage;
+  int64_t Inline[kInlineDims];
+  std::vector<int64_t> Storage; ///< Only for more than kInlineDims.
+  friend struct ShapeObjLayout;
 };
+
+/// JIT code reads a shape's {data, size} cell right after the header.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+struct ShapeObjLayout {
+  static constexpr size_t CellOffset = offsetof(ShapeObj, Cell);
+};
+#pragma GCC diagnostic pop
+static_assert(ShapeObjLayout::CellOffset == sizeof(VMJITObject));
 
 /// A reference to a shape tuple.
 class Shape : public ObjectRef {
@@ -44,9 +70,18 @@ public:
   Shape() = default;
   explicit Shape(ObjectPtr<Object> P) : ObjectRef(std::move(P)) {}
   explicit Shape(std::vector<int64_t> Dims)
-      : ObjectRef(makeObject<ShapeObj>(std::move(Dims))) {}
+      : ObjectRef(Dims.size() <= ShapeObj::kInlineDims
+                      ? makeRecycledObject<ShapeObj>(
+                            std::span<const int64_t>(Dims))
+                      : makeRecycledObject<ShapeObj>(std::move(Dims))) {}
+  /// A shape with these dimensions (copied; no allocation for a few).
+  explicit Shape(std::span<const int64_t> Dims)
+      : ObjectRef(Dims.size() <= ShapeObj::kInlineDims
+                      ? makeRecycledObject<ShapeObj>(Dims)
+                      : makeRecycledObject<ShapeObj>(
+                            std::vector<int64_t>(Dims.begin(), Dims.end()))) {}
   Shape(std::initializer_list<int64_t> Dims)
-      : Shape(std::vector<int64_t>(Dims)) {}
+      : Shape(std::span<const int64_t>(Dims.begin(), Dims.size())) {}
 
   const ShapeObj *get() const noexcept {
     return static_cast<const ShapeObj *>(ObjectRef::get());

@@ -146,6 +146,17 @@ template <> struct TypeTraits<std::string> {
   }
 };
 
+/// std::string_view as a parameter: the characters of a str argument,
+/// borrowed for the duration of the call (no copy). Not for values that
+/// outlive the call.
+template <> struct TypeTraits<std::string_view> {
+  static constexpr bool enabled = true;
+  static std::string_view typeName() noexcept { return "str"; }
+  static std::optional<std::string_view> fromAny(const VMJITAny *V) {
+    return detail::stringView(*V);
+  }
+};
+
 template <> struct TypeTraits<const char *> {
   static constexpr bool enabled = true;
   static std::string_view typeName() noexcept { return "str"; }

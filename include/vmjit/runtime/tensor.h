@@ -15,6 +15,7 @@
 #include "vmjit/runtime/any.h"
 #include "vmjit/runtime/data_type.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -28,9 +29,14 @@ inline constexpr DLDevice cpuDevice(int Id = 0) {
   return DLDevice{kDLCPU, Id};
 }
 
+/// The tensor object. Made only through Tensor's factories (its memory is
+/// recycled: makeRecycledObject, never makeObject). A shape of up to
+/// kInlineDims dimensions lives inside the object, so a tensor is one
+/// block of memory, and a dead one's block is reused by the next.
 class TensorObj : public Object {
 public:
   static constexpr int32_t kTypeIndex = kVMJITTensor;
+  static constexpr size_t kInlineDims = 6;
 
   TensorObj(std::span<const int64_t> Shape, DLDataType DType, DLDevice Dev);
   ~TensorObj();
@@ -39,14 +45,25 @@ public:
 
 private:
   friend class Tensor;
-  std::vector<int64_t> ShapeStorage;
+  int64_t InlineShape[kInlineDims];
+  std::vector<int64_t> ShapeStorage; ///< Only for more than kInlineDims.
   std::vector<int64_t> StrideStorage;
   /// Exactly one of these owns the memory (or none, for a zero-size tensor).
+  /// OwnedData of at most kMaxRecycledObjectSize bytes is a recycled block
+  /// of OwnedBlockBytes; a larger one (OwnedBlockBytes 0) is std::free'd.
   void *OwnedData = nullptr;
+  size_t OwnedBlockBytes = 0;
   DLManagedTensor *Managed = nullptr;
   DLManagedTensorVersioned *ManagedVersioned = nullptr;
   ObjectRef Owner;
 };
+
+/// JIT code and C kernels take a tensor's DLTensor right after the header.
+inline constexpr size_t kTensorDLTensorOffset = sizeof(VMJITObject);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+static_assert(offsetof(TensorObj, DL) == kTensorDLTensorOffset);
+#pragma GCC diagnostic pop
 
 /// A reference to a tensor.
 class Tensor : public ObjectRef {

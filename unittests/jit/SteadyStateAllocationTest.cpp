@@ -1,0 +1,174 @@
+// Tests that a warm call of every model of ../shared/tvm-models makes no
+// heap allocation, in every execution mode: tensor and storage objects,
+// shape and tuple objects, closures and small tensor data come from the
+// per-VM storage pool and the per-thread object pools. This binary
+// replaces malloc and its relatives with counting wrappers around glibc's
+// own (__libc_malloc, ...), counting only the calling thread, so the
+// background compiler's allocations do not count. Not built with
+// sanitizers, whose runtimes own malloc. The models are skipped when
+// ../shared is absent.
+#include "vmjit/jit/tier_manager.h"
+#include "vmjit/runtime/array.h"
+#include "vmjit/runtime/object_pool.h"
+#include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/npy.h"
+#include "vmjit/vm/program.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <malloc.h>
+
+extern "C" {
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+void *__libc_memalign(size_t, size_t);
+void __libc_free(void *);
+}
+
+namespace {
+/// Allocations made by this thread (initial-exec TLS: reading it never
+/// allocates).
+__attribute__((tls_model("initial-exec"))) thread_local unsigned long
+    ThreadAllocations = 0;
+} // namespace
+
+extern "C" {
+void *malloc(size_t N) {
+  ++ThreadAllocations;
+  return __libc_malloc(N);
+}
+void *calloc(size_t N, size_t S) {
+  ++ThreadAllocations;
+  return __libc_calloc(N, S);
+}
+void *realloc(void *P, size_t N) {
+  ++ThreadAllocations;
+  return __libc_realloc(P, N);
+}
+void *memalign(size_t A, size_t N) {
+  ++ThreadAllocations;
+  return __libc_memalign(A, N);
+}
+void *aligned_alloc(size_t A, size_t N) {
+  ++ThreadAllocations;
+  return __libc_memalign(A, N);
+}
+int posix_memalign(void **Out, size_t A, size_t N) {
+  ++ThreadAllocations;
+  void *P = __libc_memalign(A, N);
+  if (!P)
+    return ENOMEM;
+  *Out = P;
+  return 0;
+}
+void free(void *P) { __libc_free(P); }
+}
+
+using namespace vmjit;
+using namespace vmjit::vm;
+
+namespace {
+
+const std::filesystem::path kModels = VMJIT_TVM_MODELS;
+
+struct ModelCall {
+  const char *Name;    ///< For messages.
+  const char *Library; ///< Relative to kModels.
+  const char *Func;
+  std::vector<const char *> Inputs; ///< .npy files, relative to kModels.
+};
+
+const std::vector<ModelCall> &modelCalls() {
+  static const std::vector<ModelCall> Calls = {
+      {"many_small", "many_small/model.so", "main", {"many_small/in0.npy"}},
+      {"mlp",
+       "mlp/model.so",
+       "main",
+       {"mlp/in0.npy", "mlp/in1.npy", "mlp/in2.npy", "mlp/in3.npy",
+        "mlp/in4.npy"}},
+      {"dynshape",
+       "dynshape/model.so",
+       "main",
+       {"dynshape/in0.npy", "dynshape/in1.npy", "dynshape/in2.npy"}},
+      {"control",
+       "control/model.so",
+       "main",
+       {"control/in0.npy", "control/in1.npy", "control/in2.npy"}},
+      {"control_false",
+       "control/model.so",
+       "main",
+       {"control/in0_false.npy", "control/in1_false.npy",
+        "control/in2_false.npy"}},
+      {"kvcache",
+       "kvcache/model.so",
+       "run3",
+       {"kvcache/in0.npy", "kvcache/in1.npy", "kvcache/in2.npy"}},
+      {"compiled_mode",
+       "compiled_mode/compiled_mode.so",
+       "main",
+       {"compiled_mode/in0.npy", "compiled_mode/in1.npy",
+        "compiled_mode/in2.npy", "compiled_mode/in3.npy",
+        "compiled_mode/in4.npy"}},
+      {"control_compiled_mode",
+       "compiled_mode/control_compiled_mode.so",
+       "main",
+       {"control/in0.npy", "control/in1.npy", "control/in2.npy"}},
+  };
+  return Calls;
+}
+
+/// Allocations per call over `Calls` warm calls of Func.
+double allocationsPerCall(VirtualMachine &VM, const ModelCall &M,
+                          const std::vector<AnyView> &Args, int Calls) {
+  const int64_t F = VM.functionIndex(M.Func);
+  const unsigned long Before = ThreadAllocations;
+  for (int I = 0; I < Calls; ++I)
+    VM.invoke(F, Args);
+  return double(ThreadAllocations - Before) / Calls;
+}
+
+class SteadyStateAllocationTest : public ::testing::TestWithParam<ExecMode> {};
+
+TEST_P(SteadyStateAllocationTest, WarmCallsOfEveryModelAllocateNothing) {
+  if (!std::filesystem::exists(kModels / "README.md"))
+    GTEST_SKIP() << "no TVM models at " << kModels;
+  if (GetParam() == ExecMode::Baseline && !jit::baselineAvailable())
+    GTEST_SKIP() << "this build has no baseline tier";
+  for (const ModelCall &M : modelCalls()) {
+    SCOPED_TRACE(M.Name);
+    OpenedProgram P = openProgram((kModels / M.Library).string());
+    VMOptions Opts;
+    Opts.Libraries = P.Libraries;
+    auto VM = VirtualMachine::create(P.Exe, std::move(Opts));
+    jit::JITOptions J;
+    J.Mode = GetParam();
+    J.Threshold = 1;
+    J.Background = false;
+    jit::enableJIT(*VM, J);
+    std::vector<Tensor> Inputs;
+    for (const char *In : M.Inputs)
+      Inputs.push_back(readNpy((kModels / In).string()));
+    std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
+    // Warm up: tier-up, compiles, first-use pools and caches.
+    allocationsPerCall(*VM, M, Args, 20);
+    EXPECT_EQ(allocationsPerCall(*VM, M, Args, 200), 0.0);
+  }
+}
+
+TEST_P(SteadyStateAllocationTest, TheCounterSeesAllocations) {
+  // The counting wrappers are in effect: a fresh large tensor allocates.
+  const unsigned long Before = ThreadAllocations;
+  Tensor T = Tensor::empty({1024}, DLDataType{kDLFloat, 32, 1});
+  EXPECT_GT(ThreadAllocations, Before);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMode, SteadyStateAllocationTest,
+                         ::testing::ValuesIn(kAllExecModes),
+                         [](const auto &Info) {
+                           return std::string(execModeName(Info.param));
+                         });
+
+} // namespace
