@@ -105,6 +105,12 @@ Tensor Tensor::view(ObjectRef Owner, void *Data,
                     std::span<const int64_t> Shape, DLDataType DType,
                     DLDevice Dev) {
   checkedByteSize(Shape, DType);
+  return viewChecked(std::move(Owner), Data, Shape, DType, Dev);
+}
+
+Tensor Tensor::viewChecked(ObjectRef Owner, void *Data,
+                           std::span<const int64_t> Shape, DLDataType DType,
+                           DLDevice Dev) {
   auto Obj = makeRecycledObject<TensorObj>(Shape, DType, Dev);
   Obj->DL.data = Data;
   Obj->Owner = std::move(Owner);

@@ -59,13 +59,36 @@ void checkElementType(const char *Fn, DLDataType T) {
                          dtypeName(T)));
 }
 
+/// Argument I as an object of type index `Want` (named `What` in the
+/// error), borrowed from the call's arguments: no reference is taken.
+template <typename ObjT>
+const ObjT *borrowedArg(const char *Fn, const PackedArgs &A, int32_t I,
+                        int32_t Want, std::string_view What) {
+  if (A[I].typeIndex() != Want)
+    detail::throwArgTypeError(Fn, I + 1, What, A[I]);
+  return reinterpret_cast<const ObjT *>(A[I].raw().v_obj);
+}
+
 /// alloc_tensor(storage, byte offset, shape, dtype [, scope]): a tensor at
 /// that offset of the storage, which it keeps alive. The tensor must fit in
 /// the nbytes the storage was asked for, at an offset that is a multiple of
-/// the element size.
-Tensor allocTensor(Storage S, int64_t Offset, Shape Dims, DLDataType T,
-                   std::optional<std::string_view> Scope) {
+/// the element size. Packed, reading the storage and the shape in place
+/// (one reference taken: the tensor's on its storage); the checks and
+/// messages are those of the typed form (argument kinds in order, then
+/// the scope, the element type, the dimensions, the offset, the size).
+void allocTensor(PackedArgs A, Any *Rv) {
   const char *Fn = "vm.builtin.alloc_tensor";
+  needArgs(Fn, A, 4, 5);
+  const auto *S = borrowedArg<StorageObj>(Fn, A, 0, StorageObj::typeIndex(),
+                                          Storage::kTypeName);
+  const int64_t Offset = arg<int64_t>(Fn, A, 1);
+  std::span<const int64_t> Dims =
+      borrowedArg<ShapeObj>(Fn, A, 2, ShapeObj::kTypeIndex, Shape::kTypeName)
+          ->dims();
+  const DLDataType T = arg<DLDataType>(Fn, A, 3);
+  std::optional<std::string_view> Scope;
+  if (A.size() == 5 && !A[4].isNone())
+    Scope = arg<std::string_view>(Fn, A, 4);
   checkScope(Fn, Scope);
   checkElementType(Fn, T);
   const uint64_t Capacity = S->size();
@@ -75,7 +98,7 @@ Tensor allocTensor(Storage S, int64_t Offset, Shape Dims, DLDataType T,
   for (int64_t D : Dims) {
     if (D < 0)
       fail(Fn, fmt::format("negative dimension in shape {}",
-                           shapeString(Dims.dims())));
+                           shapeString(Dims)));
     if (D && Elems > maxTensorElements(T) / static_cast<uint64_t>(D))
       Elems = UINT64_MAX;
     else
@@ -93,17 +116,18 @@ Tensor allocTensor(Storage S, int64_t Offset, Shape Dims, DLDataType T,
       Bytes > Capacity - static_cast<uint64_t>(Offset))
     fail(Fn, fmt::format("a {} tensor of shape {} at offset {} does not fit "
                          "in a storage of {} bytes",
-                         dtypeName(T), shapeString(Dims.dims()), Offset,
-                         Capacity));
-  return Tensor::view(S, static_cast<char *>(S->data()) + Offset, Dims.dims(),
-                      T, S->device());
+                         dtypeName(T), shapeString(Dims), Offset, Capacity));
+  auto *Owner = const_cast<StorageObj *>(S);
+  *Rv = Tensor::viewChecked(
+      ObjectRef(ObjectPtr<Object>::share(Owner)),
+      static_cast<char *>(S->data()) + Offset, Dims, T, S->device());
 }
 
 } // namespace
 
 void registerStorageBuiltins(GlobalDef &D) {
   D.def("vm.builtin.alloc_storage", allocStorage)
-      .def("vm.builtin.alloc_tensor", allocTensor);
+      .defPacked("vm.builtin.alloc_tensor", allocTensor);
 }
 
 } // namespace vmjit::vm::builtin

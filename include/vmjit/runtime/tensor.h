@@ -87,6 +87,13 @@ public:
                                std::span<const int64_t> Shape,
                                DLDataType DType, DLDevice Dev = cpuDevice());
 
+  /// view() for a caller that has already checked that the shape is
+  /// valid (no negative dimension, a size that fits) for this DType.
+  VMJIT_DLL static Tensor viewChecked(ObjectRef Owner, void *Data,
+                                      std::span<const int64_t> Shape,
+                                      DLDataType DType,
+                                      DLDevice Dev = cpuDevice());
+
   /// Takes ownership of a DLPack tensor without copying; its deleter is
   /// called when the last reference to the Tensor goes.
   VMJIT_DLL static Tensor fromDLPack(DLManagedTensor *Managed);
