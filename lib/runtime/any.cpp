@@ -41,8 +41,7 @@ Any::Any(const AnyView &View) {
       return;
     }
     O->incRef();
-    Data.type_index = O->typeIndex();
-    Data.zero_padding = 0;
+    detail::setTypeIndex(Data, O->typeIndex());
     Data.v_obj = O->raw();
     return;
   }

@@ -47,8 +47,7 @@ void makeValue(std::string_view S, int32_t SmallIndex, VMJITAny *Out) {
     return;
   }
   ObjT *O = makeObject<ObjT>(std::string(S)).release();
-  Out->type_index = ObjT::kTypeIndex;
-  Out->zero_padding = 0;
+  detail::setTypeIndex(*Out, ObjT::kTypeIndex);
   Out->v_obj = O->raw();
 }
 } // namespace

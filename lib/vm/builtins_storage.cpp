@@ -21,11 +21,19 @@
 namespace vmjit::vm::builtin {
 namespace {
 
-void checkScope(const char *Fn, std::optional<std::string_view> Scope) {
-  if (Scope && !Scope->empty() && *Scope != "global")
+/// The scope argument I, if given and not None; "" otherwise (a plain
+/// view: an optional passed by value is written and read back bytewise).
+std::string_view scopeArg(const char *Fn, const PackedArgs &A, int32_t I) {
+  if (A.size() > I && !A[I].isNone())
+    return arg<std::string_view>(Fn, A, I);
+  return {};
+}
+
+void checkScope(const char *Fn, std::string_view Scope) {
+  if (!Scope.empty() && Scope != "global")
     fail(Fn, fmt::format("memory scope '{}' is not supported: CPU storage has "
                          "only the \"global\" scope",
-                         *Scope));
+                         Scope));
 }
 
 /// alloc_storage(%vm, shape [nbytes], device index, dtype hint [, scope]).
@@ -39,7 +47,7 @@ Storage allocStorage(VMContext VM, Shape Size, int64_t DeviceIndex,
     fail(Fn, fmt::format("device index {} is out of range: the VM has {} "
                          "device(s)",
                          DeviceIndex, Devices.size()));
-  checkScope(Fn, Scope);
+  checkScope(Fn, Scope.value_or(""));
   if (Size.size() != 1 || Size[0] < 0)
     fail(Fn, fmt::format("the size must be a shape [nbytes], not {}",
                          shapeString(Size.dims())));
@@ -85,24 +93,29 @@ void allocTensor(PackedArgs A, Any *Rv) {
   std::span<const int64_t> Dims =
       borrowedArg<ShapeObj>(Fn, A, 2, ShapeObj::kTypeIndex, Shape::kTypeName)
           ->dims();
-  const DLDataType T = arg<DLDataType>(Fn, A, 3);
-  std::optional<std::string_view> Scope;
-  if (A.size() == 5 && !A[4].isNone())
-    Scope = arg<std::string_view>(Fn, A, 4);
-  checkScope(Fn, Scope);
+  // A DataType constant read directly (no optional built and read back).
+  const DLDataType T = A[3].typeIndex() == kVMJITDataType
+                           ? A[3].raw().v_dtype
+                           : arg<DLDataType>(Fn, A, 3);
+  checkScope(Fn, scopeArg(Fn, A, 4));
   checkElementType(Fn, T);
   const uint64_t Capacity = S->size();
   // The elements, then their bytes as TVM counts them (GetDataSize: 1-bit
   // elements packed eight to a byte).
+  // UINT64_MAX once the count passes the largest a tensor of T can have
+  // (a later zero dimension makes it 0 again).
+  const uint64_t MaxElems = maxTensorElements(T);
   uint64_t Elems = 1;
   for (int64_t D : Dims) {
     if (D < 0)
       fail(Fn, fmt::format("negative dimension in shape {}",
                            shapeString(Dims)));
-    if (D && Elems > maxTensorElements(T) / static_cast<uint64_t>(D))
+    uint64_t Product;
+    if (__builtin_mul_overflow(Elems, static_cast<uint64_t>(D), &Product) ||
+        Product > MaxElems)
       Elems = UINT64_MAX;
     else
-      Elems *= static_cast<uint64_t>(D);
+      Elems = Product;
   }
   const uint64_t Bytes =
       Elems == UINT64_MAX ? UINT64_MAX : tensorDataBytes(Elems, T);

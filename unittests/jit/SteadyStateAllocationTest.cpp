@@ -35,28 +35,29 @@ __attribute__((tls_model("initial-exec"))) thread_local unsigned long
     ThreadAllocations = 0;
 } // namespace
 
+// glibc declares these noexcept (__THROW); the definitions match.
 extern "C" {
-void *malloc(size_t N) {
+void *malloc(size_t N) noexcept {
   ++ThreadAllocations;
   return __libc_malloc(N);
 }
-void *calloc(size_t N, size_t S) {
+void *calloc(size_t N, size_t S) noexcept {
   ++ThreadAllocations;
   return __libc_calloc(N, S);
 }
-void *realloc(void *P, size_t N) {
+void *realloc(void *P, size_t N) noexcept {
   ++ThreadAllocations;
   return __libc_realloc(P, N);
 }
-void *memalign(size_t A, size_t N) {
+void *memalign(size_t A, size_t N) noexcept {
   ++ThreadAllocations;
   return __libc_memalign(A, N);
 }
-void *aligned_alloc(size_t A, size_t N) {
+void *aligned_alloc(size_t A, size_t N) noexcept {
   ++ThreadAllocations;
   return __libc_memalign(A, N);
 }
-int posix_memalign(void **Out, size_t A, size_t N) {
+int posix_memalign(void **Out, size_t A, size_t N) noexcept {
   ++ThreadAllocations;
   void *P = __libc_memalign(A, N);
   if (!P)
@@ -64,7 +65,7 @@ int posix_memalign(void **Out, size_t A, size_t N) {
   *Out = P;
   return 0;
 }
-void free(void *P) { __libc_free(P); }
+void free(void *P) noexcept { __libc_free(P); }
 }
 
 using namespace vmjit;

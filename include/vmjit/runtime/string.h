@@ -132,8 +132,7 @@ template <> struct TypeTraits<std::string> {
   static constexpr bool enabled = true;
   static std::string_view typeName() noexcept { return "str"; }
   static void toView(const std::string &S, VMJITAny *Out) noexcept {
-    Out->type_index = kVMJITRawStr;
-    Out->zero_padding = 0;
+    detail::setTypeIndex(*Out, kVMJITRawStr);
     Out->v_c_str = S.c_str();
   }
   static void toAny(const std::string &S, VMJITAny *Out) {
@@ -161,8 +160,7 @@ template <> struct TypeTraits<const char *> {
   static constexpr bool enabled = true;
   static std::string_view typeName() noexcept { return "str"; }
   static void toView(const char *S, VMJITAny *Out) noexcept {
-    Out->type_index = kVMJITRawStr;
-    Out->zero_padding = 0;
+    detail::setTypeIndex(*Out, kVMJITRawStr);
     Out->v_c_str = S;
   }
   static void toAny(const char *S, VMJITAny *Out) {

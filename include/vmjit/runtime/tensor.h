@@ -140,8 +140,7 @@ template <> struct TypeTraits<DLTensor *> {
   static constexpr bool enabled = true;
   static std::string_view typeName() noexcept { return "Tensor"; }
   static void toView(DLTensor *T, VMJITAny *Out) noexcept {
-    Out->type_index = kVMJITDLTensorPtr;
-    Out->zero_padding = 0;
+    detail::setTypeIndex(*Out, kVMJITDLTensorPtr);
     Out->v_ptr = T;
   }
   static std::optional<DLTensor *> fromAny(const VMJITAny *V) noexcept {
