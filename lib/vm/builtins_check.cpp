@@ -25,27 +25,34 @@ namespace {
 void checkTensorInfo(PackedArgs A, Any *Rv) {
   const char *Fn = "vm.builtin.check_tensor_info";
   needArgs(Fn, A, 3, 4);
-  int64_t NDim = arg<int64_t>(Fn, A, 1);
-  std::optional<DLDataType> Want;
-  if (A.size() == 4 && !A[2].isNone())
-    Want = arg<DLDataType>(Fn, A, 2);
+  // Plain values, no optionals: this runs once per argument per call.
+  const int64_t NDim = arg<int64_t>(Fn, A, 1);
+  const bool HasDType = A.size() == 4 && !A[2].isNone();
+  DLDataType Want{};
+  if (HasDType)
+    Want = A[2].typeIndex() == kVMJITDataType ? A[2].raw().v_dtype
+                                              : arg<DLDataType>(Fn, A, 2);
   const int32_t TextIndex = A.size() - 1;
-  std::optional<std::string_view> Text;
+  std::string_view Text;
   if (!A[TextIndex].isNone())
     Text = arg<std::string_view>(Fn, A, TextIndex);
   const ErrorContext Ctx(Text);
-  auto T = A[0].as<DLTensor *>();
-  if (!T)
+  const DLTensor *T;
+  if (A[0].typeIndex() == kVMJITTensor)
+    T = &reinterpret_cast<const TensorObj *>(A[0].raw().v_obj)->DL;
+  else if (A[0].typeIndex() == kVMJITDLTensorPtr)
+    T = static_cast<const DLTensor *>(A[0].raw().v_ptr);
+  else
     fail(Fn,
          fmt::format("{}expected a Tensor but got {}", Ctx.prefix(),
                      A[0].typeName()),
          "TypeError");
-  if (NDim != -1 && (*T)->ndim != NDim)
+  if (NDim != -1 && T->ndim != NDim)
     fail(Fn, fmt::format("{}expected a tensor of rank {} but got rank {}",
-                         Ctx.prefix(), NDim, (*T)->ndim));
-  if (Want && (*T)->dtype != *Want)
+                         Ctx.prefix(), NDim, T->ndim));
+  if (HasDType && T->dtype != Want)
     fail(Fn, fmt::format("{}expected dtype {} but got {}", Ctx.prefix(),
-                         dtypeName(*Want), dtypeName((*T)->dtype)));
+                         dtypeName(Want), dtypeName(T->dtype)));
   *Rv = Any(A[0]);
 }
 

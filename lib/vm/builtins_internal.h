@@ -59,6 +59,7 @@ template <typename T> T arg(const char *Fn, const PackedArgs &A, int32_t I) {
 /// for None or "") is built only when a check fails.
 struct ErrorContext {
   std::string_view Text;
+  ErrorContext(std::string_view T) : Text(T) {}
   ErrorContext(std::optional<std::string_view> T) : Text(T.value_or("")) {}
   std::string prefix() const;
 };

@@ -36,25 +36,45 @@ void checkScope(const char *Fn, std::string_view Scope) {
                          Scope));
 }
 
+/// Argument I as an object of type index `Want` (named `What` in the
+/// error), borrowed from the call's arguments: no reference is taken.
+template <typename ObjT>
+const ObjT *borrowedArg(const char *Fn, const PackedArgs &A, int32_t I,
+                        int32_t Want, std::string_view What) {
+  if (A[I].typeIndex() != Want)
+    detail::throwArgTypeError(Fn, I + 1, What, A[I]);
+  return reinterpret_cast<const ObjT *>(A[I].raw().v_obj);
+}
+
 /// alloc_storage(%vm, shape [nbytes], device index, dtype hint [, scope]).
 /// Device index -1 is the host; the block holds exactly nbytes (the dtype
-/// hint does not scale it).
-Storage allocStorage(VMContext VM, Shape Size, int64_t DeviceIndex,
-                     DLDataType /*Hint*/, std::optional<std::string_view> Scope) {
+/// hint does not scale it). Packed, reading the size shape in place, with
+/// the typed form's checks and messages in the same order (argument kinds
+/// first, then the device index, the scope, the size).
+void allocStorage(PackedArgs A, Any *Rv) {
   const char *Fn = "vm.builtin.alloc_storage";
+  needArgs(Fn, A, 4, 5);
+  VMContext VM = arg<VMContext>(Fn, A, 0);
+  std::span<const int64_t> Size =
+      borrowedArg<ShapeObj>(Fn, A, 1, ShapeObj::kTypeIndex, Shape::kTypeName)
+          ->dims();
+  const int64_t DeviceIndex = arg<int64_t>(Fn, A, 2);
+  if (A[3].typeIndex() != kVMJITDataType)
+    arg<DLDataType>(Fn, A, 3); // the hint: checked, not used
+  const std::string_view Scope = scopeArg(Fn, A, 4);
   const auto &Devices = VM->devices();
   if (DeviceIndex < -1 || DeviceIndex >= static_cast<int64_t>(Devices.size()))
     fail(Fn, fmt::format("device index {} is out of range: the VM has {} "
                          "device(s)",
                          DeviceIndex, Devices.size()));
-  checkScope(Fn, Scope.value_or(""));
+  checkScope(Fn, Scope);
   if (Size.size() != 1 || Size[0] < 0)
     fail(Fn, fmt::format("the size must be a shape [nbytes], not {}",
-                         shapeString(Size.dims())));
+                         shapeString(Size)));
   DLDevice Dev = cpuDevice();
   if (DeviceIndex >= 0)
     Dev = Devices[static_cast<size_t>(DeviceIndex)];
-  return Storage(VM->allocator().allocate(static_cast<size_t>(Size[0]), Dev));
+  *Rv = Storage(VM->allocator().allocate(static_cast<size_t>(Size[0]), Dev));
 }
 
 /// TVM's check of a tensor's element type: whole bytes (or 1 bit), a
@@ -65,16 +85,6 @@ void checkElementType(const char *Fn, DLDataType T) {
   if (!Bits || T.lanes < 1)
     fail(Fn, fmt::format("cannot allocate a tensor of element type {}",
                          dtypeName(T)));
-}
-
-/// Argument I as an object of type index `Want` (named `What` in the
-/// error), borrowed from the call's arguments: no reference is taken.
-template <typename ObjT>
-const ObjT *borrowedArg(const char *Fn, const PackedArgs &A, int32_t I,
-                        int32_t Want, std::string_view What) {
-  if (A[I].typeIndex() != Want)
-    detail::throwArgTypeError(Fn, I + 1, What, A[I]);
-  return reinterpret_cast<const ObjT *>(A[I].raw().v_obj);
 }
 
 /// alloc_tensor(storage, byte offset, shape, dtype [, scope]): a tensor at
@@ -139,7 +149,7 @@ void allocTensor(PackedArgs A, Any *Rv) {
 } // namespace
 
 void registerStorageBuiltins(GlobalDef &D) {
-  D.def("vm.builtin.alloc_storage", allocStorage)
+  D.defPacked("vm.builtin.alloc_storage", allocStorage)
       .defPacked("vm.builtin.alloc_tensor", allocTensor);
 }
 
