@@ -15,8 +15,10 @@
 #include "vmjit/jit/lowering.h"
 #include "runtime_helpers.h"
 #include "vmjit/kernels/scalar_ops.h"
+#include "vmjit/runtime/array.h"
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/runtime/function.h"
+#include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/bytecode.h"
 #include "vmjit/vm/native_code.h"
 
@@ -73,6 +75,8 @@ InlineBuiltin inlineBuiltinFor(std::string_view Name) {
     return InlineBuiltin::TupleGetItem;
   if (Name == "vm.builtin.null_value")
     return InlineBuiltin::NullValue;
+  if (Name == "vm.builtin.check_tensor_info")
+    return InlineBuiltin::CheckTensorInfo;
   scalar::Op O;
   if (scalar::lookup(Name, O))
     return static_cast<InlineBuiltin>(
@@ -100,8 +104,12 @@ constexpr int64_t kOffsetControl = offsetof(vm::NativeContext, Control);
 constexpr int64_t kOffsetFuel = offsetof(vm::StepControl, Fuel);
 constexpr int64_t kOffsetInterrupt = offsetof(vm::StepControl, Interrupt);
 constexpr int64_t kOffsetFuncCell = kFunctionEntryOffset;
-constexpr int64_t kOffsetArrayData = 24; // ArrayObj: Any* data
-constexpr int64_t kOffsetArraySize = 32; // ArrayObj: int64 size
+constexpr int64_t kOffsetArrayData = ArrayObjLayout::DataOffset;
+constexpr int64_t kOffsetArraySize = ArrayObjLayout::SizeOffset;
+constexpr int64_t kOffsetTensorNDim =
+    kTensorDLTensorOffset + offsetof(DLTensor, ndim);
+constexpr int64_t kOffsetTensorDType =
+    kTensorDLTensorOffset + offsetof(DLTensor, dtype);
 
 /// The int64 and float64 predicates of the scalar.* comparisons. Float
 /// comparisons are ordered (false with a NaN) except `ne` (true with a
@@ -257,6 +265,8 @@ private:
   /// The call itself: args to the stack, call, check, move the result.
   void emitCallPath(int64_t PC, InstrView I);
   bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
+  void emitCheckTensorInfo(int64_t PC, InstrView I, BasicBlock *Pass,
+                           BasicBlock *Fail);
   void lowerRet(InstrView I);
   void lowerIf(int64_t PC, InstrView I);
   /// The block a jump from PC by Offset goes to: the target itself, or
@@ -493,6 +503,52 @@ void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
   B.CreateBr(next(PC));
 }
 
+/// check_tensor_info's guard, ending in a branch to Pass (x is a tensor of
+/// the rank and dtype asked for, the text a str or None: the builtin would
+/// return x) or to Fail (anything else: the call raises the error). The
+/// insertion point is left in Pass.
+void FunctionLowering::emitCheckTensorInfo(int64_t PC, InstrView I,
+                                           BasicBlock *Pass, BasicBlock *Fail) {
+  const int64_t N = I.callNumArgs();
+  Val X = evalArg(I.callArg(0)), NDim = evalArg(I.callArg(1));
+  Val Text = evalArg(I.callArg(N - 1));
+  Value *TextType = typeOf(Text);
+  Value *Kinds = B.CreateAnd(
+      B.CreateICmpEQ(typeOf(X), B.getInt32(kVMJITTensor)),
+      B.CreateICmpEQ(typeOf(NDim), B.getInt32(kVMJITInt)));
+  Value *TextOk = B.getFalse();
+  for (int32_t T : {kVMJITNone, kVMJITStr, kVMJITSmallStr, kVMJITRawStr})
+    TextOk = B.CreateOr(TextOk, B.CreateICmpEQ(TextType, B.getInt32(T)));
+  Kinds = B.CreateAnd(Kinds, TextOk);
+  std::optional<Val> DType;
+  if (N == 4) {
+    DType = evalArg(I.callArg(2));
+    Value *T = typeOf(*DType);
+    Kinds = B.CreateAnd(Kinds,
+                        B.CreateOr(B.CreateICmpEQ(T, B.getInt32(kVMJITNone)),
+                                   B.CreateICmpEQ(T, B.getInt32(kVMJITDataType))));
+  }
+  BasicBlock *Fields = BasicBlock::Create(C, fmt::format("i{}.fields", PC), Fn);
+  B.CreateCondBr(Kinds, Fields, Fail, Likely);
+  // The tensor's rank (any when ndim is -1) and dtype (any when None).
+  B.SetInsertPoint(Fields);
+  Value *Obj = B.CreateIntToPtr(X.W1, Ptr);
+  Value *Rank = B.CreateSExt(
+      B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorNDim), Align(4)),
+      I64);
+  Value *Ok = B.CreateOr(B.CreateICmpEQ(NDim.W1, B.getInt64(-1)),
+                         B.CreateICmpEQ(Rank, NDim.W1));
+  if (DType) {
+    Value *Have =
+        B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorDType), Align(4));
+    Ok = B.CreateAnd(
+        Ok, B.CreateOr(B.CreateICmpEQ(typeOf(*DType), B.getInt32(kVMJITNone)),
+                       B.CreateICmpEQ(Have, B.CreateTrunc(DType->W1, I32))));
+  }
+  B.CreateCondBr(Ok, Pass, Fail, Likely);
+  B.SetInsertPoint(Pass);
+}
+
 bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   const int64_t N = I.callNumArgs();
   const vm::RegName Dst = I.callDst();
@@ -502,12 +558,16 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   const int64_t Arity = Scalar                           ? scalar::arity(*Scalar)
                         : What == InlineBuiltin::TupleGetItem ? 2
                         : What == InlineBuiltin::NullValue    ? 0
-                                                              : 1;
+                        : What == InlineBuiltin::CheckTensorInfo
+                            ? (N == 3 ? 3 : 4)
+                            : 1;
   if (N != Arity)
     return false;
   // Flat style: no inline paths whose values would live across blocks
-  // (tuple_getitem) or that need `select` (min, max; FastISel refuses it).
+  // (tuple_getitem, check_tensor_info) or that need `select` (min, max;
+  // FastISel refuses it).
   if (Flat && (What == InlineBuiltin::TupleGetItem ||
+               What == InlineBuiltin::CheckTensorInfo ||
                What == InlineBuiltin::ScalarMin ||
                What == InlineBuiltin::ScalarMax))
     return false;
@@ -606,6 +666,16 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     Finish(E);
     break;
   }
+  case InlineBuiltin::CheckTensorInfo:
+    emitCheckTensorInfo(PC, I, Fast, Slow);
+    if (Dst != vm::kVoidRegister) {
+      Val X = evalArg(I.callArg(0));
+      incRefIfObject(X);
+      Finish(X);
+    } else {
+      B.CreateBr(Join);
+    }
+    break;
   case InlineBuiltin::ScalarNeg:
   case InlineBuiltin::ScalarNot: {
     if (!Want(1))

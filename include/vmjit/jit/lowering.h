@@ -71,6 +71,11 @@ enum class InlineBuiltin {
   ScalarNe,
   ScalarNeg,
   ScalarNot,
+  /// vm.builtin.check_tensor_info(x, ndim, [dtype or None,] text): a guard
+  /// (a tensor, of that rank and dtype; the text a str or None) and the
+  /// result x; anything else calls the builtin, which raises. Appended
+  /// last: the numbers of the rows above are in object-cache keys.
+  CheckTensorInfo,
 };
 
 /// The builtin a standard function name stands for, if it can be inlined.
