@@ -77,6 +77,8 @@ InlineBuiltin inlineBuiltinFor(std::string_view Name) {
     return InlineBuiltin::NullValue;
   if (Name == "vm.builtin.check_tensor_info")
     return InlineBuiltin::CheckTensorInfo;
+  if (Name == "vm.builtin.match_shape")
+    return InlineBuiltin::MatchShape;
   scalar::Op O;
   if (scalar::lookup(Name, O))
     return static_cast<InlineBuiltin>(
@@ -110,6 +112,27 @@ constexpr int64_t kOffsetTensorNDim =
     kTensorDLTensorOffset + offsetof(DLTensor, ndim);
 constexpr int64_t kOffsetTensorDType =
     kTensorDLTensorOffset + offsetof(DLTensor, dtype);
+constexpr int64_t kOffsetTensorShape =
+    kTensorDLTensorOffset + offsetof(DLTensor, shape);
+
+/// Whether a match_shape call has the form tier 2 inlines: n, the codes and
+/// the values immediates, n at most 8, every code 0 or 2 (no heap slot).
+bool matchShapeInlinable(InstrView I) {
+  const int64_t N = I.callNumArgs();
+  if (N < 4 || I.callArg(2).kind() != ArgKind::Immediate)
+    return false;
+  const int64_t Dims = I.callArg(2).value();
+  if (Dims < 0 || Dims > 8 || N != 4 + 2 * Dims)
+    return false;
+  for (int64_t D = 0; D < Dims; ++D) {
+    Arg Code = I.callArg(3 + 2 * D), Imm = I.callArg(4 + 2 * D);
+    if (Code.kind() != ArgKind::Immediate ||
+        Imm.kind() != ArgKind::Immediate ||
+        (Code.value() != 0 && Code.value() != 2))
+      return false;
+  }
+  return true;
+}
 
 /// The int64 and float64 predicates of the scalar.* comparisons. Float
 /// comparisons are ordered (false with a NaN) except `ne` (true with a
@@ -267,6 +290,8 @@ private:
   bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
   void emitCheckTensorInfo(int64_t PC, InstrView I, BasicBlock *Pass,
                            BasicBlock *Fail);
+  void emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
+                      BasicBlock *Fail);
   void lowerRet(InstrView I);
   void lowerIf(int64_t PC, InstrView I);
   /// The block a jump from PC by Offset goes to: the target itself, or
@@ -531,7 +556,13 @@ void FunctionLowering::emitCheckTensorInfo(int64_t PC, InstrView I,
   BasicBlock *Fields = BasicBlock::Create(C, fmt::format("i{}.fields", PC), Fn);
   B.CreateCondBr(Kinds, Fields, Fail, Likely);
   // The tensor's rank (any when ndim is -1) and dtype (any when None).
+  // The arguments are read again: in flat functions no value lives across
+  // blocks.
   B.SetInsertPoint(Fields);
+  X = evalArg(I.callArg(0));
+  NDim = evalArg(I.callArg(1));
+  if (DType)
+    DType = evalArg(I.callArg(2));
   Value *Obj = B.CreateIntToPtr(X.W1, Ptr);
   Value *Rank = B.CreateSExt(
       B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorNDim), Align(4)),
@@ -549,6 +580,50 @@ void FunctionLowering::emitCheckTensorInfo(int64_t PC, InstrView I,
   B.SetInsertPoint(Pass);
 }
 
+/// match_shape's guard for a call matchShapeInlinable accepts, ending in a
+/// branch to Pass (every check holds: the builtin would return None) or to
+/// Fail (the call raises). The insertion point is left in Pass.
+void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
+                                      BasicBlock *Fail) {
+  const int64_t N = I.callNumArgs();
+  const int64_t Dims = I.callArg(2).value();
+  Val X = evalArg(I.callArg(0)), Heap = evalArg(I.callArg(1));
+  Value *TextType = typeOf(evalArg(I.callArg(N - 1)));
+  Value *TextOk = B.getFalse();
+  for (int32_t T : {kVMJITStr, kVMJITSmallStr, kVMJITRawStr})
+    TextOk = B.CreateOr(TextOk, B.CreateICmpEQ(TextType, B.getInt32(T)));
+  Value *Kinds = B.CreateAnd(
+      B.CreateAnd(B.CreateICmpEQ(typeOf(X), B.getInt32(kVMJITTensor)),
+                  B.CreateICmpEQ(typeOf(Heap), B.getInt32(kVMJITNone))),
+      TextOk);
+  BasicBlock *Fields = BasicBlock::Create(C, fmt::format("i{}.dims", PC), Fn);
+  B.CreateCondBr(Kinds, Fields, Fail, Likely);
+  // The rank, then each asserted dimension against its immediate.
+  // The tensor is read again in each block: in flat functions no value
+  // lives across blocks.
+  B.SetInsertPoint(Fields);
+  Value *Obj = B.CreateIntToPtr(evalArg(I.callArg(0)).W1, Ptr);
+  Value *Rank =
+      B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorNDim), Align(4));
+  Value *Ok = B.CreateICmpEQ(Rank, B.getInt32(static_cast<int32_t>(Dims)));
+  BasicBlock *Values = BasicBlock::Create(C, fmt::format("i{}.vals", PC), Fn);
+  B.CreateCondBr(Ok, Values, Fail, Likely);
+  B.SetInsertPoint(Values);
+  Obj = B.CreateIntToPtr(evalArg(I.callArg(0)).W1, Ptr);
+  Value *Shape =
+      B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetTensorShape), Align(8));
+  Value *All = B.getTrue();
+  for (int64_t D = 0; D < Dims; ++D) {
+    if (I.callArg(3 + 2 * D).value() != 0)
+      continue; // code 2: no check
+    Value *Dim = B.CreateAlignedLoad(I64, bytePtr(Shape, 8 * D), Align(8));
+    All = B.CreateAnd(
+        All, B.CreateICmpEQ(Dim, B.getInt64(I.callArg(4 + 2 * D).value())));
+  }
+  B.CreateCondBr(All, Pass, Fail, Likely);
+  B.SetInsertPoint(Pass);
+}
+
 bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   const int64_t N = I.callNumArgs();
   const vm::RegName Dst = I.callDst();
@@ -560,14 +635,16 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
                         : What == InlineBuiltin::NullValue    ? 0
                         : What == InlineBuiltin::CheckTensorInfo
                             ? (N == 3 ? 3 : 4)
+                        : What == InlineBuiltin::MatchShape
+                            ? (matchShapeInlinable(I) ? N : -1)
                             : 1;
   if (N != Arity)
     return false;
   // Flat style: no inline paths whose values would live across blocks
-  // (tuple_getitem, check_tensor_info) or that need `select` (min, max;
-  // FastISel refuses it).
+  // (tuple_getitem) or that need `select` (min, max; FastISel refuses it).
+  // check_tensor_info and match_shape read their arguments again in each
+  // block.
   if (Flat && (What == InlineBuiltin::TupleGetItem ||
-               What == InlineBuiltin::CheckTensorInfo ||
                What == InlineBuiltin::ScalarMin ||
                What == InlineBuiltin::ScalarMax))
     return false;
@@ -668,13 +745,25 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   }
   case InlineBuiltin::CheckTensorInfo:
     emitCheckTensorInfo(PC, I, Fast, Slow);
-    if (Dst != vm::kVoidRegister) {
+    if (Dst != vm::kVoidRegister) { // x, read again (flat functions)
       Val X = evalArg(I.callArg(0));
-      incRefIfObject(X);
-      Finish(X);
+      if (Flat) {
+        // As copy's: one store, retained and moved from the same slot.
+        store(ResSlot, X);
+        refSlot(ResSlot, /*Retain=*/true);
+        moveFromSlot(Dst, ResSlot);
+        B.CreateBr(Join);
+      } else {
+        incRefIfObject(X);
+        Finish(X);
+      }
     } else {
       B.CreateBr(Join);
     }
+    break;
+  case InlineBuiltin::MatchShape:
+    emitMatchShape(PC, I, Fast, Slow);
+    Finish(constVal(kVMJITNone, 0));
     break;
   case InlineBuiltin::ScalarNeg:
   case InlineBuiltin::ScalarNot: {

@@ -76,6 +76,11 @@ enum class InlineBuiltin {
   /// result x; anything else calls the builtin, which raises. Appended
   /// last: the numbers of the rows above are in object-cache keys.
   CheckTensorInfo,
+  /// vm.builtin.match_shape(x, heap, n, (code, imm) x n, text) whose codes
+  /// and values are immediates, every code 0 (assert) or 2 (no check): a
+  /// guard (x a tensor of rank n with those dimensions, the heap None, the
+  /// text a str) and None; anything else calls the builtin.
+  MatchShape,
 };
 
 /// The builtin a standard function name stands for, if it can be inlined.
