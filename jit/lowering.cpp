@@ -260,6 +260,13 @@ private:
     B.CreateAlignedStore(V.W1, bytePtr(P, 8), Align(8));
   }
   Value *typeOf(Val V) { return B.CreateTrunc(V.W0, I32); }
+  /// Whether a type index (typeOf) is one of Types.
+  Value *typeIn(Value *Type, std::initializer_list<int32_t> Types) {
+    Value *In = B.getFalse();
+    for (int32_t T : Types)
+      In = B.CreateOr(In, B.CreateICmpEQ(Type, B.getInt32(T)));
+    return In;
+  }
   Val constVal(int32_t Type, uint64_t Payload) {
     return {B.getInt64(static_cast<uint32_t>(Type)), B.getInt64(Payload)};
   }
@@ -541,17 +548,13 @@ void FunctionLowering::emitCheckTensorInfo(int64_t PC, InstrView I,
   Value *Kinds = B.CreateAnd(
       B.CreateICmpEQ(typeOf(X), B.getInt32(kVMJITTensor)),
       B.CreateICmpEQ(typeOf(NDim), B.getInt32(kVMJITInt)));
-  Value *TextOk = B.getFalse();
-  for (int32_t T : {kVMJITNone, kVMJITStr, kVMJITSmallStr, kVMJITRawStr})
-    TextOk = B.CreateOr(TextOk, B.CreateICmpEQ(TextType, B.getInt32(T)));
-  Kinds = B.CreateAnd(Kinds, TextOk);
+  Kinds = B.CreateAnd(Kinds, typeIn(TextType, {kVMJITNone, kVMJITStr,
+                                                 kVMJITSmallStr, kVMJITRawStr}));
   std::optional<Val> DType;
   if (N == 4) {
     DType = evalArg(I.callArg(2));
     Value *T = typeOf(*DType);
-    Kinds = B.CreateAnd(Kinds,
-                        B.CreateOr(B.CreateICmpEQ(T, B.getInt32(kVMJITNone)),
-                                   B.CreateICmpEQ(T, B.getInt32(kVMJITDataType))));
+    Kinds = B.CreateAnd(Kinds, typeIn(T, {kVMJITNone, kVMJITDataType}));
   }
   BasicBlock *Fields = BasicBlock::Create(C, fmt::format("i{}.fields", PC), Fn);
   B.CreateCondBr(Kinds, Fields, Fail, Likely);
@@ -589,13 +592,10 @@ void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
   const int64_t Dims = I.callArg(2).value();
   Val X = evalArg(I.callArg(0)), Heap = evalArg(I.callArg(1));
   Value *TextType = typeOf(evalArg(I.callArg(N - 1)));
-  Value *TextOk = B.getFalse();
-  for (int32_t T : {kVMJITStr, kVMJITSmallStr, kVMJITRawStr})
-    TextOk = B.CreateOr(TextOk, B.CreateICmpEQ(TextType, B.getInt32(T)));
   Value *Kinds = B.CreateAnd(
       B.CreateAnd(B.CreateICmpEQ(typeOf(X), B.getInt32(kVMJITTensor)),
                   B.CreateICmpEQ(typeOf(Heap), B.getInt32(kVMJITNone))),
-      TextOk);
+      typeIn(TextType, {kVMJITStr, kVMJITSmallStr, kVMJITRawStr}));
   BasicBlock *Fields = BasicBlock::Create(C, fmt::format("i{}.dims", PC), Fn);
   B.CreateCondBr(Kinds, Fields, Fail, Likely);
   // The rank, then each asserted dimension against its immediate.

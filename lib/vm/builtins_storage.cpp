@@ -110,10 +110,9 @@ void allocTensor(PackedArgs A, Any *Rv) {
   checkScope(Fn, scopeArg(Fn, A, 4));
   checkElementType(Fn, T);
   const uint64_t Capacity = S->size();
-  // The elements, then their bytes as TVM counts them (GetDataSize: 1-bit
-  // elements packed eight to a byte).
-  // UINT64_MAX once the count passes the largest a tensor of T can have
-  // (a later zero dimension makes it 0 again).
+  // The elements (UINT64_MAX once past the most a tensor of T can have; a
+  // later zero dimension makes it 0 again), then their bytes as TVM counts
+  // them (GetDataSize: 1-bit elements packed eight to a byte).
   const uint64_t MaxElems = maxTensorElements(T);
   uint64_t Elems = 1;
   for (int64_t D : Dims) {
