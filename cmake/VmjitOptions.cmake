@@ -34,6 +34,13 @@ if(VMJIT_SANITIZE)
     message(FATAL_ERROR "VMJIT_SANITIZE must be address, undefined or thread, not '${VMJIT_SANITIZE}'")
   endif()
   add_compile_options(${_vmjit_san} -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  # Line tables only (after the build type's -g, so it wins): a
+  # sanitizer's report still names file and line of every frame, and the
+  # sanitizer builds (CI builds three) compile and link much faster
+  # without full debug info.
+  if(CMAKE_BUILD_TYPE MATCHES "RelWithDebInfo|Debug")
+    add_compile_options(-g1)
+  endif()
   # Clang's -fsanitize=function (part of "undefined") reads the 8 bytes
   # before every indirect call target for a type signature; JIT code has
   # none, and baseline code may start at the first byte of a mapping.

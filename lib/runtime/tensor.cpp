@@ -4,6 +4,7 @@
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/object_pool.h"
 #include "vmjit/runtime/shape.h"
+#include "vmjit/runtime/tensor_view_cache.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,7 +15,7 @@ namespace vmjit {
 
 TensorObj::TensorObj(std::span<const int64_t> Shape, DLDataType DType,
                      DLDevice Dev)
-    : Object(kTypeIndex, recycledObjectDeleter<TensorObj>) {
+    : Object(kTypeIndex, deleter) {
   int64_t *Dims = InlineShape;
   if (Shape.size() > kInlineDims) {
     ShapeStorage.resize(Shape.size());
@@ -39,6 +40,15 @@ TensorObj::~TensorObj() {
     Managed->deleter(Managed);
   if (ManagedVersioned && ManagedVersioned->deleter)
     ManagedVersioned->deleter(ManagedVersioned);
+}
+
+void TensorObj::deleter(void *Self, int Flags) noexcept {
+  auto *T = static_cast<TensorObj *>(Self);
+  // Only a view nothing refers to, not even weakly, may be parked: a
+  // revived one must not be reachable from its previous life.
+  if (T->ParkIn && Flags == kVMJITObjectDeleterFlagBoth && T->ParkIn->park(T))
+    return;
+  recycledObjectDeleter<TensorObj>(Self, Flags);
 }
 
 namespace {

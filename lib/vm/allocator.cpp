@@ -13,11 +13,6 @@
 
 namespace vmjit::vm {
 
-int32_t StorageObj::typeIndex() {
-  static const int32_t Index = registerDynamicType("vm.Storage");
-  return Index;
-}
-
 StorageObj::StorageObj(void *Data, size_t Size, size_t Capacity,
                        DLDevice Device, std::shared_ptr<Releaser> Owner)
     : Object(typeIndex(), recycledObjectDeleter<StorageObj>), Data(Data), Size(Size),

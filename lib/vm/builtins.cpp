@@ -23,9 +23,8 @@ void fail(const char *Fn, std::string_view Msg, const char *Kind) {
   throwError(Kind, fmt::format("{}: {}", Fn, Msg));
 }
 
-void needArgs(const char *Fn, const PackedArgs &A, int32_t Min, int32_t Max) {
-  if (A.size() >= Min && A.size() <= Max)
-    return;
+void throwArgCountError(const char *Fn, const PackedArgs &A, int32_t Min,
+                        int32_t Max) {
   if (Min == Max)
     detail::throwArityError(Fn, Min, A.size());
   if (Max != INT32_MAX)

@@ -44,11 +44,21 @@ struct VMContext {
 
 /// TypeError unless Min <= A.size() <= Max (INT32_MAX: no upper bound),
 /// worded like the typed functions' arity errors.
-void needArgs(const char *Fn, const PackedArgs &A, int32_t Min, int32_t Max);
+[[noreturn]] void throwArgCountError(const char *Fn, const PackedArgs &A,
+                                     int32_t Min, int32_t Max);
+inline void needArgs(const char *Fn, const PackedArgs &A, int32_t Min,
+                     int32_t Max) {
+  if (A.size() >= Min && A.size() <= Max) [[likely]]
+    return;
+  throwArgCountError(Fn, A, Min, Max);
+}
 
 /// Argument I as T, or the typed functions' TypeError ("argument 2
 /// expected Shape but got int").
-template <typename T> T arg(const char *Fn, const PackedArgs &A, int32_t I) {
+/// Inlined: a builtin's success path makes no call to read an argument.
+template <typename T>
+[[gnu::always_inline]] inline T arg(const char *Fn, const PackedArgs &A,
+                                    int32_t I) {
   if (auto V = A[I].as<T>())
     return std::move(*V);
   detail::throwArgTypeError(Fn, I + 1, TypeTraitsOf<T>::typeName(), A[I]);

@@ -16,6 +16,7 @@
 #include "vmjit/vm/allocator.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#include <cstring>
 #include <fmt/format.h>
 
 namespace vmjit::vm::builtin {
@@ -23,14 +24,19 @@ namespace {
 
 /// The scope argument I, if given and not None; "" otherwise (a plain
 /// view: an optional passed by value is written and read back bytewise).
-std::string_view scopeArg(const char *Fn, const PackedArgs &A, int32_t I) {
+[[gnu::always_inline]] inline std::string_view
+scopeArg(const char *Fn, const PackedArgs &A, int32_t I) {
   if (A.size() > I && !A[I].isNone())
     return arg<std::string_view>(Fn, A, I);
   return {};
 }
 
 void checkScope(const char *Fn, std::string_view Scope) {
-  if (!Scope.empty() && Scope != "global")
+  // A fixed-length compare (inlined), not a call to memcmp.
+  constexpr std::string_view Global = "global";
+  if (!Scope.empty() &&
+      !(Scope.size() == Global.size() &&
+        std::memcmp(Scope.data(), Global.data(), Global.size()) == 0))
     fail(Fn, fmt::format("memory scope '{}' is not supported: CPU storage has "
                          "only the \"global\" scope",
                          Scope));
@@ -108,6 +114,16 @@ void allocTensor(PackedArgs A, Any *Rv) {
                            ? A[3].raw().v_dtype
                            : arg<DLDataType>(Fn, A, 3);
   checkScope(Fn, scopeArg(Fn, A, 4));
+  // A dead view of the same bytes, shape and type made by an earlier call
+  // passed every check below with these very arguments.
+  auto *Owner = const_cast<StorageObj *>(S);
+  if (Offset >= 0 && static_cast<uint64_t>(Offset) <= S->size()) {
+    if (Tensor V = Owner->views().revive(
+            Owner, static_cast<char *>(S->data()) + Offset, Dims, T)) {
+      *Rv = std::move(V);
+      return;
+    }
+  }
   checkElementType(Fn, T);
   const uint64_t Capacity = S->size();
   // The elements (UINT64_MAX once past the most a tensor of T can have; a
@@ -139,10 +155,8 @@ void allocTensor(PackedArgs A, Any *Rv) {
     fail(Fn, fmt::format("a {} tensor of shape {} at offset {} does not fit "
                          "in a storage of {} bytes",
                          dtypeName(T), shapeString(Dims), Offset, Capacity));
-  auto *Owner = const_cast<StorageObj *>(S);
-  *Rv = Tensor::viewChecked(
-      ObjectRef(ObjectPtr<Object>::share(Owner)),
-      static_cast<char *>(S->data()) + Offset, Dims, T, S->device());
+  *Rv = Owner->views().makeView(Owner, static_cast<char *>(S->data()) + Offset,
+                                Dims, T, S->device());
 }
 
 } // namespace

@@ -87,6 +87,14 @@ protected:
   }
   ~Object() = default;
   Object(const Object &) = delete;
+  /// Gives a dead object its first strong reference back: one whose
+  /// deleter ran with both flags but kept the memory, parked by an owner
+  /// for reuse (see TensorViewCache). Only the object's exclusive holder
+  /// may call it, after an acquire that orders it after the parking.
+  void reviveParked() noexcept {
+    __atomic_store_n(&Header.combined_ref_count, (uint64_t(1) << 32) | 1,
+                     __ATOMIC_RELAXED);
+  }
   Object &operator=(const Object &) = delete;
 
 private:

@@ -22,6 +22,8 @@
 
 namespace vmjit {
 
+class TensorViewCache;
+
 /// Alignment of tensor memory allocated by vmjit.
 inline constexpr size_t kTensorAlignment = 64;
 
@@ -45,6 +47,12 @@ public:
 
 private:
   friend class Tensor;
+  friend class TensorViewCache;
+  /// The header's deleter: a view made by a TensorViewCache parks there
+  /// when it dies (if a slot is free); any other tensor is destroyed and
+  /// its block recycled.
+  static void deleter(void *Self, int Flags) noexcept;
+
   int64_t InlineShape[kInlineDims];
   std::vector<int64_t> ShapeStorage; ///< Only for more than kInlineDims.
   std::vector<int64_t> StrideStorage;
@@ -56,6 +64,8 @@ private:
   DLManagedTensor *Managed = nullptr;
   DLManagedTensorVersioned *ManagedVersioned = nullptr;
   ObjectRef Owner;
+  /// The cache this view parks in when it dies (null: not a cached view).
+  TensorViewCache *ParkIn = nullptr;
 };
 
 /// JIT code and C kernels take a tensor's DLTensor right after the header.

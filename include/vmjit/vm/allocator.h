@@ -15,6 +15,7 @@
 
 #include "vmjit/runtime/object.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/runtime/tensor_view_cache.h"
 
 #include <cstddef>
 #include <memory>
@@ -26,13 +27,20 @@ enum class AllocatorKind { Naive, Pooled };
 /// A block of device memory (type "vm.Storage").
 class StorageObj : public Object {
 public:
-  static int32_t typeIndex();
+  /// Registered on first use (registration is idempotent, so every copy
+  /// of this inline function agrees).
+  static int32_t typeIndex() {
+    static const int32_t Index = registerDynamicType("vm.Storage");
+    return Index;
+  }
   void *data() const noexcept { return Data; }
   /// The bytes the program asked for (tensors must fit in these).
   size_t size() const noexcept { return Size; }
   /// The bytes actually reserved (a multiple of 64, at least Size).
   size_t capacity() const noexcept { return Capacity; }
   DLDevice device() const noexcept { return Device; }
+  /// Dead tensor views of this block kept for `vm.builtin.alloc_tensor`.
+  TensorViewCache &views() noexcept { return Views; }
 
   /// Memory returns through this when the storage dies.
   struct Releaser {
@@ -49,6 +57,7 @@ private:
   size_t Capacity;
   DLDevice Device;
   std::shared_ptr<Releaser> Owner;
+  TensorViewCache Views;
 };
 
 /// A reference to a storage block. As a typed parameter it accepts only a
