@@ -23,6 +23,11 @@ if(VMJIT_WERROR)
   target_compile_options(vmjit_warnings INTERFACE -Werror)
 endif()
 
+# Position-independent code (every target is) may call and inline its own
+# functions directly: vmjit's symbols are never interposed. GCC otherwise
+# assumes they may be and keeps every such call out of line.
+add_compile_options(-fno-semantic-interposition)
+
 if(VMJIT_SANITIZE)
   if(VMJIT_SANITIZE STREQUAL "address")
     set(_vmjit_san "-fsanitize=address,undefined")
