@@ -23,9 +23,12 @@ void destroyParked(TensorObj *T) noexcept {
 /// Whether parked view T is a compact view of Data with this shape and
 /// type (a loop: std::equal on int64 calls memcmp).
 bool isViewOf(const TensorObj *T, const void *Data,
-              std::span<const int64_t> Shape, DLDataType DType) noexcept {
+              std::span<const int64_t> Shape, DLDataType DType,
+              DLDevice Dev) noexcept {
   const DLTensor &L = T->DL;
   if (L.data != Data || L.byte_offset != 0 || L.strides ||
+      L.device.device_type != Dev.device_type ||
+      L.device.device_id != Dev.device_id ||
       L.dtype.code != DType.code || L.dtype.bits != DType.bits ||
       L.dtype.lanes != DType.lanes ||
       static_cast<size_t>(L.ndim) != Shape.size())
@@ -62,7 +65,7 @@ bool TensorViewCache::park(TensorObj *T) noexcept {
 
 Tensor TensorViewCache::revive(Object *Owner, const void *Data,
                                std::span<const int64_t> Shape,
-                               DLDataType DType) noexcept {
+                               DLDataType DType, DLDevice Dev) noexcept {
   for (auto &Slot : Slots) {
     if (!Slot.load(std::memory_order_relaxed))
       continue;
@@ -70,7 +73,7 @@ Tensor TensorViewCache::revive(Object *Owner, const void *Data,
     TensorObj *T = Slot.exchange(nullptr, std::memory_order_acquire);
     if (!T)
       continue;
-    if (isViewOf(T, Data, Shape, DType)) {
+    if (isViewOf(T, Data, Shape, DType, Dev)) {
       T->reviveParked();
       T->Owner = ObjectRef(ObjectPtr<Object>::share(Owner));
       return Tensor(ObjectPtr<Object>::adopt(T));

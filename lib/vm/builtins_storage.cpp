@@ -119,7 +119,8 @@ void allocTensor(PackedArgs A, Any *Rv) {
   auto *Owner = const_cast<StorageObj *>(S);
   if (Offset >= 0 && static_cast<uint64_t>(Offset) <= S->size()) {
     if (Tensor V = Owner->views().revive(
-            Owner, static_cast<char *>(S->data()) + Offset, Dims, T)) {
+            Owner, static_cast<char *>(S->data()) + Offset, Dims, T,
+            S->device())) {
       *Rv = std::move(V);
       return;
     }

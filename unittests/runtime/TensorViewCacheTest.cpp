@@ -31,7 +31,8 @@ std::span<const int64_t> dims(const std::vector<int64_t> &D) { return D; }
 /// Asks B's cache for a view, as vm.builtin.alloc_tensor does.
 Tensor viewOf(Block &B, size_t Offset, const std::vector<int64_t> &Shape,
               DLDataType T = kF32) {
-  if (Tensor V = B.Views.revive(&B, B.Data + Offset, dims(Shape), T))
+  if (Tensor V =
+          B.Views.revive(&B, B.Data + Offset, dims(Shape), T, cpuDevice()))
     return V;
   return B.Views.makeView(&B, B.Data + Offset, dims(Shape), T, cpuDevice());
 }
@@ -56,6 +57,26 @@ TEST(TensorViewCacheTest, ADeadViewIsRevivedForTheSameRequest) {
   EXPECT_EQ(U.data(), static_cast<void *>(B->Data));
   EXPECT_EQ(U.ndim(), 1);
   EXPECT_EQ(U.shape()[0], 4);
+}
+
+TEST(TensorViewCacheTest, AViewOfManyDimensionsIsRevivedWhole) {
+  auto B = makeObject<Block>();
+  const std::vector<int64_t> Dims{1, 2, 1, 2, 1, 2, 1, 2}; // > kInlineDims
+  const Object *First = viewOf(*B, 0, Dims).get();
+  Tensor T = viewOf(*B, 0, Dims);
+  EXPECT_EQ(T.get(), First);
+  ASSERT_EQ(T.ndim(), 8);
+  for (size_t K = 0; K < Dims.size(); ++K)
+    EXPECT_EQ(T.shape()[K], Dims[K]);
+  EXPECT_NE(viewOf(*B, 0, {1, 2, 1, 2, 1, 2, 1, 1}).get(), First);
+}
+
+TEST(TensorViewCacheTest, OnlyTheSameDeviceMatches) {
+  auto B = makeObject<Block>();
+  std::vector<int64_t> Dims{4};
+  B->Views.makeView(B.get(), B->Data, Dims, kF32, cpuDevice(1));
+  EXPECT_FALSE(B->Views.revive(B.get(), B->Data, Dims, kF32, cpuDevice(0)));
+  EXPECT_TRUE(B->Views.revive(B.get(), B->Data, Dims, kF32, cpuDevice(1)));
 }
 
 TEST(TensorViewCacheTest, AReferencedViewIsNeverHandedOut) {

@@ -38,16 +38,20 @@ public:
   TensorViewCache &operator=(const TensorViewCache &) = delete;
   ~TensorViewCache();
 
-  /// A parked view of `Data` with exactly this shape and type (compact,
-  /// no byte offset), given one strong reference and a new reference on
-  /// `Owner`, the object that holds this cache; a null Tensor if none is
-  /// parked.
+  /// A parked view of `Data` with exactly this shape, type and device
+  /// (compact, no byte offset), given one strong reference and a new
+  /// reference on `Owner`, the object that holds this cache; a null Tensor
+  /// if none is parked. A caller may rely on a revived view having passed
+  /// whatever checks it made before makeView for the same arguments (as
+  /// long as no one rewrote a view's DLTensor in place, which DLPack
+  /// forbids).
   VMJIT_DLL Tensor revive(Object *Owner, const void *Data,
-                          std::span<const int64_t> Shape,
-                          DLDataType DType) noexcept;
+                          std::span<const int64_t> Shape, DLDataType DType,
+                          DLDevice Dev) noexcept;
 
   /// A new compact view of `Data` that `Owner` (holding this cache) keeps
-  /// alive, as Tensor::viewChecked makes it, which parks here when it
+  /// alive, as Tensor::viewChecked makes it (the caller has checked the
+  /// shape, the type and that the view fits), which parks here when it
   /// dies. If every slot is taken, one parked view is dropped to make room.
   VMJIT_DLL Tensor makeView(Object *Owner, void *Data,
                             std::span<const int64_t> Shape, DLDataType DType,
