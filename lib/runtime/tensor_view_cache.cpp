@@ -42,12 +42,18 @@ bool isViewOf(const TensorObj *T, const void *Data,
 } // namespace
 
 TensorViewCache::~TensorViewCache() {
+  // The owner is dying: nothing refers to it, so no view of it is alive to
+  // park and no one can revive one; plain loads see every slot's last park.
   for (auto &Slot : Slots)
-    if (TensorObj *T = Slot.exchange(nullptr, std::memory_order_acquire))
+    if (TensorObj *T = Slot.load(std::memory_order_acquire))
       destroyParked(T);
 }
 
 bool TensorViewCache::park(TensorObj *T) noexcept {
+  // T holding its owner's last reference: the owner (and this cache) dies
+  // with T, so parking T would only delay its destruction.
+  if (T->Owner.useCount() == 1)
+    return false;
   // The owner stays alive until T is parked: its release may destroy this
   // cache (and, through it, T).
   Object *Owner = T->Owner.ptr().release();
