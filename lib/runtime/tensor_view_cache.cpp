@@ -95,10 +95,9 @@ Tensor TensorViewCache::revive(Object *Owner, const void *Data,
 Tensor TensorViewCache::makeView(Object *Owner, void *Data,
                                  std::span<const int64_t> Shape,
                                  DLDataType DType, DLDevice Dev) {
-  auto Obj = makeRecycledObject<TensorObj>(Shape, DType, Dev);
-  Obj->DL.data = Data;
-  Obj->Owner = ObjectRef(ObjectPtr<Object>::share(Owner));
-  Obj->ParkIn = this;
+  Tensor View = Tensor::viewChecked(ObjectRef(ObjectPtr<Object>::share(Owner)),
+                                    Data, Shape, DType, Dev);
+  const_cast<TensorObj *>(View.get())->ParkIn = this;
   const bool Full = std::all_of(std::begin(Slots), std::end(Slots),
                                 [](const std::atomic<TensorObj *> &S) {
                                   return S.load(std::memory_order_relaxed);
@@ -109,7 +108,7 @@ Tensor TensorViewCache::makeView(Object *Owner, void *Data,
     if (TensorObj *T = Victim.exchange(nullptr, std::memory_order_acquire))
       destroyParked(T);
   }
-  return Tensor(ObjectPtr<Object>(std::move(Obj)));
+  return View;
 }
 
 int TensorViewCache::parked() const noexcept {
