@@ -79,6 +79,10 @@ InlineBuiltin inlineBuiltinFor(std::string_view Name) {
     return InlineBuiltin::CheckTensorInfo;
   if (Name == "vm.builtin.match_shape")
     return InlineBuiltin::MatchShape;
+  if (Name == "vm.builtin.alloc_tensor")
+    return InlineBuiltin::AllocTensor;
+  if (Name == "vm.builtin.alloc_storage")
+    return InlineBuiltin::AllocStorage;
   scalar::Op O;
   if (scalar::lookup(Name, O))
     return static_cast<InlineBuiltin>(
@@ -489,7 +493,18 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
   store(ResSlot, constVal(kVMJITNone, 0));
   const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
   Value *Rc;
-  if (Bind.How == CalleeBinding::Direct) {
+  if (Opts.InlineBuiltins && (Bind.Inline == InlineBuiltin::AllocTensor ||
+                              Bind.Inline == InlineBuiltin::AllocStorage)) {
+    // Through the VM's cache of this call site.
+    const bool Tensor = Bind.Inline == InlineBuiltin::AllocTensor;
+    KeyText += fmt::format("site{}@{};", static_cast<int>(Bind.Inline), PC);
+    FunctionCallee Site =
+        helperFn(Tensor ? helper::vmjit_jit_alloc_tensor
+                        : helper::vmjit_jit_alloc_storage,
+                 I32, {Ptr, I64, Ptr, I32, Ptr});
+    Rc = B.CreateCall(Site, {ctx(), B.getInt64(PC), ArgStack, B.getInt32(N),
+                             ResSlot});
+  } else if (Bind.How == CalleeBinding::Direct) {
     std::string Name = fmt::format("__vmjit_callee_{}", Callee);
     std::string SelfName = fmt::format("__vmjit_self_{}", Callee);
     FunctionCallee Target = M.getOrInsertFunction(Name, SafeCallTy);
@@ -637,6 +652,10 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
                             ? (N == 3 ? 3 : 4)
                         : What == InlineBuiltin::MatchShape
                             ? (matchShapeInlinable(I) ? N : -1)
+                        // Calls, through their site's cache (emitCallPath).
+                        : What == InlineBuiltin::AllocTensor ||
+                                What == InlineBuiltin::AllocStorage
+                            ? -1
                             : 1;
   if (N != Arity)
     return false;

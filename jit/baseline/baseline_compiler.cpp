@@ -279,6 +279,15 @@ private:
         E.put(StencilId::NullValue);
       return;
     }
+    // The standard alloc_tensor and alloc_storage: through the VM's cache
+    // of this call site.
+    if (Opts.InlineBuiltins && (B.Inline == InlineBuiltin::AllocTensor ||
+                                B.Inline == InlineBuiltin::AllocStorage)) {
+      E[Hole::ALLOC_AT] = reinterpret_cast<int64_t>(
+          B.Inline == InlineBuiltin::AllocTensor ? &vmjit_jit_alloc_tensor
+                                                 : &vmjit_jit_alloc_storage);
+      return E.put(Void ? StencilId::CallSiteVoid : StencilId::CallSite);
+    }
     E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
     E[Hole::SELF] = static_cast<int64_t>(B.Self);
     ops::Op Op;

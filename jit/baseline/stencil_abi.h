@@ -52,6 +52,7 @@ namespace vmjit::jit::baseline {
   X(STEP, true)       /* vmjit_jit_step */                                    \
   X(HOT, true)        /* vmjit_baseline_hot */                                \
   X(CALL_INTO, true)  /* vmjit_baseline_call_into */                          \
+  X(ALLOC_AT, true)   /* vmjit_jit_alloc_tensor or _storage */                \
   /* jumps */                                                                 \
   X(CONTINUE, false)  /* the next piece */                                    \
   X(TARGET, false)    /* a jump target */                                     \

@@ -48,6 +48,8 @@ typedef int (*IfErrorFn)(const Val *);
 typedef int (*StepFn)(NativeContext *);
 typedef void (*HotFn)(TierUpSite *);
 typedef int (*CallIntoFn)(Val *, const Val *, int32_t, void *, void *);
+typedef int (*AllocAtFn)(NativeContext *, int64_t, const Val *, int32_t,
+                         Val *);
 
 /// A small hole's value: a byte offset or count below 2^31.
 #define SMALL(Name) ((intptr_t)_JIT_##Name)
@@ -221,6 +223,30 @@ INLINE SafeCall poolEntry(void **Funcs, void **Self) {
     release(R);                                                                \
     NEXT();                                                                    \
   }
+
+/// The standard alloc_tensor or alloc_storage through the VM's cache of
+/// this call site (ALLOC_AT: vmjit_jit_alloc_tensor or _storage).
+STENCIL(call_site) {
+  Val R;
+  R.type_index = kVMJITNone;
+  if (__builtin_expect(((AllocAtFn)WIDE(ALLOC_AT))(Ctx, SMALL(PC), Args,
+                                                   (int32_t)SMALL(NARGS), &R),
+                       0))
+    FAIL();
+  moveToA(Regs, R);
+  NEXT();
+}
+
+STENCIL(call_site_void) {
+  Val R;
+  R.type_index = kVMJITNone;
+  if (__builtin_expect(((AllocAtFn)WIDE(ALLOC_AT))(Ctx, SMALL(PC), Args,
+                                                   (int32_t)SMALL(NARGS), &R),
+                       0))
+    FAIL();
+  release(R);
+  NEXT();
+}
 
 CALL_STENCILS(pool, poolEntry(Funcs, &Self))
 CALL_STENCILS(direct, (Self = (void *)WIDE(SELF), (SafeCall)WIDE(ENTRY)))

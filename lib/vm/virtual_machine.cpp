@@ -262,6 +262,8 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
   Any Discard; // the destination of calls into the void register
   VMJITAny RetVal;
   FunctionObj *const NullValue = standardNullValue();
+  FunctionObj *const AllocTensor = AllocSites::standardAllocTensor();
+  FunctionObj *const AllocStorage = AllocSites::standardAllocStorage();
 
   size_t FrameIdx = VM.Frames.size() - 1;
   Frame *F = &VM.Frames[FrameIdx];
@@ -362,8 +364,16 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         } else {
           VMJITAny Result;
           detail::setNone(Result);
-          if (Fn->entry()(Fn, reinterpret_cast<const VMJITAny *>(Args),
-                          static_cast<int32_t>(N), &Result) != 0) [[unlikely]]
+          const auto *A = reinterpret_cast<const VMJITAny *>(Args);
+          const auto NA = static_cast<int32_t>(N);
+          // The standard allocation builtins go through their call site's
+          // cache (vm/alloc_sites.h), as in the JIT tiers.
+          int Rc = Fn == AllocTensor
+                       ? VM.Sites.allocTensor(VM, F->Func, PC, A, NA, &Result)
+                   : Fn == AllocStorage
+                       ? VM.Sites.allocStorage(VM, F->Func, PC, A, NA, &Result)
+                       : Fn->entry()(Fn, A, NA, &Result);
+          if (Rc != 0) [[unlikely]]
             return fail(takeRaisedError());
           // (TVM-compiled code counts its own calls, as frames do.)
           if (InterpEntries[Callee] == nullptr && !TvmCompiled[Callee])

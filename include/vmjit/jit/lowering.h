@@ -81,6 +81,12 @@ enum class InlineBuiltin {
   /// guard (x a tensor of rank n with those dimensions, the heap None, the
   /// text a str) and None; anything else calls the builtin.
   MatchShape,
+  /// vm.builtin.alloc_tensor / alloc_storage: the call made through the
+  /// VM's cache of the call site (vmjit_jit_alloc_tensor,
+  /// vmjit_jit_alloc_storage; vm/alloc_sites.h), which returns the site's
+  /// last object when no one else holds it.
+  AllocTensor,
+  AllocStorage,
 };
 
 /// The builtin a standard function name stands for, if it can be inlined.

@@ -55,6 +55,24 @@ public:
       destroyStrong(Old);
   }
 
+  /// The combined count (strong references in the low 32 bits, weak ones
+  /// in the high 32), read with acquire order: whatever other threads did
+  /// before dropping their references happened before the caller's next
+  /// step.
+  uint64_t combinedCount() const noexcept {
+    return __atomic_load_n(&Header.combined_ref_count, __ATOMIC_ACQUIRE);
+  }
+
+  /// incRef for a caller that holds every reference to the object (no
+  /// other thread can reach it, and none can be made without one: there
+  /// is no weak-to-strong upgrade), so no read-modify-write is needed.
+  [[gnu::always_inline]] void incRefExclusive() noexcept {
+    __atomic_store_n(
+        &Header.combined_ref_count,
+        __atomic_load_n(&Header.combined_ref_count, __ATOMIC_RELAXED) + 1,
+        __ATOMIC_RELAXED);
+  }
+
   /// Weak references keep the memory (not the payload) alive.
   void incWeakRef() noexcept {
     __atomic_fetch_add(&Header.combined_ref_count, uint64_t(1) << 32,

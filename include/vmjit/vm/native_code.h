@@ -59,11 +59,15 @@ struct NativeContext {
   Any *Result;
   int64_t ErrorPC;
   StepControl *Control;
+  /// The bytecode function the code runs (its allocation sites are the
+  /// VM's for this function: vmjit_jit_alloc_tensor).
+  int64_t Func;
 };
 static_assert(offsetof(NativeContext, VM) == 0);
 static_assert(offsetof(NativeContext, Result) == 8);
 static_assert(offsetof(NativeContext, ErrorPC) == 16);
 static_assert(offsetof(NativeContext, Control) == 24);
+static_assert(offsetof(NativeContext, Func) == 32);
 
 using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,
                          std::atomic<FunctionObj *> *Funcs, int64_t EntryPC);

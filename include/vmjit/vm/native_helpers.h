@@ -35,6 +35,15 @@ void vmjit_jit_release_frame(VMJITAny *Regs, int64_t N);
 int vmjit_jit_if_error(const VMJITAny *Cond);
 /// The slow path of a step taken by native code: 0, or -1 with an error.
 int vmjit_jit_step(vmjit::vm::NativeContext *Ctx);
+/// The standard vm.builtin.alloc_tensor called at instruction `PC` of the
+/// function Ctx runs, through the VM's cache of that call site
+/// (vm/alloc_sites.h); the safe-call convention: 0 with the tensor in
+/// `*Result`, or -1 with the error raised.
+int vmjit_jit_alloc_tensor(vmjit::vm::NativeContext *Ctx, int64_t PC,
+                           const VMJITAny *Args, int32_t N, VMJITAny *Result);
+/// The standard vm.builtin.alloc_storage, likewise.
+int vmjit_jit_alloc_storage(vmjit::vm::NativeContext *Ctx, int64_t PC,
+                            const VMJITAny *Args, int32_t N, VMJITAny *Result);
 }
 
 /// Every helper, by symbol.
@@ -44,7 +53,9 @@ int vmjit_jit_step(vmjit::vm::NativeContext *Ctx);
   X(vmjit_jit_retain)                                                          \
   X(vmjit_jit_release_frame)                                                   \
   X(vmjit_jit_if_error)                                                        \
-  X(vmjit_jit_step)
+  X(vmjit_jit_step)                                                            \
+  X(vmjit_jit_alloc_tensor)                                                    \
+  X(vmjit_jit_alloc_storage)
 
 namespace vmjit::vm {
 namespace helper {

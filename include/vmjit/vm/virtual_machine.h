@@ -23,6 +23,7 @@
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/alloc_sites.h"
 #include "vmjit/vm/allocator.h"
 #include "vmjit/vm/executable.h"
 #include "vmjit/vm/native_code.h"
@@ -203,6 +204,9 @@ public:
   }
 
   Allocator &allocator() noexcept { return *Alloc; }
+  /// The caches of this VM's allocation call sites (every tier goes
+  /// through them for the standard alloc_storage and alloc_tensor).
+  AllocSites &allocSites() noexcept { return Sites; }
   const std::vector<DLDevice> &devices() const noexcept {
     return Opts.Devices;
   }
@@ -309,6 +313,9 @@ private:
   std::shared_ptr<const Executable> Exe;
   VMOptions Opts;
   std::unique_ptr<Allocator> Alloc;
+  /// The caches of alloc_storage and alloc_tensor call sites (destroyed
+  /// before the allocator).
+  AllocSites Sites;
   /// One entry per function-table entry.
   std::unique_ptr<std::atomic<FunctionObj *>[]> Pool;
   /// Owns every object ever placed in the pool.

@@ -1,0 +1,95 @@
+//===- vmjit/vm/alloc_sites.h - Caches of allocation call sites -*- C++ -*-===//
+//
+// TVM's drivers allocate the same storages, and make the same tensor views
+// of them, at the same instructions on every call, and drop them a few
+// instructions later (`null_value`) or at the return. Each call site of
+// `vm.builtin.alloc_storage` and `vm.builtin.alloc_tensor` in a VM keeps
+// the object it returned last and returns it again when no one else can
+// see it and the arguments are those it was made from; otherwise the
+// builtin is called (its checks and errors unchanged) and its result
+// replaces the cached one. Every tier calls through here: the interpreter
+// directly, native code through vmjit_jit_alloc_tensor and
+// vmjit_jit_alloc_storage (vm/native_helpers.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_VM_ALLOC_SITES_H
+#define VMJIT_VM_ALLOC_SITES_H
+
+#include "vmjit/runtime/c_api.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace vmjit {
+class FunctionObj;
+}
+
+namespace vmjit::vm {
+
+class VirtualMachine;
+
+/// One VM's allocation call sites, per bytecode function and instruction.
+///
+/// A tensor site returns its cached view again when the view's only
+/// reference is the site's (every register, result and caller reference
+/// is gone) and the call names the same storage object, byte offset,
+/// shape, dtype and the global scope. A storage site returns its cached
+/// storage again when every reference to it is the site's own or a dead
+/// view cached by one of the function's tensor sites, and the call asks
+/// for the same size, device index and the global scope (with a DataType
+/// hint). Either way the object is one no one else can reach, so TVM's
+/// semantics hold: a returned or kept tensor is never reused while
+/// referenced, and a reused object is exactly what the builtin would have
+/// made from these arguments.
+///
+/// A VM runs on one thread at a time, so the sites are plain memory. The
+/// objects' counts are read with acquire order (a last reference may have
+/// gone on another thread) and raised without a read-modify-write when
+/// the site holds every reference.
+class AllocSites {
+public:
+  AllocSites();
+  ~AllocSites();
+  AllocSites(const AllocSites &) = delete;
+  AllocSites &operator=(const AllocSites &) = delete;
+
+  /// vm.builtin.alloc_tensor called at instruction `PC` of bytecode
+  /// function `Func` of `VM` (whose pool entry there is the standard
+  /// builtin): the safe-call convention, 0 with the tensor in `*Result`
+  /// or -1 with the builtin's error raised.
+  int allocTensor(VirtualMachine &VM, int64_t Func, int64_t PC,
+                  const VMJITAny *Args, int32_t N, VMJITAny *Result) noexcept;
+  /// vm.builtin.alloc_storage at that site, likewise.
+  int allocStorage(VirtualMachine &VM, int64_t Func, int64_t PC,
+                   const VMJITAny *Args, int32_t N, VMJITAny *Result) noexcept;
+
+  /// Objects the sites hold now (for tests).
+  size_t cached() const noexcept;
+  /// Drops every cached object.
+  void clear() noexcept;
+
+  /// The standard builtins these sites stand for (the interpreter compares
+  /// pool entries with them).
+  static FunctionObj *standardAllocTensor() noexcept;
+  static FunctionObj *standardAllocStorage() noexcept;
+
+private:
+  struct Site;
+  struct FunctionSites;
+  /// The sites of `Func` (made on first use); null when out of memory.
+  FunctionSites *sitesOf(const VirtualMachine &VM, int64_t Func) noexcept;
+  FunctionSites *makeSites(const VirtualMachine &VM, int64_t Func) noexcept;
+  void cacheTensor(FunctionSites &FS, int64_t PC, const VMJITAny &Result,
+                   const VMJITAny &StorageArg) noexcept;
+  void cacheStorage(FunctionSites &FS, int64_t PC, const VMJITAny &Result,
+                    int64_t DeviceIndex) noexcept;
+
+  std::vector<std::unique_ptr<FunctionSites>> Funcs;
+};
+
+} // namespace vmjit::vm
+
+#endif // VMJIT_VM_ALLOC_SITES_H

@@ -1,0 +1,307 @@
+//===- alloc_sites.cpp - Caches of allocation call sites ------------------===//
+//
+// See vmjit/vm/alloc_sites.h. A tensor site holds its last view (one
+// strong reference) and the storage that view lives in; a storage site
+// holds its last storage and the tensor sites of the same function whose
+// views live in it (its links), which is how it tells that every other
+// reference to the storage is a dead cached view.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/vm/alloc_sites.h"
+
+#include "vmjit/runtime/shape.h"
+#include "vmjit/runtime/string.h"
+#include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/allocator.h"
+#include "vmjit/vm/builtins.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <algorithm>
+
+namespace vmjit::vm {
+
+namespace {
+
+/// The count of an object whose only reference is its holder's.
+constexpr uint64_t kSoleReference = (uint64_t(1) << 32) | 1;
+
+FunctionObj *standardByName(const char *Name) noexcept {
+  std::optional<Function> F = standardFunction(Name);
+  return F ? F->get() : nullptr;
+}
+
+/// Whether scope argument `A` is "" or "global".
+[[gnu::noinline]] bool globalScopeText(const VMJITAny &A) noexcept {
+  if (A.type_index != kVMJITSmallStr &&
+      A.type_index != kVMJITRawStr && A.type_index != kVMJITStr)
+    return false;
+  std::optional<std::string_view> S;
+  try {
+    S = detail::stringView(A);
+  } catch (...) {
+    return false;
+  }
+  return S && (S->empty() || *S == "global");
+}
+
+/// Whether the optional scope argument `I` is absent, None, "" or
+/// "global" (the builtins' check passes).
+inline bool globalScope(const VMJITAny *Args, int32_t N, int32_t I) noexcept {
+  return N <= I || Args[I].type_index == kVMJITNone ||
+         globalScopeText(Args[I]);
+}
+
+bool sameDims(std::span<const int64_t> Dims, const DLTensor &T) noexcept {
+  if (Dims.size() != static_cast<size_t>(T.ndim))
+    return false;
+  // A loop: these are a few dimensions, not worth a call of memcmp.
+  for (size_t K = 0; K < Dims.size(); ++K)
+    if (Dims[K] != T.shape[K])
+      return false;
+  return true;
+}
+
+bool sameDType(DLDataType A, DLDataType B) noexcept {
+  return A.code == B.code && A.bits == B.bits && A.lanes == B.lanes;
+}
+
+bool isShape(const VMJITAny &A) noexcept {
+  return A.type_index == ShapeObj::kTypeIndex;
+}
+
+std::span<const int64_t> shapeDims(const VMJITAny &A) noexcept {
+  return reinterpret_cast<const ShapeObj *>(A.v_obj)->dims();
+}
+
+void setObject(VMJITAny &Out, int32_t TypeIndex, Object *O) noexcept {
+  detail::setTypeIndex(Out, TypeIndex);
+  Out.v_obj = O->raw();
+}
+
+} // namespace
+
+struct AllocSites::Site {
+  /// The cached tensor or storage (one strong reference), or null.
+  Object *Obj = nullptr;
+  /// Tensor site: the storage its view lives in (kept alive by the view).
+  StorageObj *Storage = nullptr;
+  /// Tensor site: the storage site whose cached storage that is (-1:
+  /// none); storage site: its index in FunctionSites::Links.
+  int32_t Link = -1;
+  /// Storage site: the device index the storage was made for.
+  int64_t DeviceIndex = 0;
+};
+
+struct AllocSites::FunctionSites {
+  /// One per instruction of the function.
+  std::vector<Site> ByPC;
+  /// Per storage site (Site::Link): the tensor sites linked to it.
+  std::vector<std::vector<int32_t>> Links;
+  /// The storage sites, by instruction.
+  std::vector<int32_t> StoragePCs;
+};
+
+AllocSites::AllocSites() = default;
+AllocSites::~AllocSites() { clear(); }
+
+FunctionObj *AllocSites::standardAllocTensor() noexcept {
+  static FunctionObj *const Std = standardByName("vm.builtin.alloc_tensor");
+  return Std;
+}
+
+FunctionObj *AllocSites::standardAllocStorage() noexcept {
+  static FunctionObj *const Std = standardByName("vm.builtin.alloc_storage");
+  return Std;
+}
+
+inline AllocSites::FunctionSites *
+AllocSites::sitesOf(const VirtualMachine &VM, int64_t Func) noexcept {
+  const auto F = static_cast<size_t>(Func);
+  if (F < Funcs.size() && Funcs[F]) [[likely]]
+    return Funcs[F].get();
+  return makeSites(VM, Func);
+}
+
+AllocSites::FunctionSites *AllocSites::makeSites(const VirtualMachine &VM,
+                                                 int64_t Func) noexcept {
+  const auto F = static_cast<size_t>(Func);
+  try {
+    if (Funcs.size() <= F)
+      Funcs.resize(VM.executable().functions().size());
+    auto FS = std::make_unique<FunctionSites>();
+    FS->ByPC.resize(
+        static_cast<size_t>(VM.executable().function(Func).numInstrs()));
+    Funcs[F] = std::move(FS);
+    return Funcs[F].get();
+  } catch (...) {
+    return nullptr; // no cache: every call goes to the builtin
+  }
+}
+
+int AllocSites::allocTensor(VirtualMachine &VM, int64_t Func, int64_t PC,
+                            const VMJITAny *Args, int32_t N,
+                            VMJITAny *Result) noexcept {
+  FunctionSites *FS = sitesOf(VM, Func);
+  if (FS && (N == 4 || N == 5)) [[likely]] {
+    Site &S = FS->ByPC[static_cast<size_t>(PC)];
+    auto *T = static_cast<TensorObj *>(S.Obj);
+    // The same storage object, offset, shape and dtype as the view was
+    // made from (its data pointer is the storage's plus the offset).
+    if (T && Args[0].v_obj == S.Storage->raw() &&
+        Args[0].type_index == StorageObj::typeIndex() &&
+        Args[1].type_index == kVMJITInt &&
+        reinterpret_cast<uintptr_t>(T->DL.data) -
+                reinterpret_cast<uintptr_t>(S.Storage->data()) ==
+            static_cast<uint64_t>(Args[1].v_int64) &&
+        isShape(Args[2]) && Args[3].type_index == kVMJITDataType &&
+        sameDType(Args[3].v_dtype, T->DL.dtype) &&
+        sameDims(shapeDims(Args[2]), T->DL) && globalScope(Args, N, 4) &&
+        T->combinedCount() == kSoleReference) {
+      T->incRefExclusive();
+      setObject(*Result, kVMJITTensor, T);
+      return 0;
+    }
+  }
+  FunctionObj *Std = standardAllocTensor();
+  if (int Rc = Std->entry()(Std, Args, N, Result))
+    return Rc;
+  if (FS)
+    cacheTensor(*FS, PC, *Result, Args[0]);
+  return 0;
+}
+
+void AllocSites::cacheTensor(FunctionSites &FS, int64_t PC,
+                             const VMJITAny &Result,
+                             const VMJITAny &StorageArg) noexcept {
+  Site &S = FS.ByPC[static_cast<size_t>(PC)];
+  auto *T = reinterpret_cast<TensorObj *>(Object::fromRaw(Result.v_obj));
+  // Only a compact view at the storage's data (what the builtin makes).
+  if (Result.type_index != kVMJITTensor || T->DL.strides ||
+      T->DL.byte_offset != 0)
+    return;
+  auto *Storage = reinterpret_cast<StorageObj *>(
+      Object::fromRaw(StorageArg.v_obj));
+  // Unlinked from the old view's storage site, linked to the new one's.
+  if (S.Link >= 0) {
+    std::vector<int32_t> &L =
+        FS.Links[static_cast<size_t>(FS.ByPC[static_cast<size_t>(S.Link)].Link)];
+    L.erase(std::find(L.begin(), L.end(), static_cast<int32_t>(PC)));
+    S.Link = -1;
+  }
+  Object *Old = S.Obj;
+  T->incRef();
+  S.Obj = T;
+  S.Storage = Storage;
+  for (int32_t Q : FS.StoragePCs) {
+    Site &St = FS.ByPC[static_cast<size_t>(Q)];
+    if (St.Obj != Storage)
+      continue;
+    try {
+      FS.Links[static_cast<size_t>(St.Link)].push_back(
+          static_cast<int32_t>(PC));
+      S.Link = Q;
+    } catch (...) {
+      // Unlinked: the storage site will not see this view as dead.
+    }
+    break;
+  }
+  if (Old)
+    Old->decRef();
+}
+
+int AllocSites::allocStorage(VirtualMachine &VM, int64_t Func, int64_t PC,
+                             const VMJITAny *Args, int32_t N,
+                             VMJITAny *Result) noexcept {
+  FunctionSites *FS = sitesOf(VM, Func);
+  if (FS && (N == 4 || N == 5)) [[likely]] {
+    Site &S = FS->ByPC[static_cast<size_t>(PC)];
+    auto *St = static_cast<StorageObj *>(S.Obj);
+    if (St && Args[0].type_index == kVMJITOpaquePtr && Args[0].v_ptr == &VM &&
+        isShape(Args[1]) && Args[2].type_index == kVMJITInt &&
+        Args[2].v_int64 == S.DeviceIndex &&
+        Args[3].type_index == kVMJITDataType) {
+      std::span<const int64_t> Size = shapeDims(Args[1]);
+      const std::vector<int32_t> &Views = FS->Links[static_cast<size_t>(S.Link)];
+      // Its references: the site's and one per linked view, each of which
+      // only its own site holds.
+      if (Size.size() == 1 && Size[0] >= 0 &&
+          static_cast<uint64_t>(Size[0]) == St->size() &&
+          globalScope(Args, N, 4) &&
+          St->combinedCount() == kSoleReference + Views.size() &&
+          std::all_of(Views.begin(), Views.end(), [&](int32_t K) {
+            return FS->ByPC[static_cast<size_t>(K)].Obj->combinedCount() ==
+                   kSoleReference;
+          })) {
+        St->incRefExclusive();
+        setObject(*Result, StorageObj::typeIndex(), St);
+        return 0;
+      }
+    }
+  }
+  FunctionObj *Std = standardAllocStorage();
+  if (int Rc = Std->entry()(Std, Args, N, Result))
+    return Rc;
+  if (FS)
+    cacheStorage(*FS, PC, *Result, Args[2].v_int64);
+  return 0;
+}
+
+void AllocSites::cacheStorage(FunctionSites &FS, int64_t PC,
+                              const VMJITAny &Result,
+                              int64_t DeviceIndex) noexcept {
+  if (Result.type_index != StorageObj::typeIndex())
+    return;
+  Site &S = FS.ByPC[static_cast<size_t>(PC)];
+  if (S.Link < 0) {
+    // First use of this site: a list of links and a place among the
+    // function's storage sites.
+    try {
+      FS.Links.emplace_back();
+      try {
+        FS.StoragePCs.push_back(static_cast<int32_t>(PC));
+      } catch (...) {
+        FS.Links.pop_back();
+        throw;
+      }
+    } catch (...) {
+      return; // not cached
+    }
+    S.Link = static_cast<int32_t>(FS.Links.size() - 1);
+  }
+  // The views linked to the old storage stay cached but unlinked: they
+  // live in a storage this site no longer returns.
+  std::vector<int32_t> &Views = FS.Links[static_cast<size_t>(S.Link)];
+  for (int32_t K : Views)
+    FS.ByPC[static_cast<size_t>(K)].Link = -1;
+  Views.clear();
+  Object *Old = S.Obj;
+  Object *New = Object::fromRaw(Result.v_obj);
+  New->incRef();
+  S.Obj = New;
+  S.DeviceIndex = DeviceIndex;
+  if (Old)
+    Old->decRef();
+}
+
+size_t AllocSites::cached() const noexcept {
+  size_t N = 0;
+  for (const auto &FS : Funcs)
+    if (FS)
+      for (const Site &S : FS->ByPC)
+        N += S.Obj != nullptr;
+  return N;
+}
+
+void AllocSites::clear() noexcept {
+  // Moved out first: a destructor may run arbitrary code, never this.
+  std::vector<std::unique_ptr<FunctionSites>> Old;
+  Old.swap(Funcs);
+  for (auto &FS : Old)
+    if (FS)
+      for (Site &S : FS->ByPC)
+        if (Object *O = std::exchange(S.Obj, nullptr))
+          O->decRef();
+}
+
+} // namespace vmjit::vm

@@ -1,0 +1,115 @@
+//===- AllocSitesTest.cpp - Caches of allocation call sites, every mode ---===//
+//
+// vm/alloc_sites.h: a call site of alloc_storage or alloc_tensor hands its
+// last object out again only when no one else holds it. The program is the
+// lit test's (unittests/tools/builtins/alloc_sites.vmasm); here the
+// identity of the objects is checked, which the command cannot see.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/jit/tier_manager.h"
+#include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/assembler.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <gtest/gtest.h>
+#include <thread>
+
+using namespace vmjit;
+using namespace vmjit::vm;
+
+namespace {
+
+class AllocSitesTest : public ::testing::TestWithParam<ExecMode> {
+protected:
+  void SetUp() override {
+    if (GetParam() == ExecMode::Baseline && !jit::baselineAvailable())
+      GTEST_SKIP() << "this build has no baseline tier";
+    static std::shared_ptr<Executable> Exe =
+        assembleFile(VMJIT_ALLOC_SITES_INPUT);
+    VM = VirtualMachine::create(Exe, VMOptions());
+    jit::JITOptions J;
+    J.Mode = GetParam();
+    J.Threshold = 1;
+    J.Background = false;
+    jit::enableJIT(*VM, J);
+  }
+
+  /// fill(I): a view of a new (or reused) storage holding I twice.
+  Tensor fill(int64_t I) {
+    return VM->call("fill", I).cast<Tensor>();
+  }
+
+  static int32_t at(const Tensor &T, int K) {
+    return static_cast<const int32_t *>(T.data())[K];
+  }
+
+  std::unique_ptr<VirtualMachine> VM;
+};
+
+TEST_P(AllocSitesTest, ADroppedResultIsHandedOutAgain) {
+  const TensorObj *First = fill(1).get();
+  Tensor Second = fill(2);
+  EXPECT_EQ(Second.get(), First);
+  EXPECT_EQ(at(Second, 0), 2);
+  EXPECT_EQ(at(Second, 1), 2);
+  // fill's storage site and tensor site.
+  EXPECT_EQ(VM->allocSites().cached(), 2u);
+}
+
+TEST_P(AllocSitesTest, AKeptResultIsNeverHandedOut) {
+  Tensor First = fill(1);
+  Tensor Second = fill(2);
+  EXPECT_NE(Second.get(), First.get());
+  EXPECT_NE(Second.data(), First.data());
+  EXPECT_EQ(at(First, 0), 1);
+  EXPECT_EQ(at(Second, 0), 2);
+}
+
+TEST_P(AllocSitesTest, AResultKeptAcrossAThousandCallsKeepsItsValues) {
+  Tensor Kept = fill(7);
+  for (int I = 0; I < 1000; ++I) {
+    Tensor T = fill(I);
+    ASSERT_EQ(at(T, 1), I);
+  }
+  EXPECT_EQ(at(Kept, 0), 7);
+  EXPECT_EQ(at(Kept, 1), 7);
+}
+
+TEST_P(AllocSitesTest, ResultsOutliveTheVM) {
+  Tensor Kept = fill(3);
+  fill(4); // dropped: the sites hold it
+  VM.reset();
+  EXPECT_EQ(at(Kept, 0), 3);
+  EXPECT_EQ(Kept.useCount(), 1u);
+}
+
+TEST_P(AllocSitesTest, AResultDroppedOnAnotherThreadIsHandedOutAgain) {
+  Tensor First = fill(1);
+  const TensorObj *Obj = First.get();
+  std::thread Drop([T = std::move(First)]() mutable {
+    // The other thread writes the tensor, then lets it go.
+    static_cast<int32_t *>(T.data())[0] = 9;
+    T = Tensor();
+  });
+  Drop.join();
+  Tensor Second = fill(2);
+  EXPECT_EQ(Second.get(), Obj);
+  EXPECT_EQ(at(Second, 0), 2);
+}
+
+TEST_P(AllocSitesTest, TheVMHoldsItsSitesObjectsUntilCleared) {
+  fill(1);
+  EXPECT_EQ(VM->allocSites().cached(), 2u);
+  VM->allocSites().clear();
+  EXPECT_EQ(VM->allocSites().cached(), 0u);
+  EXPECT_EQ(at(fill(5), 1), 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMode, AllocSitesTest,
+                         ::testing::ValuesIn(kAllExecModes),
+                         [](const auto &Info) {
+                           return std::string(execModeName(Info.param));
+                         });
+
+} // namespace
