@@ -62,6 +62,12 @@ bool sameDims(std::span<const int64_t> Dims, const DLTensor &T) noexcept {
   return true;
 }
 
+/// Whether a size shape is [bytes of St].
+bool sameSize(std::span<const int64_t> Size, const StorageObj &St) noexcept {
+  return Size.size() == 1 && Size[0] >= 0 &&
+         static_cast<uint64_t>(Size[0]) == St.size();
+}
+
 bool sameDType(DLDataType A, DLDataType B) noexcept {
   return A.code == B.code && A.bits == B.bits && A.lanes == B.lanes;
 }
@@ -81,20 +87,29 @@ void setObject(VMJITAny &Out, int32_t TypeIndex, Object *O) noexcept {
 
 } // namespace
 
+/// What a hit compares lives in the site itself (one or two cache lines),
+/// not in the objects the arguments point to.
 struct AllocSites::Site {
   /// The cached tensor or storage (one strong reference), or null.
   Object *Obj = nullptr;
   /// Tensor site: the storage its view lives in (kept alive by the view).
   StorageObj *Storage = nullptr;
+  /// The shape argument the object was made from (the view's shape, the
+  /// storage's size; one strong reference, or null): the same object is
+  /// the same dimensions, without reading them.
+  Object *Shape = nullptr;
+  /// Tensor site: the byte offset; storage site: the device index.
+  int64_t Offset = 0;
+  /// Tensor site: the dtype.
+  DLDataType DType{};
   /// Tensor site: the storage site whose cached storage that is (-1:
   /// none); storage site: its index in FunctionSites::Links.
   int32_t Link = -1;
-  /// Storage site: the device index the storage was made for.
-  int64_t DeviceIndex = 0;
 };
 
 struct AllocSites::FunctionSites {
-  /// One per instruction of the function.
+  /// One per instruction of the function (AllocSites::Arrays holds its
+  /// data pointer).
   std::vector<Site> ByPC;
   /// Per storage site (Site::Link): the tensor sites linked to it.
   std::vector<std::vector<int32_t>> Links;
@@ -102,7 +117,7 @@ struct AllocSites::FunctionSites {
   std::vector<int32_t> StoragePCs;
 };
 
-AllocSites::AllocSites() = default;
+AllocSites::AllocSites() : StorageType(StorageObj::typeIndex()) {}
 AllocSites::~AllocSites() { clear(); }
 
 FunctionObj *AllocSites::standardAllocTensor() noexcept {
@@ -115,49 +130,63 @@ FunctionObj *AllocSites::standardAllocStorage() noexcept {
   return Std;
 }
 
-inline AllocSites::FunctionSites *
-AllocSites::sitesOf(const VirtualMachine &VM, int64_t Func) noexcept {
+inline AllocSites::Site *AllocSites::sitesOf(const VirtualMachine &VM,
+                                              int64_t Func) noexcept {
   const auto F = static_cast<size_t>(Func);
-  if (F < Funcs.size() && Funcs[F]) [[likely]]
-    return Funcs[F].get();
+  if (F < Arrays.size() && Arrays[F]) [[likely]]
+    return Arrays[F];
   return makeSites(VM, Func);
 }
 
-AllocSites::FunctionSites *AllocSites::makeSites(const VirtualMachine &VM,
-                                                 int64_t Func) noexcept {
+AllocSites::Site *AllocSites::makeSites(const VirtualMachine &VM,
+                                        int64_t Func) noexcept {
   const auto F = static_cast<size_t>(Func);
   try {
-    if (Funcs.size() <= F)
-      Funcs.resize(VM.executable().functions().size());
+    if (Funcs.size() <= F) {
+      const size_t N = VM.executable().functions().size();
+      Arrays.resize(N);
+      Funcs.resize(N);
+    }
     auto FS = std::make_unique<FunctionSites>();
     FS->ByPC.resize(
         static_cast<size_t>(VM.executable().function(Func).numInstrs()));
     Funcs[F] = std::move(FS);
-    return Funcs[F].get();
+    Arrays[F] = Funcs[F]->ByPC.data();
+    return Arrays[F];
   } catch (...) {
     return nullptr; // no cache: every call goes to the builtin
   }
 }
 
+AllocSites::FunctionSites &AllocSites::functionSites(int64_t Func) noexcept {
+  return *Funcs[static_cast<size_t>(Func)];
+}
+
+/// Replaces the object a site holds a reference to.
+static void hold(Object *&Slot, Object *New) noexcept {
+  if (New)
+    New->incRef();
+  if (Object *Old = std::exchange(Slot, New))
+    Old->decRef();
+}
+
 int AllocSites::allocTensor(VirtualMachine &VM, int64_t Func, int64_t PC,
                             const VMJITAny *Args, int32_t N,
                             VMJITAny *Result) noexcept {
-  FunctionSites *FS = sitesOf(VM, Func);
-  if (FS && (N == 4 || N == 5)) [[likely]] {
-    Site &S = FS->ByPC[static_cast<size_t>(PC)];
+  Site *Sites = sitesOf(VM, Func);
+  if (Sites && (N == 4 || N == 5)) [[likely]] {
+    Site &S = Sites[PC];
     auto *T = static_cast<TensorObj *>(S.Obj);
-    // The same storage object, offset, shape and dtype as the view was
-    // made from (its data pointer is the storage's plus the offset).
+    // The same storage object, offset, shape (the same object, or the
+    // view's dimensions) and dtype as the view was made from.
     if (T && Args[0].v_obj == S.Storage->raw() &&
-        Args[0].type_index == StorageObj::typeIndex() &&
-        Args[1].type_index == kVMJITInt &&
-        reinterpret_cast<uintptr_t>(T->DL.data) -
-                reinterpret_cast<uintptr_t>(S.Storage->data()) ==
-            static_cast<uint64_t>(Args[1].v_int64) &&
-        isShape(Args[2]) && Args[3].type_index == kVMJITDataType &&
-        sameDType(Args[3].v_dtype, T->DL.dtype) &&
-        sameDims(shapeDims(Args[2]), T->DL) && globalScope(Args, N, 4) &&
-        T->combinedCount() == kSoleReference) {
+        Args[0].type_index == StorageType &&
+        Args[1].type_index == kVMJITInt && Args[1].v_int64 == S.Offset &&
+        Args[3].type_index == kVMJITDataType &&
+        sameDType(Args[3].v_dtype, S.DType) && isShape(Args[2]) &&
+        (Args[2].v_obj == S.Shape->raw() ||
+         sameDims(shapeDims(Args[2]), T->DL)) &&
+        globalScope(Args, N, 4) && T->combinedCount() == kSoleReference) {
       T->incRefExclusive();
       setObject(*Result, kVMJITTensor, T);
       return 0;
@@ -166,22 +195,24 @@ int AllocSites::allocTensor(VirtualMachine &VM, int64_t Func, int64_t PC,
   FunctionObj *Std = standardAllocTensor();
   if (int Rc = Std->entry()(Std, Args, N, Result))
     return Rc;
-  if (FS)
-    cacheTensor(*FS, PC, *Result, Args[0]);
+  if (Sites)
+    cacheTensor(functionSites(Func), PC, *Result, Args);
   return 0;
 }
 
 void AllocSites::cacheTensor(FunctionSites &FS, int64_t PC,
                              const VMJITAny &Result,
-                             const VMJITAny &StorageArg) noexcept {
+                             const VMJITAny *Args) noexcept {
   Site &S = FS.ByPC[static_cast<size_t>(PC)];
   auto *T = reinterpret_cast<TensorObj *>(Object::fromRaw(Result.v_obj));
-  // Only a compact view at the storage's data (what the builtin makes).
+  // Only a compact view at the storage's data (what the builtin makes),
+  // asked for with an int offset and a DataType (what a hit compares).
   if (Result.type_index != kVMJITTensor || T->DL.strides ||
-      T->DL.byte_offset != 0)
+      T->DL.byte_offset != 0 || Args[1].type_index != kVMJITInt ||
+      Args[3].type_index != kVMJITDataType)
     return;
-  auto *Storage = reinterpret_cast<StorageObj *>(
-      Object::fromRaw(StorageArg.v_obj));
+  auto *Storage =
+      reinterpret_cast<StorageObj *>(Object::fromRaw(Args[0].v_obj));
   // Unlinked from the old view's storage site, linked to the new one's.
   if (S.Link >= 0) {
     std::vector<int32_t> &L =
@@ -189,10 +220,11 @@ void AllocSites::cacheTensor(FunctionSites &FS, int64_t PC,
     L.erase(std::find(L.begin(), L.end(), static_cast<int32_t>(PC)));
     S.Link = -1;
   }
-  Object *Old = S.Obj;
-  T->incRef();
-  S.Obj = T;
+  hold(S.Obj, T);
+  hold(S.Shape, Object::fromRaw(Args[2].v_obj)); // a Shape: the call passed
   S.Storage = Storage;
+  S.Offset = Args[1].v_int64;
+  S.DType = Args[3].v_dtype;
   for (int32_t Q : FS.StoragePCs) {
     Site &St = FS.ByPC[static_cast<size_t>(Q)];
     if (St.Obj != Storage)
@@ -206,35 +238,30 @@ void AllocSites::cacheTensor(FunctionSites &FS, int64_t PC,
     }
     break;
   }
-  if (Old)
-    Old->decRef();
 }
 
 int AllocSites::allocStorage(VirtualMachine &VM, int64_t Func, int64_t PC,
                              const VMJITAny *Args, int32_t N,
                              VMJITAny *Result) noexcept {
-  FunctionSites *FS = sitesOf(VM, Func);
-  if (FS && (N == 4 || N == 5)) [[likely]] {
-    Site &S = FS->ByPC[static_cast<size_t>(PC)];
+  Site *Sites = sitesOf(VM, Func);
+  if (Sites && (N == 4 || N == 5)) [[likely]] {
+    Site &S = Sites[PC];
     auto *St = static_cast<StorageObj *>(S.Obj);
     if (St && Args[0].type_index == kVMJITOpaquePtr && Args[0].v_ptr == &VM &&
         isShape(Args[1]) && Args[2].type_index == kVMJITInt &&
-        Args[2].v_int64 == S.DeviceIndex &&
-        Args[3].type_index == kVMJITDataType) {
-      std::span<const int64_t> Size = shapeDims(Args[1]);
-      const std::vector<int32_t> &Views = FS->Links[static_cast<size_t>(S.Link)];
+        Args[2].v_int64 == S.Offset && Args[3].type_index == kVMJITDataType &&
+        (Args[1].v_obj == S.Shape->raw() || sameSize(shapeDims(Args[1]), *St)) &&
+        globalScope(Args, N, 4)) {
+      const FunctionSites &FS = functionSites(Func);
+      const std::vector<int32_t> &Views = FS.Links[static_cast<size_t>(S.Link)];
       // Its references: the site's and one per linked view, each of which
       // only its own site holds.
-      if (Size.size() == 1 && Size[0] >= 0 &&
-          static_cast<uint64_t>(Size[0]) == St->size() &&
-          globalScope(Args, N, 4) &&
-          St->combinedCount() == kSoleReference + Views.size() &&
+      if (St->combinedCount() == kSoleReference + Views.size() &&
           std::all_of(Views.begin(), Views.end(), [&](int32_t K) {
-            return FS->ByPC[static_cast<size_t>(K)].Obj->combinedCount() ==
-                   kSoleReference;
+            return Sites[K].Obj->combinedCount() == kSoleReference;
           })) {
         St->incRefExclusive();
-        setObject(*Result, StorageObj::typeIndex(), St);
+        setObject(*Result, StorageType, St);
         return 0;
       }
     }
@@ -242,15 +269,15 @@ int AllocSites::allocStorage(VirtualMachine &VM, int64_t Func, int64_t PC,
   FunctionObj *Std = standardAllocStorage();
   if (int Rc = Std->entry()(Std, Args, N, Result))
     return Rc;
-  if (FS)
-    cacheStorage(*FS, PC, *Result, Args[2].v_int64);
+  if (Sites)
+    cacheStorage(functionSites(Func), PC, *Result, Args);
   return 0;
 }
 
 void AllocSites::cacheStorage(FunctionSites &FS, int64_t PC,
                               const VMJITAny &Result,
-                              int64_t DeviceIndex) noexcept {
-  if (Result.type_index != StorageObj::typeIndex())
+                              const VMJITAny *Args) noexcept {
+  if (Result.type_index != StorageType || Args[2].type_index != kVMJITInt)
     return;
   Site &S = FS.ByPC[static_cast<size_t>(PC)];
   if (S.Link < 0) {
@@ -275,13 +302,9 @@ void AllocSites::cacheStorage(FunctionSites &FS, int64_t PC,
   for (int32_t K : Views)
     FS.ByPC[static_cast<size_t>(K)].Link = -1;
   Views.clear();
-  Object *Old = S.Obj;
-  Object *New = Object::fromRaw(Result.v_obj);
-  New->incRef();
-  S.Obj = New;
-  S.DeviceIndex = DeviceIndex;
-  if (Old)
-    Old->decRef();
+  hold(S.Obj, Object::fromRaw(Result.v_obj));
+  hold(S.Shape, Object::fromRaw(Args[1].v_obj)); // a Shape: the call passed
+  S.Offset = Args[2].v_int64;
 }
 
 size_t AllocSites::cached() const noexcept {
@@ -297,11 +320,13 @@ void AllocSites::clear() noexcept {
   // Moved out first: a destructor may run arbitrary code, never this.
   std::vector<std::unique_ptr<FunctionSites>> Old;
   Old.swap(Funcs);
+  Arrays.clear();
   for (auto &FS : Old)
     if (FS)
-      for (Site &S : FS->ByPC)
-        if (Object *O = std::exchange(S.Obj, nullptr))
-          O->decRef();
+      for (Site &S : FS->ByPC) {
+        hold(S.Obj, nullptr);
+        hold(S.Shape, nullptr);
+      }
 }
 
 } // namespace vmjit::vm

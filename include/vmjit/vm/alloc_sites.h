@@ -79,15 +79,22 @@ public:
 private:
   struct Site;
   struct FunctionSites;
-  /// The sites of `Func` (made on first use); null when out of memory.
-  FunctionSites *sitesOf(const VirtualMachine &VM, int64_t Func) noexcept;
-  FunctionSites *makeSites(const VirtualMachine &VM, int64_t Func) noexcept;
+  /// The sites of `Func`, by instruction (made on first use); null when
+  /// out of memory.
+  Site *sitesOf(const VirtualMachine &VM, int64_t Func) noexcept;
+  Site *makeSites(const VirtualMachine &VM, int64_t Func) noexcept;
+  /// The sites of `Func`, which sitesOf made.
+  FunctionSites &functionSites(int64_t Func) noexcept;
   void cacheTensor(FunctionSites &FS, int64_t PC, const VMJITAny &Result,
-                   const VMJITAny &StorageArg) noexcept;
+                   const VMJITAny *Args) noexcept;
   void cacheStorage(FunctionSites &FS, int64_t PC, const VMJITAny &Result,
-                    int64_t DeviceIndex) noexcept;
+                    const VMJITAny *Args) noexcept;
 
+  /// Per function: its sites, and (for the hit path) their array.
   std::vector<std::unique_ptr<FunctionSites>> Funcs;
+  std::vector<Site *> Arrays;
+  /// StorageObj::typeIndex().
+  const int32_t StorageType;
 };
 
 } // namespace vmjit::vm
