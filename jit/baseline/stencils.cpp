@@ -14,6 +14,7 @@
 #include "stencil_abi.h"
 #include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/runtime/c_api.h"
+#include "vmjit/vm/alloc_sites.h"
 #include "vmjit/vm/native_code.h"
 
 #if !defined(__clang__) || !defined(__x86_64__)
@@ -259,6 +260,19 @@ STENCIL(null_value) {
   Val Old;
   copyVal(&Old, D);
   setNone(D);
+  // A view one of this VM's allocation sites holds too, and nothing else:
+  // no atomic operation (vm/alloc_sites.h, releasedToSite).
+  if (Old.type_index == kVMJITTensor) {
+    VMJITObject *O = Old.v_obj;
+    if (__atomic_load_n((void **)((char *)O + vmjit::kTensorSiteOwnerOffset),
+                        __ATOMIC_RELAXED) == (void *)Ctx->VM &&
+        __atomic_load_n(&O->combined_ref_count, __ATOMIC_ACQUIRE) ==
+            vmjit::vm::kRegisterAndSiteCount) {
+      __atomic_store_n(&O->combined_ref_count,
+                       vmjit::vm::kRegisterAndSiteCount - 1, __ATOMIC_RELAXED);
+      NEXT();
+    }
+  }
   release(Old);
   NEXT();
 }

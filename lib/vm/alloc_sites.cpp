@@ -196,12 +196,12 @@ int AllocSites::allocTensor(VirtualMachine &VM, int64_t Func, int64_t PC,
   if (int Rc = Std->entry()(Std, Args, N, Result))
     return Rc;
   if (Sites)
-    cacheTensor(functionSites(Func), PC, *Result, Args);
+    cacheTensor(&VM, functionSites(Func), PC, *Result, Args);
   return 0;
 }
 
-void AllocSites::cacheTensor(FunctionSites &FS, int64_t PC,
-                             const VMJITAny &Result,
+void AllocSites::cacheTensor(const void *Owner, FunctionSites &FS,
+                             int64_t PC, const VMJITAny &Result,
                              const VMJITAny *Args) noexcept {
   Site &S = FS.ByPC[static_cast<size_t>(PC)];
   auto *T = reinterpret_cast<TensorObj *>(Object::fromRaw(Result.v_obj));
@@ -220,6 +220,11 @@ void AllocSites::cacheTensor(FunctionSites &FS, int64_t PC,
     L.erase(std::find(L.begin(), L.end(), static_cast<int32_t>(PC)));
     S.Link = -1;
   }
+  // The old view is no longer the site's before its reference goes.
+  if (S.Obj)
+    static_cast<TensorObj *>(S.Obj)->SiteOwner.store(nullptr,
+                                                     std::memory_order_relaxed);
+  T->SiteOwner.store(Owner, std::memory_order_relaxed);
   hold(S.Obj, T);
   hold(S.Shape, Object::fromRaw(Args[2].v_obj)); // a Shape: the call passed
   S.Storage = Storage;
@@ -324,6 +329,9 @@ void AllocSites::clear() noexcept {
   for (auto &FS : Old)
     if (FS)
       for (Site &S : FS->ByPC) {
+        if (S.Obj && S.Obj->typeIndex() == kVMJITTensor)
+          static_cast<TensorObj *>(S.Obj)->SiteOwner.store(
+              nullptr, std::memory_order_relaxed);
         hold(S.Obj, nullptr);
         hold(S.Shape, nullptr);
       }

@@ -298,9 +298,14 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           // it stands for.
           ++VM.CallCounts[static_cast<size_t>(I[2])];
           if (I[1] != kVoidRegister) {
-            VMJITAny None;
-            detail::setNone(None);
-            moveIntoRegister(R[I[1]], None);
+            // A view an allocation site holds too goes back to it without
+            // an atomic operation.
+            VMJITAny &D = const_cast<VMJITAny &>(R[I[1]].raw());
+            VMJITAny Old;
+            detail::copyWords(Old, D);
+            detail::setNone(D);
+            if (!releasedToSite(Old, &VM))
+              detail::releaseValue(Old);
           }
           ++PC;
           continue;

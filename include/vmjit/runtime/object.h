@@ -73,6 +73,15 @@ public:
         __ATOMIC_RELAXED);
   }
 
+  /// decRef for a caller that holds every reference to the object, at
+  /// least two (as incRefExclusive).
+  [[gnu::always_inline]] void decRefExclusive() noexcept {
+    __atomic_store_n(
+        &Header.combined_ref_count,
+        __atomic_load_n(&Header.combined_ref_count, __ATOMIC_RELAXED) - 1,
+        __ATOMIC_RELAXED);
+  }
+
   /// Weak references keep the memory (not the payload) alive.
   void incWeakRef() noexcept {
     __atomic_fetch_add(&Header.combined_ref_count, uint64_t(1) << 32,

@@ -15,6 +15,7 @@
 #include "vmjit/runtime/any.h"
 #include "vmjit/runtime/data_type.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -44,6 +45,12 @@ public:
   ~TensorObj();
 
   DLTensor DL;
+  /// The VM one of whose allocation call sites holds a reference to this
+  /// tensor (vm/alloc_sites.h), or null. Only that VM's thread writes it;
+  /// any thread may read it. A register of that VM holding the site's
+  /// tensor releases it without an atomic read-modify-write when the two
+  /// are its only references (releaseInVM).
+  std::atomic<const void *> SiteOwner{nullptr};
 
 private:
   friend class Tensor;
@@ -73,6 +80,11 @@ inline constexpr size_t kTensorDLTensorOffset = sizeof(VMJITObject);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
 static_assert(offsetof(TensorObj, DL) == kTensorDLTensorOffset);
+/// Native code (the baseline tier's stencils) reads SiteOwner here.
+inline constexpr size_t kTensorSiteOwnerOffset =
+    kTensorDLTensorOffset + sizeof(DLTensor);
+static_assert(offsetof(TensorObj, SiteOwner) == kTensorSiteOwnerOffset);
+static_assert(sizeof(std::atomic<const void *>) == sizeof(void *));
 #pragma GCC diagnostic pop
 
 /// A reference to a tensor.

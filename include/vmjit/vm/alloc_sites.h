@@ -17,6 +17,7 @@
 #define VMJIT_VM_ALLOC_SITES_H
 
 #include "vmjit/runtime/c_api.h"
+#include "vmjit/runtime/tensor.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -85,8 +86,8 @@ private:
   Site *makeSites(const VirtualMachine &VM, int64_t Func) noexcept;
   /// The sites of `Func`, which sitesOf made.
   FunctionSites &functionSites(int64_t Func) noexcept;
-  void cacheTensor(FunctionSites &FS, int64_t PC, const VMJITAny &Result,
-                   const VMJITAny *Args) noexcept;
+  void cacheTensor(const void *Owner, FunctionSites &FS, int64_t PC,
+                   const VMJITAny &Result, const VMJITAny *Args) noexcept;
   void cacheStorage(FunctionSites &FS, int64_t PC, const VMJITAny &Result,
                     const VMJITAny *Args) noexcept;
 
@@ -96,6 +97,27 @@ private:
   /// StorageObj::typeIndex().
   const int32_t StorageType;
 };
+
+/// The combined count of a tensor held by one register and one allocation
+/// site, and nothing else.
+inline constexpr uint64_t kRegisterAndSiteCount = (uint64_t(1) << 32) | 2;
+
+/// Drops the reference of a register of VM `Owner` (run by the caller's
+/// thread) to value `V` when V is a tensor that one of Owner's allocation
+/// sites holds and nothing else does: without an atomic read-modify-write
+/// (only this thread can reach it). False, doing nothing, otherwise: the
+/// caller releases V as usual. The baseline tier's stencils do the same
+/// (jit/baseline/stencils.cpp).
+inline bool releasedToSite(const VMJITAny &V, const void *Owner) noexcept {
+  if (V.type_index != kVMJITTensor)
+    return false;
+  auto *T = reinterpret_cast<TensorObj *>(Object::fromRaw(V.v_obj));
+  if (T->SiteOwner.load(std::memory_order_relaxed) != Owner ||
+      T->combinedCount() != kRegisterAndSiteCount)
+    return false;
+  T->decRefExclusive();
+  return true;
+}
 
 } // namespace vmjit::vm
 
