@@ -290,6 +290,11 @@ private:
     }
     E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
     E[Hole::SELF] = static_cast<int64_t>(B.Self);
+    // check_tensor_info: tier 2's guard, the call when it fails.
+    if (Opts.InlineBuiltins && B.Inline == InlineBuiltin::CheckTensorInfo &&
+        (N == 3 || N == 4))
+      return E.put(Void ? StencilId::CheckTensorInfoVoid
+                        : StencilId::CheckTensorInfo);
     ops::Op Op;
     if (Opts.InlineBuiltins && !Void && isScalarInline(B.Inline) &&
         ops::lookup(Exe.function(Callee).Name, Op) && N == ops::arity(Op))

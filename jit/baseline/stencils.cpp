@@ -278,6 +278,65 @@ STENCIL(null_value) {
 }
 
 //===----------------------------------------------------------------------===//
+// vm.builtin.check_tensor_info(x, ndim, [dtype,] text): tier 2's guard
+// (jit/lowering.cpp) inline; anything else through the direct call of the
+// builtin, which raises the interpreter's error.
+//===----------------------------------------------------------------------===//
+
+INLINE bool strOrNone(int32_t T) {
+  return T == kVMJITNone || T == kVMJITStr || T == kVMJITSmallStr ||
+         T == kVMJITRawStr;
+}
+
+/// x a tensor of the rank (any for -1) and dtype (any for None) asked
+/// for, the text a str or None: the builtin would return x.
+INLINE bool tensorInfoHolds(const Val *Args) {
+  const int32_t N = (int32_t)SMALL(NARGS);
+  const Val &X = Args[0], &NDim = Args[1], &Text = Args[N - 1];
+  if (X.type_index != kVMJITTensor || NDim.type_index != kVMJITInt ||
+      !strOrNone(Text.type_index))
+    return false;
+  const DLTensor *T =
+      (const DLTensor *)((char *)X.v_obj + vmjit::kTensorDLTensorOffset);
+  if (NDim.v_int64 != -1 && T->ndim != NDim.v_int64)
+    return false;
+  if (N != 4 || Args[2].type_index == kVMJITNone)
+    return true;
+  const DLDataType D = Args[2].v_dtype;
+  return Args[2].type_index == kVMJITDataType && T->dtype.code == D.code &&
+         T->dtype.bits == D.bits && T->dtype.lanes == D.lanes;
+}
+
+/// The builtin itself (ENTRY, SELF): false with its error raised.
+INLINE bool callDirect(Val *Args, Val *R) {
+  R->type_index = kVMJITNone;
+  return ((SafeCall)WIDE(ENTRY))((void *)WIDE(SELF), Args,
+                                 (int32_t)SMALL(NARGS), R) == 0;
+}
+
+STENCIL(check_tensor_info) {
+  Val R;
+  if (__builtin_expect(tensorInfoHolds(Args), 1)) {
+    copyVal(&R, &Args[0]); // x, with a reference of its own
+    __atomic_fetch_add(&R.v_obj->combined_ref_count, 1, __ATOMIC_RELAXED);
+  } else if (!callDirect(Args, &R)) {
+    FAIL();
+  }
+  moveToA(Regs, R);
+  NEXT();
+}
+
+STENCIL(check_tensor_info_void) {
+  if (__builtin_expect(!tensorInfoHolds(Args), 0)) {
+    Val R;
+    if (!callDirect(Args, &R))
+      FAIL();
+    release(R);
+  }
+  NEXT();
+}
+
+//===----------------------------------------------------------------------===//
 // scalar.*: the int fast path inline; anything else (floats, bools,
 // division by zero, errors) through the direct call of the builtin.
 //===----------------------------------------------------------------------===//
