@@ -15,6 +15,7 @@
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/allocator.h"
 #include "vmjit/vm/builtins.h"
+#include "vmjit/vm/native_helpers.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <algorithm>
@@ -338,3 +339,23 @@ void AllocSites::clear() noexcept {
 }
 
 } // namespace vmjit::vm
+
+// The native helpers (vm/native_helpers.h) of the two sites: here, so that
+// the hit paths above inline into them.
+extern "C" {
+
+int vmjit_jit_alloc_tensor(vmjit::vm::NativeContext *Ctx, int64_t PC,
+                           const VMJITAny *Args, int32_t N,
+                           VMJITAny *Result) {
+  vmjit::vm::VirtualMachine &VM = *Ctx->VM;
+  return VM.allocSites().allocTensor(VM, Ctx->Func, PC, Args, N, Result);
+}
+
+int vmjit_jit_alloc_storage(vmjit::vm::NativeContext *Ctx, int64_t PC,
+                            const VMJITAny *Args, int32_t N,
+                            VMJITAny *Result) {
+  vmjit::vm::VirtualMachine &VM = *Ctx->VM;
+  return VM.allocSites().allocStorage(VM, Ctx->Func, PC, Args, N, Result);
+}
+
+} // extern "C"

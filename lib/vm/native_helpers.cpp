@@ -7,7 +7,8 @@
 // interpreter's message, and takes the slow path of a step (budget,
 // deadline, interrupt) through vmjit_jit_step; the standard
 // alloc_tensor and alloc_storage go through their call site's cache
-// (vm/alloc_sites.h) by vmjit_jit_alloc_tensor and vmjit_jit_alloc_storage. The JIT binds their
+// (vm/alloc_sites.h) by vmjit_jit_alloc_tensor and vmjit_jit_alloc_storage,
+// defined in alloc_sites.cpp (where the sites' hit paths inline into them). The JIT binds their
 // addresses into every unit; the ahead-of-time loader into a library's
 // import table.
 //
@@ -58,20 +59,6 @@ int vmjit_jit_if_error(const VMJITAny *Cond) {
 
 int vmjit_jit_step(vmjit::vm::NativeContext *Ctx) {
   return Ctx->VM->stepSlow();
-}
-
-int vmjit_jit_alloc_tensor(vmjit::vm::NativeContext *Ctx, int64_t PC,
-                           const VMJITAny *Args, int32_t N,
-                           VMJITAny *Result) {
-  vmjit::vm::VirtualMachine &VM = *Ctx->VM;
-  return VM.allocSites().allocTensor(VM, Ctx->Func, PC, Args, N, Result);
-}
-
-int vmjit_jit_alloc_storage(vmjit::vm::NativeContext *Ctx, int64_t PC,
-                            const VMJITAny *Args, int32_t N,
-                            VMJITAny *Result) {
-  vmjit::vm::VirtualMachine &VM = *Ctx->VM;
-  return VM.allocSites().allocStorage(VM, Ctx->Func, PC, Args, N, Result);
 }
 
 } // extern "C"
