@@ -227,12 +227,15 @@ INLINE SafeCall poolEntry(void **Funcs, void **Self) {
 
 /// The standard alloc_tensor or alloc_storage through the VM's cache of
 /// this call site (ALLOC_AT: vmjit_jit_alloc_tensor or _storage).
+INLINE bool allocAt(NativeContext *Ctx, Val *Args, Val *R) {
+  R->type_index = kVMJITNone;
+  return ((AllocAtFn)WIDE(ALLOC_AT))(Ctx, SMALL(PC), Args,
+                                     (int32_t)SMALL(NARGS), R) == 0;
+}
+
 STENCIL(call_site) {
   Val R;
-  R.type_index = kVMJITNone;
-  if (__builtin_expect(((AllocAtFn)WIDE(ALLOC_AT))(Ctx, SMALL(PC), Args,
-                                                   (int32_t)SMALL(NARGS), &R),
-                       0))
+  if (__builtin_expect(!allocAt(Ctx, Args, &R), 0))
     FAIL();
   moveToA(Regs, R);
   NEXT();
@@ -240,10 +243,7 @@ STENCIL(call_site) {
 
 STENCIL(call_site_void) {
   Val R;
-  R.type_index = kVMJITNone;
-  if (__builtin_expect(((AllocAtFn)WIDE(ALLOC_AT))(Ctx, SMALL(PC), Args,
-                                                   (int32_t)SMALL(NARGS), &R),
-                       0))
+  if (__builtin_expect(!allocAt(Ctx, Args, &R), 0))
     FAIL();
   release(R);
   NEXT();
