@@ -218,7 +218,9 @@ void AllocSites::cacheTensor(const void *Owner, FunctionSites &FS,
   if (S.Link >= 0) {
     std::vector<int32_t> &L =
         FS.Links[static_cast<size_t>(FS.ByPC[static_cast<size_t>(S.Link)].Link)];
-    L.erase(std::find(L.begin(), L.end(), static_cast<int32_t>(PC)));
+    auto It = std::find(L.begin(), L.end(), static_cast<int32_t>(PC));
+    if (It != L.end()) // always (each link is listed once)
+      L.erase(It);
     S.Link = -1;
   }
   // The old view is no longer the site's before its reference goes.
