@@ -1247,7 +1247,10 @@ std::vector<DebugNames> Assembler::debugNames(const Executable &Exe,
     for (size_t Idx : Bd.Items) {
       const Stmt &S = Stmts[Idx];
       if (S.Kind == StmtKind::Label) {
-        if (!isGeneratedLabel(S.Name))
+        // One name per instruction (the binary format's list is strictly
+        // increasing): the first the text gives, as `vmjit dis` prints.
+        if (!isGeneratedLabel(S.Name) &&
+            (N.Labels.empty() || N.Labels.back().first != Instr))
           N.Labels.emplace_back(Instr, S.Name);
         continue;
       }

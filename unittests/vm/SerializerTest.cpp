@@ -184,6 +184,27 @@ TEST(SerializerTest, DebugNamesRoundTripInTheirOwnSection) {
   EXPECT_EQ(sectionOffset(serializeExecutable(*sampleProgram()), "NAME"), 0u);
 }
 
+TEST(SerializerTest, TwoLabelsAtOneInstructionKeepTheFirstName) {
+  // Found by vmjit-fuzz-assembler: the second name made the NAME section's
+  // list not increasing, and the file did not load.
+  auto Exe = assemble(R"(
+.func main(n)
+  %sum = call vm.builtin.copy(0)
+head:
+done:
+  goto +0
+  ret %sum
+.end
+)",
+                      "labels.vmasm");
+  int64_t Main = *Exe->findFunction("main");
+  ASSERT_NE(Exe->debugNames(Main), nullptr);
+  ASSERT_EQ(Exe->debugNames(Main)->Labels.size(), 1u);
+  EXPECT_EQ(Exe->debugNames(Main)->Labels[0].second, "head");
+  auto Back = loadExecutableFromBytes(serializeExecutable(*Exe), "l.bin");
+  EXPECT_EQ(*Back->debugNames(Main), *Exe->debugNames(Main));
+}
+
 TEST(SerializerTest, ForgedDebugNamesAreRejected) {
   std::string Image = serializeExecutable(*namedProgram());
   const size_t Names = sectionOffset(Image, "NAME");
