@@ -261,18 +261,9 @@ STENCIL(null_value) {
   copyVal(&Old, D);
   setNone(D);
   // A view one of this VM's allocation sites holds too, and nothing else:
-  // no atomic operation (vm/alloc_sites.h, releasedToSite).
-  if (Old.type_index == kVMJITTensor) {
-    VMJITObject *O = Old.v_obj;
-    if (__atomic_load_n((void **)((char *)O + vmjit::kTensorSiteOwnerOffset),
-                        __ATOMIC_RELAXED) == (void *)Ctx->VM &&
-        __atomic_load_n(&O->combined_ref_count, __ATOMIC_ACQUIRE) ==
-            vmjit::vm::kRegisterAndSiteCount) {
-      __atomic_store_n(&O->combined_ref_count,
-                       vmjit::vm::kRegisterAndSiteCount - 1, __ATOMIC_RELAXED);
-      NEXT();
-    }
-  }
+  // no atomic operation (the interpreter's test, inline here).
+  if (vmjit::vm::releasedToSite(Old, Ctx->VM))
+    NEXT();
   release(Old);
   NEXT();
 }

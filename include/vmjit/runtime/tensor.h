@@ -80,7 +80,8 @@ inline constexpr size_t kTensorDLTensorOffset = sizeof(VMJITObject);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
 static_assert(offsetof(TensorObj, DL) == kTensorDLTensorOffset);
-/// Native code (the baseline tier's stencils) reads SiteOwner here.
+/// Native code (the baseline tier's null_value stencil) reads SiteOwner
+/// here.
 inline constexpr size_t kTensorSiteOwnerOffset =
     kTensorDLTensorOffset + sizeof(DLTensor);
 static_assert(offsetof(TensorObj, SiteOwner) == kTensorSiteOwnerOffset);

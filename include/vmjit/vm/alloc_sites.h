@@ -106,8 +106,8 @@ inline constexpr uint64_t kRegisterAndSiteCount = (uint64_t(1) << 32) | 2;
 /// thread) to value `V` when V is a tensor that one of Owner's allocation
 /// sites holds and nothing else does: without an atomic read-modify-write
 /// (only this thread can reach it). False, doing nothing, otherwise: the
-/// caller releases V as usual. The baseline tier's stencils do the same
-/// (jit/baseline/stencils.cpp).
+/// caller releases V as usual. The interpreter and the baseline tier's
+/// null_value stencil (jit/baseline/stencils.cpp) call it.
 inline bool releasedToSite(const VMJITAny &V, const void *Owner) noexcept {
   if (V.type_index != kVMJITTensor)
     return false;
