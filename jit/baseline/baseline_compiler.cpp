@@ -13,6 +13,7 @@
 #include "../runtime_helpers.h"
 #include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/vm/alloc_sites.h"
 #include "vmjit/vm/bytecode.h"
 
 #include <cstring>
@@ -251,6 +252,33 @@ private:
     __builtin_unreachable(); // the verifier admits only the four kinds
   }
 
+  /// The standard alloc_tensor of a register's storage, with the offset,
+  /// shape, dtype and scope constants of the instruction: the site's hit
+  /// inline, ahead of the arguments (which only a miss needs).
+  void emitAllocTensorHit(Emitter &E, vm::InstrView I) {
+    const int64_t N = I.callNumArgs();
+    const int64_t PC = E[Hole::PC];
+    if (!Opts.InlineBuiltins || I.callDst() == vm::kVoidRegister ||
+        Callees[static_cast<size_t>(I.callFunc())].Inline !=
+            InlineBuiltin::AllocTensor ||
+        (N != 4 && N != 5) || PC + 1 >= F.numInstrs())
+      return;
+    const vm::Arg Storage = I.callArg(0);
+    if (Storage.kind() != vm::ArgKind::Register ||
+        Storage.value() == vm::kVMRegister ||
+        Storage.value() == vm::kVoidRegister ||
+        I.callArg(1).kind() != vm::ArgKind::Immediate)
+      return;
+    for (int64_t K = 2; K < N; ++K)
+      if (I.callArg(K).kind() != vm::ArgKind::ConstIdx)
+        return;
+    E[Hole::REG_A] = 16 * I.callDst();
+    E[Hole::REG_B] = 16 * Storage.value();
+    E[Hole::SITE_AT] = static_cast<int64_t>(sizeof(vm::AllocSite)) * PC;
+    setTarget(E, PC, 1);
+    E.put(StencilId::AllocTensorHit);
+  }
+
   void emitCall(Emitter &E, vm::InstrView I) {
     const int64_t N = I.callNumArgs();
     if (16 * N > kMaxArgBytes)
@@ -258,6 +286,7 @@ private:
                  fmt::format("baseline: a call with {} arguments in '{}'", N,
                              F.Name));
     ArgBytes = std::max(ArgBytes, 16 * N);
+    emitAllocTensorHit(E, I);
     for (int64_t K = 0; K < N; ++K) {
       E[Hole::ARG] = 16 * K;
       emitArg(E, I.callArg(K));

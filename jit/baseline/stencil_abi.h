@@ -41,6 +41,7 @@ namespace vmjit::jit::baseline {
   X(TARGET_PC, false) /* a jump's target instruction (for OSR) */             \
   X(NREGS, false)     /* registers of the function */                         \
   X(ARG_BYTES, false) /* bytes of the function's argument stack */            \
+  X(SITE_AT, false)   /* byte offset of an instruction's vm::AllocSite */     \
   /* wide: 64-bit values */                                                   \
   X(IMM, true)        /* an immediate argument */                             \
   X(ENTRY, true)      /* a direct callee's safe-call entry */                 \

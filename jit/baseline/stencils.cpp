@@ -249,6 +249,28 @@ STENCIL(call_site_void) {
   NEXT();
 }
 
+/// vm.builtin.alloc_tensor(%storage, offset, shape, dtype [, scope]) into
+/// REG_A, with the storage in register REG_B and the rest constants of the
+/// instruction: put before its arguments. When the site's view can be
+/// handed out again (reusedConstantView, inline), it goes into REG_A and
+/// the code jumps to the next instruction (TARGET); otherwise on to the
+/// arguments and call_site. Ctx->Sites is null until the frame's first
+/// call_site of alloc_tensor sets it.
+STENCIL(alloc_tensor_hit) {
+  const vmjit::vm::AllocSite *Sites = Ctx->Sites;
+  if (__builtin_expect(Sites != nullptr, 1)) {
+    const vmjit::vm::AllocSite &S =
+        *(const vmjit::vm::AllocSite *)((const char *)Sites + SMALL(SITE_AT));
+    if (VMJITObject *T = vmjit::vm::reusedConstantView(S, *AT(Regs, REG_B))) {
+      Val V;
+      setVal(&V, kVMJITTensor, (uint64_t)T);
+      moveToA(Regs, V);
+      JUMP();
+    }
+  }
+  NEXT();
+}
+
 CALL_STENCILS(pool, poolEntry(Funcs, &Self))
 CALL_STENCILS(direct, (Self = (void *)WIDE(SELF), (SafeCall)WIDE(ENTRY)))
 

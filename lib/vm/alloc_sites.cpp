@@ -24,9 +24,6 @@ namespace vmjit::vm {
 
 namespace {
 
-/// The count of an object whose only reference is its holder's.
-constexpr uint64_t kSoleReference = (uint64_t(1) << 32) | 1;
-
 FunctionObj *standardByName(const char *Name) noexcept {
   std::optional<Function> F = standardFunction(Name);
   return F ? F->get() : nullptr;
@@ -88,31 +85,11 @@ void setObject(VMJITAny &Out, int32_t TypeIndex, Object *O) noexcept {
 
 } // namespace
 
-/// What a hit compares lives in the site itself (one or two cache lines),
-/// not in the objects the arguments point to.
-struct AllocSites::Site {
-  /// The cached tensor or storage (one strong reference), or null.
-  Object *Obj = nullptr;
-  /// Tensor site: the storage its view lives in (kept alive by the view).
-  StorageObj *Storage = nullptr;
-  /// The shape argument the object was made from (the view's shape, the
-  /// storage's size; one strong reference, or null): the same object is
-  /// the same dimensions, without reading them.
-  Object *Shape = nullptr;
-  /// Tensor site: the byte offset; storage site: the device index.
-  int64_t Offset = 0;
-  /// Tensor site: the dtype.
-  DLDataType DType{};
-  /// Tensor site: the storage site whose cached storage that is (-1:
-  /// none); storage site: its index in FunctionSites::Links.
-  int32_t Link = -1;
-};
-
 struct AllocSites::FunctionSites {
   /// One per instruction of the function (AllocSites::Arrays holds its
   /// data pointer).
-  std::vector<Site> ByPC;
-  /// Per storage site (Site::Link): the tensor sites linked to it.
+  std::vector<AllocSite> ByPC;
+  /// Per storage site (AllocSite::Link): the tensor sites linked to it.
   std::vector<std::vector<int32_t>> Links;
   /// The storage sites, by instruction.
   std::vector<int32_t> StoragePCs;
@@ -131,16 +108,8 @@ FunctionObj *AllocSites::standardAllocStorage() noexcept {
   return Std;
 }
 
-inline AllocSites::Site *AllocSites::sitesOf(const VirtualMachine &VM,
-                                              int64_t Func) noexcept {
-  const auto F = static_cast<size_t>(Func);
-  if (F < Arrays.size() && Arrays[F]) [[likely]]
-    return Arrays[F];
-  return makeSites(VM, Func);
-}
-
-AllocSites::Site *AllocSites::makeSites(const VirtualMachine &VM,
-                                        int64_t Func) noexcept {
+AllocSite *AllocSites::makeSites(const VirtualMachine &VM,
+                                 int64_t Func) noexcept {
   const auto F = static_cast<size_t>(Func);
   try {
     if (Funcs.size() <= F) {
@@ -174,9 +143,9 @@ static void hold(Object *&Slot, Object *New) noexcept {
 int AllocSites::allocTensor(VirtualMachine &VM, int64_t Func, int64_t PC,
                             const VMJITAny *Args, int32_t N,
                             VMJITAny *Result) noexcept {
-  Site *Sites = sitesOf(VM, Func);
+  AllocSite *Sites = sitesOf(VM, Func);
   if (Sites && (N == 4 || N == 5)) [[likely]] {
-    Site &S = Sites[PC];
+    AllocSite &S = Sites[PC];
     auto *T = static_cast<TensorObj *>(S.Obj);
     // The same storage object, offset, shape (the same object, or the
     // view's dimensions) and dtype as the view was made from.
@@ -204,7 +173,7 @@ int AllocSites::allocTensor(VirtualMachine &VM, int64_t Func, int64_t PC,
 void AllocSites::cacheTensor(const void *Owner, FunctionSites &FS,
                              int64_t PC, const VMJITAny &Result,
                              const VMJITAny *Args) noexcept {
-  Site &S = FS.ByPC[static_cast<size_t>(PC)];
+  AllocSite &S = FS.ByPC[static_cast<size_t>(PC)];
   auto *T = reinterpret_cast<TensorObj *>(Object::fromRaw(Result.v_obj));
   // Only a compact view at the storage's data (what the builtin makes),
   // asked for with an int offset and a DataType (what a hit compares).
@@ -234,7 +203,7 @@ void AllocSites::cacheTensor(const void *Owner, FunctionSites &FS,
   S.Offset = Args[1].v_int64;
   S.DType = Args[3].v_dtype;
   for (int32_t Q : FS.StoragePCs) {
-    Site &St = FS.ByPC[static_cast<size_t>(Q)];
+    AllocSite &St = FS.ByPC[static_cast<size_t>(Q)];
     if (St.Obj != Storage)
       continue;
     try {
@@ -251,14 +220,16 @@ void AllocSites::cacheTensor(const void *Owner, FunctionSites &FS,
 int AllocSites::allocStorage(VirtualMachine &VM, int64_t Func, int64_t PC,
                              const VMJITAny *Args, int32_t N,
                              VMJITAny *Result) noexcept {
-  Site *Sites = sitesOf(VM, Func);
+  AllocSite *Sites = sitesOf(VM, Func);
   if (Sites && (N == 4 || N == 5)) [[likely]] {
-    Site &S = Sites[PC];
+    AllocSite &S = Sites[PC];
     auto *St = static_cast<StorageObj *>(S.Obj);
-    if (St && Args[0].type_index == kVMJITOpaquePtr && Args[0].v_ptr == &VM &&
-        isShape(Args[1]) && Args[2].type_index == kVMJITInt &&
-        Args[2].v_int64 == S.Offset && Args[3].type_index == kVMJITDataType &&
-        (Args[1].v_obj == S.Shape->raw() || sameSize(shapeDims(Args[1]), *St)) &&
+    if (St && S.Link >= 0 && Args[0].type_index == kVMJITOpaquePtr &&
+        Args[0].v_ptr == &VM && isShape(Args[1]) &&
+        Args[2].type_index == kVMJITInt && Args[2].v_int64 == S.Offset &&
+        Args[3].type_index == kVMJITDataType &&
+        (Args[1].v_obj == S.Shape->raw() ||
+         sameSize(shapeDims(Args[1]), *St)) &&
         globalScope(Args, N, 4)) {
       const FunctionSites &FS = functionSites(Func);
       const std::vector<int32_t> &Views = FS.Links[static_cast<size_t>(S.Link)];
@@ -287,7 +258,7 @@ void AllocSites::cacheStorage(FunctionSites &FS, int64_t PC,
                               const VMJITAny *Args) noexcept {
   if (Result.type_index != StorageType || Args[2].type_index != kVMJITInt)
     return;
-  Site &S = FS.ByPC[static_cast<size_t>(PC)];
+  AllocSite &S = FS.ByPC[static_cast<size_t>(PC)];
   if (S.Link < 0) {
     // First use of this site: a list of links and a place among the
     // function's storage sites.
@@ -319,24 +290,37 @@ size_t AllocSites::cached() const noexcept {
   size_t N = 0;
   for (const auto &FS : Funcs)
     if (FS)
-      for (const Site &S : FS->ByPC)
+      for (const AllocSite &S : FS->ByPC)
         N += S.Obj != nullptr;
   return N;
 }
 
 void AllocSites::clear() noexcept {
-  // Moved out first: a destructor may run arbitrary code, never this.
-  std::vector<std::unique_ptr<FunctionSites>> Old;
-  Old.swap(Funcs);
-  Arrays.clear();
-  for (auto &FS : Old)
+  // The arrays stay (native frames may hold them: AllocSite). Every link
+  // goes first, then each site's references one at a time: a destructor
+  // may run arbitrary code, even a call through these sites, which then
+  // finds each site either whole or empty.
+  for (auto &FS : Funcs) {
+    if (!FS)
+      continue;
+    for (AllocSite &S : FS->ByPC)
+      S.Link = -1;
+    FS->Links.clear();
+    FS->StoragePCs.clear();
+  }
+  for (auto &FS : Funcs)
     if (FS)
-      for (Site &S : FS->ByPC) {
-        if (S.Obj && S.Obj->typeIndex() == kVMJITTensor)
-          static_cast<TensorObj *>(S.Obj)->SiteOwner.store(
+      for (AllocSite &S : FS->ByPC) {
+        Object *Obj = std::exchange(S.Obj, nullptr);
+        Object *Shape = std::exchange(S.Shape, nullptr);
+        S.Storage = nullptr;
+        if (Obj && Obj->typeIndex() == kVMJITTensor)
+          static_cast<TensorObj *>(Obj)->SiteOwner.store(
               nullptr, std::memory_order_relaxed);
-        hold(S.Obj, nullptr);
-        hold(S.Shape, nullptr);
+        if (Obj)
+          Obj->decRef();
+        if (Shape)
+          Shape->decRef();
       }
 }
 
@@ -350,6 +334,8 @@ int vmjit_jit_alloc_tensor(vmjit::vm::NativeContext *Ctx, int64_t PC,
                            const VMJITAny *Args, int32_t N,
                            VMJITAny *Result) {
   vmjit::vm::VirtualMachine &VM = *Ctx->VM;
+  // For the frame's inline hits (the baseline alloc_tensor_hit stencil).
+  Ctx->Sites = VM.allocSites().sitesOf(VM, Ctx->Func);
   return VM.allocSites().allocTensor(VM, Ctx->Func, PC, Args, N, Result);
 }
 

@@ -24,7 +24,7 @@ std::string_view functionKindName(FunctionKind K) noexcept {
 }
 
 std::optional<int64_t> Executable::findFunction(std::string_view Name) const {
-  auto It = NameIndex.find(std::string(Name));
+  auto It = NameIndex.find(Name);
   if (It == NameIndex.end())
     return std::nullopt;
   return It->second;

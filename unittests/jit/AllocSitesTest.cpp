@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/tier_manager.h"
+#include "vmjit/runtime/array.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
@@ -104,6 +105,33 @@ TEST_P(AllocSitesTest, TheVMHoldsItsSitesObjectsUntilCleared) {
   VM->allocSites().clear();
   EXPECT_EQ(VM->allocSites().cached(), 0u);
   EXPECT_EQ(at(fill(5), 1), 5);
+}
+
+TEST_P(AllocSitesTest, AViewOfTheSameStorageIsHandedOutOnlyWhenDropped) {
+  Any S = VM->call("storage");
+  auto Views = [&](const Any &Storage) {
+    Array R = VM->call("views", Storage).cast<Array>();
+    return std::pair(R[0].cast<Tensor>(), R[1].cast<Tensor>());
+  };
+  auto [A1, B1] = Views(S);
+  const TensorObj *A1Obj = A1.get();
+  A1 = Tensor(); // dropped; B1 kept
+  auto [A2, B2] = Views(S);
+  EXPECT_EQ(A2.get(), A1Obj);
+  EXPECT_NE(B2.get(), B1.get());
+  const TensorObj *B2Obj = B2.get();
+  B2 = Tensor();
+  auto [A3, B3] = Views(S);
+  EXPECT_NE(A3.get(), A2.get()); // A2 is still held
+  EXPECT_EQ(B3.get(), B2Obj);
+  // Another storage: neither site's view lives in it.
+  Any S2 = VM->call("storage");
+  A3 = Tensor();
+  B3 = Tensor();
+  auto [A4, B4] = Views(S2);
+  EXPECT_EQ(A4.data(), B4.data());
+  EXPECT_NE(B4.data(), B1.data());
+  EXPECT_NE(B4.get(), B2Obj);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryMode, AllocSitesTest,

@@ -32,6 +32,52 @@ namespace vmjit::vm {
 
 class VirtualMachine;
 
+/// One allocation call site: what the object it holds was made from.
+/// What a hit compares lives here (one or two cache lines), not in the
+/// objects the arguments point to. The baseline tier's alloc_tensor_hit
+/// stencil reads Obj and Storage at their pinned offsets.
+struct AllocSite {
+  /// The cached tensor or storage (one strong reference), or null.
+  Object *Obj = nullptr;
+  /// Tensor site: the storage its view lives in (kept alive by the view).
+  Object *Storage = nullptr;
+  /// The shape argument the object was made from (the view's shape, the
+  /// storage's size; one strong reference, or null): the same object is
+  /// the same dimensions, without reading them.
+  Object *Shape = nullptr;
+  /// Tensor site: the byte offset; storage site: the device index.
+  int64_t Offset = 0;
+  /// Tensor site: the dtype.
+  DLDataType DType{};
+  /// Tensor site: the storage site whose cached storage that is (-1:
+  /// none); storage site: its index in its function's list of links
+  /// (-1 before its first object).
+  int32_t Link = -1;
+};
+static_assert(offsetof(AllocSite, Obj) == 0);
+static_assert(offsetof(AllocSite, Storage) == 8);
+static_assert(sizeof(AllocSite) == 40);
+
+/// The count of an object whose only reference is its holder's.
+inline constexpr uint64_t kSoleReference = (uint64_t(1) << 32) | 1;
+
+/// The view tensor site `S` hands out again, with a new reference, to an
+/// alloc_tensor call whose offset, shape, dtype and scope are constants
+/// of the instruction (so they are those the view was made from) and
+/// whose storage argument is `Storage`; null when the site has no view,
+/// the storage differs, or someone else holds the view. The baseline
+/// tier's alloc_tensor_hit stencil runs it inline.
+inline VMJITObject *reusedConstantView(const AllocSite &S,
+                                       const VMJITAny &Storage) noexcept {
+  Object *T = S.Obj;
+  if (!T || Storage.v_obj != S.Storage->raw() ||
+      Storage.type_index < kVMJITStaticObjectBegin ||
+      T->combinedCount() != kSoleReference)
+    return nullptr;
+  T->incRefExclusive();
+  return T->raw();
+}
+
 /// One VM's allocation call sites, per bytecode function and instruction.
 ///
 /// A tensor site returns its cached view again when the view's only
@@ -67,9 +113,15 @@ public:
   int allocStorage(VirtualMachine &VM, int64_t Func, int64_t PC,
                    const VMJITAny *Args, int32_t N, VMJITAny *Result) noexcept;
 
+  /// The sites of bytecode function `Func` of `VM`, by instruction (made
+  /// on first use; null when out of memory). The array lives as long as
+  /// this object: clear() empties the sites and keeps it, so native code
+  /// may keep the pointer for a frame (NativeContext::Sites).
+  AllocSite *sitesOf(const VirtualMachine &VM, int64_t Func) noexcept;
+
   /// Objects the sites hold now (for tests).
   size_t cached() const noexcept;
-  /// Drops every cached object.
+  /// Drops every cached object (the site arrays stay).
   void clear() noexcept;
 
   /// The standard builtins these sites stand for (the interpreter compares
@@ -78,12 +130,8 @@ public:
   static FunctionObj *standardAllocStorage() noexcept;
 
 private:
-  struct Site;
   struct FunctionSites;
-  /// The sites of `Func`, by instruction (made on first use); null when
-  /// out of memory.
-  Site *sitesOf(const VirtualMachine &VM, int64_t Func) noexcept;
-  Site *makeSites(const VirtualMachine &VM, int64_t Func) noexcept;
+  AllocSite *makeSites(const VirtualMachine &VM, int64_t Func) noexcept;
   /// The sites of `Func`, which sitesOf made.
   FunctionSites &functionSites(int64_t Func) noexcept;
   void cacheTensor(const void *Owner, FunctionSites &FS, int64_t PC,
@@ -93,10 +141,18 @@ private:
 
   /// Per function: its sites, and (for the hit path) their array.
   std::vector<std::unique_ptr<FunctionSites>> Funcs;
-  std::vector<Site *> Arrays;
+  std::vector<AllocSite *> Arrays;
   /// StorageObj::typeIndex().
   const int32_t StorageType;
 };
+
+inline AllocSite *AllocSites::sitesOf(const VirtualMachine &VM,
+                                      int64_t Func) noexcept {
+  const auto F = static_cast<size_t>(Func);
+  if (F < Arrays.size() && Arrays[F]) [[likely]]
+    return Arrays[F];
+  return makeSites(VM, Func);
+}
 
 /// The combined count of a tensor held by one register and one allocation
 /// site, and nothing else.

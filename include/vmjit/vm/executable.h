@@ -16,6 +16,7 @@
 #include "vmjit/vm/bytecode.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -136,7 +137,15 @@ private:
   std::vector<Any> Constants;
   std::vector<Word> Code;
   std::vector<int64_t> InstrOffsets;
-  std::unordered_map<std::string, int64_t> NameIndex;
+  /// Looked up by string_view, without building a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view S) const noexcept {
+      return std::hash<std::string_view>{}(S);
+    }
+  };
+  std::unordered_map<std::string, int64_t, NameHash, std::equal_to<>>
+      NameIndex;
   std::vector<DebugNames> Names;
   std::map<size_t, std::string> TvmTails;
 };

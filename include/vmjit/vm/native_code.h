@@ -38,6 +38,7 @@
 namespace vmjit::vm {
 
 class VirtualMachine;
+struct AllocSite;
 
 /// The step counter and interrupt flag that every tier checks at each
 /// step (JIT code reads them at these fixed offsets).
@@ -62,12 +63,17 @@ struct NativeContext {
   /// The bytecode function the code runs (its allocation sites are the
   /// VM's for this function: vmjit_jit_alloc_tensor).
   int64_t Func;
+  /// The VM's allocation sites of Func (AllocSites::sitesOf), or null
+  /// until the frame's first vmjit_jit_alloc_tensor sets it: the baseline
+  /// tier's inline hits read it.
+  AllocSite *Sites;
 };
 static_assert(offsetof(NativeContext, VM) == 0);
 static_assert(offsetof(NativeContext, Result) == 8);
 static_assert(offsetof(NativeContext, ErrorPC) == 16);
 static_assert(offsetof(NativeContext, Control) == 24);
 static_assert(offsetof(NativeContext, Func) == 32);
+static_assert(offsetof(NativeContext, Sites) == 40);
 
 using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,
                          std::atomic<FunctionObj *> *Funcs, int64_t EntryPC);
