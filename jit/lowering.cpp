@@ -19,6 +19,7 @@
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/runtime/function.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/alloc_sites.h"
 #include "vmjit/vm/bytecode.h"
 #include "vmjit/vm/native_code.h"
 
@@ -107,6 +108,9 @@ struct Val {
 constexpr int64_t kOffsetResult = offsetof(vm::NativeContext, Result);
 constexpr int64_t kOffsetErrorPC = offsetof(vm::NativeContext, ErrorPC);
 constexpr int64_t kOffsetControl = offsetof(vm::NativeContext, Control);
+constexpr int64_t kOffsetSites = offsetof(vm::NativeContext, Sites);
+constexpr int64_t kOffsetSiteObj = offsetof(vm::AllocSite, Obj);
+constexpr int64_t kOffsetSiteStorage = offsetof(vm::AllocSite, Storage);
 constexpr int64_t kOffsetFuel = offsetof(vm::StepControl, Fuel);
 constexpr int64_t kOffsetInterrupt = offsetof(vm::StepControl, Interrupt);
 constexpr int64_t kOffsetFuncCell = kFunctionEntryOffset;
@@ -299,6 +303,8 @@ private:
   /// The call itself: args to the stack, call, check, move the result.
   void emitCallPath(int64_t PC, InstrView I);
   bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
+  Val emitAllocTensorHit(int64_t PC, InstrView I, BasicBlock *Pass,
+                         BasicBlock *Fail);
   void emitCheckTensorInfo(int64_t PC, InstrView I, BasicBlock *Pass,
                            BasicBlock *Fail);
   void emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
@@ -639,24 +645,74 @@ void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
   B.SetInsertPoint(Pass);
 }
 
+/// vm::reusedConstantView inline, for a call allocTensorHitInlinable
+/// accepts: a branch to Pass when the site's view can be handed out again,
+/// to Fail (the call through the site) otherwise. Returns the view, with
+/// its new reference, in Pass (the insertion point). Each block reads
+/// what it needs again (flat functions keep no value across blocks).
+Val FunctionLowering::emitAllocTensorHit(int64_t PC, InstrView I,
+                                         BasicBlock *Pass, BasicBlock *Fail) {
+  auto Site = [&] {
+    Value *Sites =
+        B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetSites), Align(8));
+    return bytePtr(Sites, static_cast<int64_t>(sizeof(vm::AllocSite)) * PC);
+  };
+  auto View = [&] {
+    return B.CreateAlignedLoad(Ptr, bytePtr(Site(), kOffsetSiteObj), Align(8));
+  };
+  // The frame's sites (null until its first alloc_tensor call sets them).
+  Value *Sites =
+      B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetSites), Align(8));
+  BasicBlock *HasSites = BasicBlock::Create(C, fmt::format("i{}.site", PC), Fn);
+  B.CreateCondBr(B.CreateIsNotNull(Sites), HasSites, Fail, Likely);
+  // A view, and the storage argument the object it lives in.
+  B.SetInsertPoint(HasSites);
+  Value *Storage = B.CreatePtrToInt(
+      B.CreateAlignedLoad(Ptr, bytePtr(Site(), kOffsetSiteStorage), Align(8)),
+      I64);
+  Val S = evalArg(I.callArg(0));
+  Value *Same = B.CreateAnd(
+      B.CreateAnd(
+          B.CreateIsNotNull(View()),
+          B.CreateICmpUGE(typeOf(S), B.getInt32(kVMJITStaticObjectBegin))),
+      B.CreateICmpEQ(S.W1, Storage));
+  BasicBlock *Count = BasicBlock::Create(C, fmt::format("i{}.count", PC), Fn);
+  B.CreateCondBr(Same, Count, Fail, Likely);
+  // Only the site holds the view (acquire: a last reference may have gone
+  // on another thread); then it holds every reference, and the new one is
+  // a plain store (Object::incRefExclusive).
+  B.SetInsertPoint(Count);
+  LoadInst *Refs = B.CreateAlignedLoad(I64, View(), Align(8));
+  Refs->setAtomic(AtomicOrdering::Acquire);
+  B.CreateCondBr(B.CreateICmpEQ(Refs, B.getInt64(vm::kSoleReference)), Pass,
+                 Fail, Likely);
+  B.SetInsertPoint(Pass);
+  Value *T = View();
+  StoreInst *Raised =
+      B.CreateAlignedStore(B.getInt64(vm::kSoleReference + 1), T, Align(8));
+  Raised->setAtomic(AtomicOrdering::Monotonic);
+  return {B.getInt64(kVMJITTensor), B.CreatePtrToInt(T, I64)};
+}
+
 bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   const int64_t N = I.callNumArgs();
   const vm::RegName Dst = I.callDst();
   // A call with an unexpected argument count stays a call (which raises
   // the arity error); nothing may be emitted before this check.
   const std::optional<scalar::Op> Scalar = scalarOpOf(What);
-  const int64_t Arity = Scalar                           ? scalar::arity(*Scalar)
-                        : What == InlineBuiltin::TupleGetItem ? 2
-                        : What == InlineBuiltin::NullValue    ? 0
-                        : What == InlineBuiltin::CheckTensorInfo
-                            ? (N == 3 ? 3 : 4)
-                        : What == InlineBuiltin::MatchShape
-                            ? (matchShapeInlinable(I) ? N : -1)
-                        // Calls, through their site's cache (emitCallPath).
-                        : What == InlineBuiltin::AllocTensor ||
-                                What == InlineBuiltin::AllocStorage
-                            ? -1
-                            : 1;
+  const int64_t Arity =
+      Scalar                                   ? scalar::arity(*Scalar)
+      : What == InlineBuiltin::TupleGetItem    ? 2
+      : What == InlineBuiltin::NullValue       ? 0
+      : What == InlineBuiltin::CheckTensorInfo ? (N == 3 ? 3 : 4)
+      : What == InlineBuiltin::MatchShape ? (matchShapeInlinable(I) ? N : -1)
+      // The site's view inline when the arguments are
+      // constants; calls through the site's cache
+      // (emitCallPath) otherwise.
+      : What == InlineBuiltin::AllocTensor
+          ? (allocTensorHitInlinable(I) ? N : -1)
+      : What == InlineBuiltin::AllocStorage ? -1
+                                            : 1;
   if (N != Arity)
     return false;
   // Flat style: no inline paths whose values would live across blocks
@@ -783,6 +839,9 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   case InlineBuiltin::MatchShape:
     emitMatchShape(PC, I, Fast, Slow);
     Finish(constVal(kVMJITNone, 0));
+    break;
+  case InlineBuiltin::AllocTensor:
+    Finish(emitAllocTensorHit(PC, I, Fast, Slow));
     break;
   case InlineBuiltin::ScalarNeg:
   case InlineBuiltin::ScalarNot: {
@@ -1140,6 +1199,22 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
 }
 
 } // namespace
+
+bool allocTensorHitInlinable(vm::InstrView I) {
+  const int64_t N = I.callNumArgs();
+  if (I.callDst() == vm::kVoidRegister || (N != 4 && N != 5))
+    return false;
+  const Arg Storage = I.callArg(0);
+  if (Storage.kind() != ArgKind::Register ||
+      Storage.value() == vm::kVMRegister ||
+      Storage.value() == vm::kVoidRegister ||
+      I.callArg(1).kind() != ArgKind::Immediate)
+    return false;
+  for (int64_t K = 2; K < N; ++K)
+    if (I.callArg(K).kind() != ArgKind::ConstIdx)
+      return false;
+  return true;
+}
 
 bool lowersFlat(const vm::FunctionInfo &F, const LoweringOptions &Opts) {
   return !Opts.PromoteRegisters ||

@@ -256,24 +256,14 @@ private:
   /// shape, dtype and scope constants of the instruction: the site's hit
   /// inline, ahead of the arguments (which only a miss needs).
   void emitAllocTensorHit(Emitter &E, vm::InstrView I) {
-    const int64_t N = I.callNumArgs();
     const int64_t PC = E[Hole::PC];
-    if (!Opts.InlineBuiltins || I.callDst() == vm::kVoidRegister ||
+    if (!Opts.InlineBuiltins ||
         Callees[static_cast<size_t>(I.callFunc())].Inline !=
             InlineBuiltin::AllocTensor ||
-        (N != 4 && N != 5) || PC + 1 >= F.numInstrs())
+        !allocTensorHitInlinable(I) || PC + 1 >= F.numInstrs())
       return;
-    const vm::Arg Storage = I.callArg(0);
-    if (Storage.kind() != vm::ArgKind::Register ||
-        Storage.value() == vm::kVMRegister ||
-        Storage.value() == vm::kVoidRegister ||
-        I.callArg(1).kind() != vm::ArgKind::Immediate)
-      return;
-    for (int64_t K = 2; K < N; ++K)
-      if (I.callArg(K).kind() != vm::ArgKind::ConstIdx)
-        return;
     E[Hole::REG_A] = 16 * I.callDst();
-    E[Hole::REG_B] = 16 * Storage.value();
+    E[Hole::REG_B] = 16 * I.callArg(0).value();
     E[Hole::SITE_AT] = static_cast<int64_t>(sizeof(vm::AllocSite)) * PC;
     setTarget(E, PC, 1);
     E.put(StencilId::AllocTensorHit);

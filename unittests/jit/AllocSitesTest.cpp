@@ -21,6 +21,37 @@ using namespace vmjit::vm;
 
 namespace {
 
+/// views(s) makes two views of storage s at two sites whose other
+/// arguments are constants (the JIT tiers check the second site inline):
+/// a view is handed out again only once dropped, and only for the storage
+/// it lives in.
+void expectViewsHandedOutOnlyWhenDropped(VirtualMachine &VM) {
+  Any S = VM.call("storage");
+  auto Views = [&](const Any &Storage) {
+    Array R = VM.call("views", Storage).cast<Array>();
+    return std::pair(R[0].cast<Tensor>(), R[1].cast<Tensor>());
+  };
+  auto [A1, B1] = Views(S);
+  const TensorObj *A1Obj = A1.get();
+  A1 = Tensor(); // dropped; B1 kept
+  auto [A2, B2] = Views(S);
+  EXPECT_EQ(A2.get(), A1Obj);
+  EXPECT_NE(B2.get(), B1.get());
+  const TensorObj *B2Obj = B2.get();
+  B2 = Tensor();
+  auto [A3, B3] = Views(S);
+  EXPECT_NE(A3.get(), A2.get()); // A2 is still held
+  EXPECT_EQ(B3.get(), B2Obj);
+  // Another storage: neither site's view lives in it.
+  Any S2 = VM.call("storage");
+  A3 = Tensor();
+  B3 = Tensor();
+  auto [A4, B4] = Views(S2);
+  EXPECT_EQ(A4.data(), B4.data());
+  EXPECT_NE(B4.data(), B1.data());
+  EXPECT_NE(B4.get(), B2Obj);
+}
+
 class AllocSitesTest : public ::testing::TestWithParam<ExecMode> {
 protected:
   void SetUp() override {
@@ -108,30 +139,20 @@ TEST_P(AllocSitesTest, TheVMHoldsItsSitesObjectsUntilCleared) {
 }
 
 TEST_P(AllocSitesTest, AViewOfTheSameStorageIsHandedOutOnlyWhenDropped) {
-  Any S = VM->call("storage");
-  auto Views = [&](const Any &Storage) {
-    Array R = VM->call("views", Storage).cast<Array>();
-    return std::pair(R[0].cast<Tensor>(), R[1].cast<Tensor>());
-  };
-  auto [A1, B1] = Views(S);
-  const TensorObj *A1Obj = A1.get();
-  A1 = Tensor(); // dropped; B1 kept
-  auto [A2, B2] = Views(S);
-  EXPECT_EQ(A2.get(), A1Obj);
-  EXPECT_NE(B2.get(), B1.get());
-  const TensorObj *B2Obj = B2.get();
-  B2 = Tensor();
-  auto [A3, B3] = Views(S);
-  EXPECT_NE(A3.get(), A2.get()); // A2 is still held
-  EXPECT_EQ(B3.get(), B2Obj);
-  // Another storage: neither site's view lives in it.
-  Any S2 = VM->call("storage");
-  A3 = Tensor();
-  B3 = Tensor();
-  auto [A4, B4] = Views(S2);
-  EXPECT_EQ(A4.data(), B4.data());
-  EXPECT_NE(B4.data(), B1.data());
-  EXPECT_NE(B4.get(), B2Obj);
+  expectViewsHandedOutOnlyWhenDropped(*VM);
+}
+
+// Tier 2's other lowering style (registers in the frame, not promoted)
+// checks the site inline too.
+TEST(AllocSitesFlatTest, AViewOfTheSameStorageIsHandedOutOnlyWhenDropped) {
+  auto VM = VirtualMachine::create(assembleFile(VMJIT_ALLOC_SITES_INPUT),
+                                   VMOptions());
+  jit::JITOptions J;
+  J.Mode = ExecMode::Compiled;
+  J.Background = false;
+  J.PromoteLimit = 0;
+  jit::enableJIT(*VM, J);
+  expectViewsHandedOutOnlyWhenDropped(*VM);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryMode, AllocSitesTest,

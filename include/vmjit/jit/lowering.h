@@ -92,6 +92,13 @@ enum class InlineBuiltin {
 /// The builtin a standard function name stands for, if it can be inlined.
 InlineBuiltin inlineBuiltinFor(std::string_view Name);
 
+/// Whether a call of the standard alloc_tensor has the form both JIT tiers
+/// check inline against its call site (vm::reusedConstantView): a result
+/// register, the storage in a register, the byte offset an immediate and
+/// the shape, dtype and scope constants, so that every run of it passes
+/// the arguments the site's view was made from.
+bool allocTensorHitInlinable(vm::InstrView I);
+
 /// How calls of one function-table entry are made.
 struct CalleeBinding {
   enum Kind { Pool, Direct } How = Pool;
