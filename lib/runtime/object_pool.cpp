@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <new>
+#include <type_traits>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define VMJIT_ASAN 1
@@ -65,24 +66,41 @@ struct ThreadPools {
   };
   std::array<List, kNumClasses> Lists;
   RecycledObjectStats Stats;
-
-  ~ThreadPools();
+  /// Set once this thread's reaper is registered (the first block given).
+  bool Reaped = false;
+  /// Set once this thread's pools are emptied at its exit: later frees go
+  /// to operator delete.
+  bool Gone = false;
 };
+static_assert(std::is_trivially_destructible_v<ThreadPools>);
 
-/// Set once this thread's pools are destroyed (a trivially destructible
-/// flag, readable after that): later frees go to operator delete.
-thread_local bool PoolsGone = false;
-thread_local ThreadPools Pools;
+// Initial-exec, trivially destructible: read at a fixed offset from the
+// thread pointer, with no __tls_get_addr call and no guard on each
+// allocation (this is a shared library; these ~100 bytes fit glibc's
+// reserve for libraries loaded later with dlopen, as by the Python
+// package). The pools are emptied at the thread's exit by a reaper, a
+// thread_local with a destructor touched only when the first block is
+// given.
+__attribute__((tls_model("initial-exec"))) thread_local ThreadPools Pools;
 
-ThreadPools::~ThreadPools() {
-  PoolsGone = true;
-  for (size_t C = 0; C < kNumClasses; ++C) {
-    while (FreeBlock *B = Lists[C].Head) {
-      Lists[C].Head = B->Next;
-      unpoison(B, C);
-      ::operator delete(B, std::align_val_t(kRecycledBlockAlignment));
+struct PoolsReaper {
+  ~PoolsReaper() {
+    Pools.Gone = true;
+    for (size_t C = 0; C < kNumClasses; ++C) {
+      while (FreeBlock *B = Pools.Lists[C].Head) {
+        Pools.Lists[C].Head = B->Next;
+        unpoison(B, C);
+        ::operator delete(B, std::align_val_t(kRecycledBlockAlignment));
+      }
+      Pools.Lists[C].Count = 0;
     }
   }
+};
+
+[[gnu::noinline]] void registerReaper() noexcept {
+  thread_local PoolsReaper Reaper;
+  (void)Reaper;
+  Pools.Reaped = true;
 }
 
 } // namespace
@@ -91,8 +109,8 @@ namespace detail {
 
 void *takeRecycledBlock(size_t Size) {
   const size_t C = classOf(Size);
-  if (!PoolsGone) {
-    ThreadPools &P = Pools;
+  ThreadPools &P = Pools;
+  if (!P.Gone) {
     auto &L = P.Lists[C];
     if (FreeBlock *B = L.Head) {
       L.Head = B->Next;
@@ -110,8 +128,10 @@ void *takeRecycledBlock(size_t Size) {
 
 void giveRecycledBlock(void *Block, size_t Size) noexcept {
   const size_t C = classOf(Size);
-  if (!PoolsGone) {
-    ThreadPools &P = Pools;
+  ThreadPools &P = Pools;
+  if (!P.Gone) {
+    if (!P.Reaped) [[unlikely]]
+      registerReaper();
     auto &L = P.Lists[C];
     if (L.Count < kMaxBlocksPerClass) {
       auto *B = static_cast<FreeBlock *>(Block);
@@ -129,7 +149,7 @@ void giveRecycledBlock(void *Block, size_t Size) noexcept {
 } // namespace detail
 
 RecycledObjectStats recycledObjectStats() noexcept {
-  if (PoolsGone)
+  if (Pools.Gone)
     return {};
   return Pools.Stats;
 }
