@@ -124,7 +124,8 @@ constexpr int64_t kOffsetTensorShape =
     kTensorDLTensorOffset + offsetof(DLTensor, shape);
 
 /// Whether a match_shape call has the form tier 2 inlines: n, the codes and
-/// the values immediates, n at most 8, every code 0 or 2 (no heap slot).
+/// the values immediates, n at most 8, every code 0-3 (a heap slot of code
+/// 1 or 3 not negative).
 bool matchShapeInlinable(InstrView I) {
   const int64_t N = I.callNumArgs();
   if (N < 4 || I.callArg(2).kind() != ArgKind::Immediate)
@@ -134,12 +135,24 @@ bool matchShapeInlinable(InstrView I) {
     return false;
   for (int64_t D = 0; D < Dims; ++D) {
     Arg Code = I.callArg(3 + 2 * D), Imm = I.callArg(4 + 2 * D);
-    if (Code.kind() != ArgKind::Immediate ||
-        Imm.kind() != ArgKind::Immediate ||
-        (Code.value() != 0 && Code.value() != 2))
+    if (Code.kind() != ArgKind::Immediate || Imm.kind() != ArgKind::Immediate ||
+        Code.value() < 0 || Code.value() > 3 ||
+        ((Code.value() == 1 || Code.value() == 3) && Imm.value() < 0))
       return false;
   }
   return true;
+}
+
+/// The highest heap slot a match_shape call matchShapeInlinable accepts
+/// stores or reads (codes 1 and 3), or -1.
+int64_t matchShapeMaxSlot(InstrView I) {
+  int64_t Max = -1;
+  for (int64_t D = 0; D < I.callArg(2).value(); ++D) {
+    const int64_t Code = I.callArg(3 + 2 * D).value();
+    if (Code == 1 || Code == 3)
+      Max = std::max(Max, I.callArg(4 + 2 * D).value());
+  }
+  return Max;
 }
 
 /// The int64 and float64 predicates of the scalar.* comparisons. Float
@@ -605,41 +618,99 @@ void FunctionLowering::emitCheckTensorInfo(int64_t PC, InstrView I,
 }
 
 /// match_shape's guard for a call matchShapeInlinable accepts, ending in a
-/// branch to Pass (every check holds: the builtin would return None) or to
-/// Fail (the call raises). The insertion point is left in Pass.
+/// branch to Pass (every check holds: the builtin would return None, and
+/// the heap slots of code 1 are written) or to Fail (the call, which
+/// raises; any slot written already it writes again with the same value).
+/// The insertion point is left in Pass.
 void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
                                       BasicBlock *Fail) {
   const int64_t N = I.callNumArgs();
   const int64_t Dims = I.callArg(2).value();
+  const int64_t MaxSlot = matchShapeMaxSlot(I);
   Val X = evalArg(I.callArg(0)), Heap = evalArg(I.callArg(1));
   Value *TextType = typeOf(evalArg(I.callArg(N - 1)));
+  // The heap: a tensor, or None when no slot is used.
+  Value *HeapKind = MaxSlot >= 0
+                        ? B.CreateICmpEQ(typeOf(Heap), B.getInt32(kVMJITTensor))
+                        : typeIn(typeOf(Heap), {kVMJITNone, kVMJITTensor});
   Value *Kinds = B.CreateAnd(
       B.CreateAnd(B.CreateICmpEQ(typeOf(X), B.getInt32(kVMJITTensor)),
-                  B.CreateICmpEQ(typeOf(Heap), B.getInt32(kVMJITNone))),
+                  HeapKind),
       typeIn(TextType, {kVMJITStr, kVMJITSmallStr, kVMJITRawStr}));
   BasicBlock *Fields = BasicBlock::Create(C, fmt::format("i{}.dims", PC), Fn);
   B.CreateCondBr(Kinds, Fields, Fail, Likely);
-  // The rank, then each asserted dimension against its immediate.
-  // The tensor is read again in each block: in flat functions no value
-  // lives across blocks.
+  // The rank, then the heap, then each dimension against its immediate or
+  // its slot. The arguments are read again in each block: in flat
+  // functions no value lives across blocks.
   B.SetInsertPoint(Fields);
   Value *Obj = B.CreateIntToPtr(evalArg(I.callArg(0)).W1, Ptr);
   Value *Rank =
       B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorNDim), Align(4));
   Value *Ok = B.CreateICmpEQ(Rank, B.getInt32(static_cast<int32_t>(Dims)));
+  BasicBlock *HeapFields =
+      BasicBlock::Create(C, fmt::format("i{}.heap", PC), Fn);
   BasicBlock *Values = BasicBlock::Create(C, fmt::format("i{}.vals", PC), Fn);
-  B.CreateCondBr(Ok, Values, Fail, Likely);
+  BasicBlock *RankOk = BasicBlock::Create(C, fmt::format("i{}.rank", PC), Fn);
+  B.CreateCondBr(Ok, RankOk, Fail, Likely);
+  B.SetInsertPoint(RankOk);
+  B.CreateCondBr(
+      B.CreateICmpEQ(typeOf(evalArg(I.callArg(1))), B.getInt32(kVMJITTensor)),
+      HeapFields, Values, Likely);
+  // What the builtin takes as the heap (heapArg): a compact rank-1 int64
+  // CPU tensor; here without strides, and long enough for every slot.
+  B.SetInsertPoint(HeapFields);
+  Value *H = B.CreateIntToPtr(evalArg(I.callArg(1)).W1, Ptr);
+  auto Field = [&](Type *Ty, int64_t Offset) {
+    return B.CreateAlignedLoad(Ty, bytePtr(H, kTensorDLTensorOffset + Offset),
+                               Align(Ty == Ptr ? 8 : 4));
+  };
+  uint32_t Int64;
+  const DLDataType I64Type{kDLInt, 64, 1};
+  std::memcpy(&Int64, &I64Type, 4);
+  Value *Len =
+      B.CreateAlignedLoad(I64, Field(Ptr, offsetof(DLTensor, shape)), Align(8));
+  Value *HeapOk = B.CreateAnd(
+      B.CreateAnd(
+          B.CreateICmpEQ(Field(I32, offsetof(DLTensor, dtype)),
+                         B.getInt32(Int64)),
+          B.CreateICmpEQ(Field(I32, offsetof(DLTensor, ndim)), B.getInt32(1))),
+      B.CreateAnd(
+          B.CreateAnd(B.CreateIsNull(Field(Ptr, offsetof(DLTensor, strides))),
+                      B.CreateICmpEQ(Field(I32, offsetof(DLTensor, device)),
+                                     B.getInt32(kDLCPU))),
+          B.CreateICmpSGT(Len, B.getInt64(MaxSlot))));
+  B.CreateCondBr(HeapOk, Values, Fail, Likely);
   B.SetInsertPoint(Values);
   Obj = B.CreateIntToPtr(evalArg(I.callArg(0)).W1, Ptr);
   Value *Shape =
       B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetTensorShape), Align(8));
+  Value *Slots = nullptr;
+  if (MaxSlot >= 0) {
+    H = B.CreateIntToPtr(evalArg(I.callArg(1)).W1, Ptr);
+    Value *Data = B.CreateAlignedLoad(
+        Ptr, bytePtr(H, kTensorDLTensorOffset + offsetof(DLTensor, data)),
+        Align(8));
+    Value *Offset = B.CreateAlignedLoad(
+        I64,
+        bytePtr(H, kTensorDLTensorOffset + offsetof(DLTensor, byte_offset)),
+        Align(8));
+    Slots = B.CreateGEP(B.getInt8Ty(), Data, Offset);
+  }
   Value *All = B.getTrue();
   for (int64_t D = 0; D < Dims; ++D) {
-    if (I.callArg(3 + 2 * D).value() != 0)
-      continue; // code 2: no check
+    const int64_t Code = I.callArg(3 + 2 * D).value();
+    const int64_t Imm = I.callArg(4 + 2 * D).value();
+    if (Code == 2)
+      continue; // no check
     Value *Dim = B.CreateAlignedLoad(I64, bytePtr(Shape, 8 * D), Align(8));
-    All = B.CreateAnd(
-        All, B.CreateICmpEQ(Dim, B.getInt64(I.callArg(4 + 2 * D).value())));
+    if (Code == 1) { // store to heap[imm]
+      B.CreateAlignedStore(Dim, bytePtr(Slots, 8 * Imm), Align(8));
+      continue;
+    }
+    Value *Want =
+        Code == 0 ? static_cast<Value *>(B.getInt64(Imm))
+                  : B.CreateAlignedLoad(I64, bytePtr(Slots, 8 * Imm), Align(8));
+    All = B.CreateAnd(All, B.CreateICmpEQ(Dim, Want));
   }
   B.CreateCondBr(All, Pass, Fail, Likely);
   B.SetInsertPoint(Pass);
