@@ -84,6 +84,8 @@ InlineBuiltin inlineBuiltinFor(std::string_view Name) {
     return InlineBuiltin::AllocTensor;
   if (Name == "vm.builtin.alloc_storage")
     return InlineBuiltin::AllocStorage;
+  if (Name == "vm.builtin.make_shape")
+    return InlineBuiltin::MakeShape;
   scalar::Op O;
   if (scalar::lookup(Name, O))
     return static_cast<InlineBuiltin>(
@@ -512,15 +514,11 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
   store(ResSlot, constVal(kVMJITNone, 0));
   const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
   Value *Rc;
-  if (Opts.InlineBuiltins && (Bind.Inline == InlineBuiltin::AllocTensor ||
-                              Bind.Inline == InlineBuiltin::AllocStorage)) {
+  if (const char *Helper = siteHelper(Bind.Inline);
+      Opts.InlineBuiltins && Helper) {
     // Through the VM's cache of this call site.
-    const bool Tensor = Bind.Inline == InlineBuiltin::AllocTensor;
     KeyText += fmt::format("site{}@{};", static_cast<int>(Bind.Inline), PC);
-    FunctionCallee Site =
-        helperFn(Tensor ? helper::vmjit_jit_alloc_tensor
-                        : helper::vmjit_jit_alloc_storage,
-                 I32, {Ptr, I64, Ptr, I32, Ptr});
+    FunctionCallee Site = helperFn(Helper, I32, {Ptr, I64, Ptr, I32, Ptr});
     Rc = B.CreateCall(Site, {ctx(), B.getInt64(PC), ArgStack, B.getInt32(N),
                              ResSlot});
   } else if (Bind.How == CalleeBinding::Direct) {
@@ -782,8 +780,9 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       // (emitCallPath) otherwise.
       : What == InlineBuiltin::AllocTensor
           ? (allocTensorHitInlinable(I) ? N : -1)
-      : What == InlineBuiltin::AllocStorage ? -1
-                                            : 1;
+      : What == InlineBuiltin::AllocStorage || What == InlineBuiltin::MakeShape
+          ? -1
+          : 1;
   if (N != Arity)
     return false;
   // Flat style: no inline paths whose values would live across blocks
@@ -1270,6 +1269,19 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
 }
 
 } // namespace
+
+const char *siteHelper(InlineBuiltin What) {
+  switch (What) {
+  case InlineBuiltin::AllocTensor:
+    return vm::helper::vmjit_jit_alloc_tensor;
+  case InlineBuiltin::AllocStorage:
+    return vm::helper::vmjit_jit_alloc_storage;
+  case InlineBuiltin::MakeShape:
+    return vm::helper::vmjit_jit_make_shape;
+  default:
+    return nullptr;
+  }
+}
 
 bool allocTensorHitInlinable(vm::InstrView I) {
   const int64_t N = I.callNumArgs();

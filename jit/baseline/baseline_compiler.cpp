@@ -298,13 +298,12 @@ private:
         E.put(StencilId::NullValue);
       return;
     }
-    // The standard alloc_tensor and alloc_storage: through the VM's cache
-    // of this call site.
-    if (Opts.InlineBuiltins && (B.Inline == InlineBuiltin::AllocTensor ||
-                                B.Inline == InlineBuiltin::AllocStorage)) {
-      E[Hole::ALLOC_AT] = reinterpret_cast<int64_t>(
-          B.Inline == InlineBuiltin::AllocTensor ? &vmjit_jit_alloc_tensor
-                                                 : &vmjit_jit_alloc_storage);
+    // The standard alloc_tensor, alloc_storage and make_shape: through the
+    // VM's cache of this call site.
+    if (const char *Helper = siteHelper(B.Inline);
+        Opts.InlineBuiltins && Helper) {
+      E[Hole::ALLOC_AT] =
+          reinterpret_cast<int64_t>(vm::nativeHelperAddress(Helper));
       return E.put(Void ? StencilId::CallSiteVoid : StencilId::CallSite);
     }
     E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);

@@ -30,34 +30,34 @@ namespace vmjit::jit::baseline {
 
 /// Every hole: X(Name, Wide). The stencil symbol is `_JIT_<Name>`.
 #define VMJIT_BASELINE_HOLES(X)                                                \
-  /* small: byte offsets and counts */                                        \
-  X(REG_A, false)     /* byte offset of a register (16 * index) */            \
-  X(REG_B, false)     /* byte offset of a second register */                  \
-  X(ARG, false)       /* byte offset of an argument slot (16 * k) */          \
-  X(CONST, false)     /* byte offset of a constant (16 * index) */            \
-  X(FUNC, false)      /* byte offset of a pool entry (8 * index) */           \
-  X(NARGS, false)     /* number of arguments of a call */                     \
-  X(PC, false)        /* the instruction (for ErrorPC) */                     \
-  X(TARGET_PC, false) /* a jump's target instruction (for OSR) */             \
-  X(NREGS, false)     /* registers of the function */                         \
-  X(ARG_BYTES, false) /* bytes of the function's argument stack */            \
-  X(SITE_AT, false)   /* byte offset of an instruction's vm::AllocSite */     \
-  /* wide: 64-bit values */                                                   \
-  X(IMM, true)        /* an immediate argument */                             \
-  X(ENTRY, true)      /* a direct callee's safe-call entry */                 \
-  X(SELF, true)       /* ... and the `self` it is called with */              \
-  X(PC_TABLE, true)   /* the function's instruction -> code table */          \
-  X(SITE, true)       /* the function's TierUpSite */                         \
-  X(DESTROY, true)    /* vmjit_jit_destroy */                                 \
-  X(IF_ERROR, true)   /* vmjit_jit_if_error */                                \
-  X(STEP, true)       /* vmjit_jit_step */                                    \
-  X(HOT, true)        /* vmjit_baseline_hot */                                \
-  X(CALL_INTO, true)  /* vmjit_baseline_call_into */                          \
-  X(ALLOC_AT, true)   /* vmjit_jit_alloc_tensor or _storage */                \
-  /* jumps */                                                                 \
-  X(CONTINUE, false)  /* the next piece */                                    \
-  X(TARGET, false)    /* a jump target */                                     \
-  X(ERROR, false)     /* the function's error exit */
+  /* small: byte offsets and counts */                                         \
+  X(REG_A, false)     /* byte offset of a register (16 * index) */             \
+  X(REG_B, false)     /* byte offset of a second register */                   \
+  X(ARG, false)       /* byte offset of an argument slot (16 * k) */           \
+  X(CONST, false)     /* byte offset of a constant (16 * index) */             \
+  X(FUNC, false)      /* byte offset of a pool entry (8 * index) */            \
+  X(NARGS, false)     /* number of arguments of a call */                      \
+  X(PC, false)        /* the instruction (for ErrorPC) */                      \
+  X(TARGET_PC, false) /* a jump's target instruction (for OSR) */              \
+  X(NREGS, false)     /* registers of the function */                          \
+  X(ARG_BYTES, false) /* bytes of the function's argument stack */             \
+  X(SITE_AT, false)   /* byte offset of an instruction's vm::AllocSite */      \
+  /* wide: 64-bit values */                                                    \
+  X(IMM, true)       /* an immediate argument */                               \
+  X(ENTRY, true)     /* a direct callee's safe-call entry */                   \
+  X(SELF, true)      /* ... and the `self` it is called with */                \
+  X(PC_TABLE, true)  /* the function's instruction -> code table */            \
+  X(SITE, true)      /* the function's TierUpSite */                           \
+  X(DESTROY, true)   /* vmjit_jit_destroy */                                   \
+  X(IF_ERROR, true)  /* vmjit_jit_if_error */                                  \
+  X(STEP, true)      /* vmjit_jit_step */                                      \
+  X(HOT, true)       /* vmjit_baseline_hot */                                  \
+  X(CALL_INTO, true) /* vmjit_baseline_call_into */                            \
+  X(ALLOC_AT, true)  /* vmjit_jit_alloc_tensor, _storage or _make_shape */     \
+  /* jumps */                                                                  \
+  X(CONTINUE, false) /* the next piece */                                      \
+  X(TARGET, false)   /* a jump target */                                       \
+  X(ERROR, false)    /* the function's error exit */
 
 enum class Hole : uint8_t {
 #define VMJIT_HOLE_ENUM(Name, Wide) Name,

@@ -225,8 +225,9 @@ INLINE SafeCall poolEntry(void **Funcs, void **Self) {
     NEXT();                                                                    \
   }
 
-/// The standard alloc_tensor or alloc_storage through the VM's cache of
-/// this call site (ALLOC_AT: vmjit_jit_alloc_tensor or _storage).
+/// The standard alloc_tensor, alloc_storage or make_shape through the VM's
+/// cache of this call site (ALLOC_AT: vmjit_jit_alloc_tensor, _storage or
+/// _make_shape).
 INLINE bool allocAt(NativeContext *Ctx, Val *Args, Val *R) {
   R->type_index = kVMJITNone;
   return ((AllocAtFn)WIDE(ALLOC_AT))(Ctx, SMALL(PC), Args,

@@ -19,6 +19,8 @@
 #include "vmjit/vm/virtual_machine.h"
 
 #include <algorithm>
+#include <array>
+#include <span>
 
 namespace vmjit::vm {
 
@@ -105,6 +107,11 @@ FunctionObj *AllocSites::standardAllocTensor() noexcept {
 
 FunctionObj *AllocSites::standardAllocStorage() noexcept {
   static FunctionObj *const Std = standardByName("vm.builtin.alloc_storage");
+  return Std;
+}
+
+FunctionObj *AllocSites::standardMakeShape() noexcept {
+  static FunctionObj *const Std = standardByName("vm.builtin.make_shape");
   return Std;
 }
 
@@ -286,6 +293,83 @@ void AllocSites::cacheStorage(FunctionSites &FS, int64_t PC,
   S.Offset = Args[2].v_int64;
 }
 
+namespace {
+
+/// The slots of shape heap argument `A` as make_shape reads them: None (no
+/// slots), or a rank-1 int64 CPU tensor without strides. False for
+/// anything else (the builtin decides).
+bool heapSlots(const VMJITAny &A, std::span<const int64_t> &Slots) noexcept {
+  if (A.type_index == kVMJITNone) {
+    Slots = {};
+    return true;
+  }
+  if (A.type_index != kVMJITTensor)
+    return false;
+  const DLTensor &H =
+      reinterpret_cast<const TensorObj *>(Object::fromRaw(A.v_obj))->DL;
+  if (H.dtype.code != kDLInt || H.dtype.bits != 64 || H.dtype.lanes != 1 ||
+      H.ndim != 1 || H.strides || H.device.device_type != kDLCPU)
+    return false;
+  Slots = {reinterpret_cast<const int64_t *>(static_cast<const char *>(H.data) +
+                                             H.byte_offset),
+           static_cast<size_t>(H.shape[0])};
+  return true;
+}
+
+/// make_shape's dimensions from its (code, value) pairs, into `Dims`
+/// (`Dims.size()` of them): false for anything but codes 0 (the value)
+/// and 1 (a slot of the heap in range), which the builtin then handles.
+bool shapeDimsOf(const VMJITAny *Pairs, std::span<const int64_t> Heap,
+                 std::span<int64_t> Dims) noexcept {
+  for (size_t I = 0; I < Dims.size(); ++I) {
+    const VMJITAny &Code = Pairs[2 * I], &Value = Pairs[2 * I + 1];
+    if (Code.type_index != kVMJITInt || Value.type_index != kVMJITInt)
+      return false;
+    if (Code.v_int64 == 0) {
+      Dims[I] = Value.v_int64;
+    } else if (Code.v_int64 == 1 && Value.v_int64 >= 0 &&
+               static_cast<uint64_t>(Value.v_int64) < Heap.size()) {
+      Dims[I] = Heap[static_cast<size_t>(Value.v_int64)];
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int AllocSites::makeShape(VirtualMachine &VM, int64_t Func, int64_t PC,
+                          const VMJITAny *Args, int32_t N,
+                          VMJITAny *Result) noexcept {
+  AllocSite *Sites = sitesOf(VM, Func);
+  if (Sites && N >= 2 && Args[1].type_index == kVMJITInt &&
+      Args[1].v_int64 == (N - 2) / 2 && N % 2 == 0) [[likely]] {
+    auto *Sh = static_cast<ShapeObj *>(Sites[PC].Obj);
+    std::array<int64_t, ShapeObj::kInlineDims> Buf;
+    std::span<const int64_t> Heap;
+    const auto Rank = static_cast<size_t>(Args[1].v_int64);
+    // The site's shape, held by no one else, of that rank, rewritten.
+    if (Sh && Sh->combinedCount() == kSoleReference && Sh->inlineDims() &&
+        Sh->dims().size() == Rank && heapSlots(Args[0], Heap) &&
+        shapeDimsOf(Args + 2, Heap, std::span(Buf.data(), Rank))) {
+      Sh->reassignInline(std::span(Buf.data(), Rank));
+      Sh->incRefExclusive();
+      setObject(*Result, kVMJITShape, Sh);
+      return 0;
+    }
+  }
+  FunctionObj *Std = standardMakeShape();
+  if (int Rc = Std->entry()(Std, Args, N, Result))
+    return Rc;
+  // A shape whose dimensions live in it: the next call can rewrite them.
+  if (Sites && Result->type_index == kVMJITShape &&
+      reinterpret_cast<ShapeObj *>(Object::fromRaw(Result->v_obj))
+          ->inlineDims())
+    hold(Sites[PC].Obj, Object::fromRaw(Result->v_obj));
+  return 0;
+}
+
 size_t AllocSites::cached() const noexcept {
   size_t N = 0;
   for (const auto &FS : Funcs)
@@ -337,6 +421,12 @@ int vmjit_jit_alloc_tensor(vmjit::vm::NativeContext *Ctx, int64_t PC,
   // For the frame's inline hits (the baseline alloc_tensor_hit stencil).
   Ctx->Sites = VM.allocSites().sitesOf(VM, Ctx->Func);
   return VM.allocSites().allocTensor(VM, Ctx->Func, PC, Args, N, Result);
+}
+
+int vmjit_jit_make_shape(vmjit::vm::NativeContext *Ctx, int64_t PC,
+                         const VMJITAny *Args, int32_t N, VMJITAny *Result) {
+  vmjit::vm::VirtualMachine &VM = *Ctx->VM;
+  return VM.allocSites().makeShape(VM, Ctx->Func, PC, Args, N, Result);
 }
 
 int vmjit_jit_alloc_storage(vmjit::vm::NativeContext *Ctx, int64_t PC,

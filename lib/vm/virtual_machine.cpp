@@ -264,6 +264,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
   FunctionObj *const NullValue = standardNullValue();
   FunctionObj *const AllocTensor = AllocSites::standardAllocTensor();
   FunctionObj *const AllocStorage = AllocSites::standardAllocStorage();
+  FunctionObj *const MakeShape = AllocSites::standardMakeShape();
 
   size_t FrameIdx = VM.Frames.size() - 1;
   Frame *F = &VM.Frames[FrameIdx];
@@ -377,6 +378,8 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
                        ? VM.Sites.allocTensor(VM, F->Func, PC, A, NA, &Result)
                    : Fn == AllocStorage
                        ? VM.Sites.allocStorage(VM, F->Func, PC, A, NA, &Result)
+                   : Fn == MakeShape
+                       ? VM.Sites.makeShape(VM, F->Func, PC, A, NA, &Result)
                        : Fn->entry()(Fn, A, NA, &Result);
           if (Rc != 0) [[unlikely]]
             return fail(takeRaisedError());

@@ -9,6 +9,7 @@
 
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/array.h"
+#include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
@@ -153,6 +154,22 @@ TEST(AllocSitesFlatTest, AViewOfTheSameStorageIsHandedOutOnlyWhenDropped) {
   J.PromoteLimit = 0;
   jit::enableJIT(*VM, J);
   expectViewsHandedOutOnlyWhenDropped(*VM);
+}
+
+TEST_P(AllocSitesTest, AShapeIsRewrittenOnlyWhenDropped) {
+  auto ShapeOf = [&](int64_t N) {
+    Any X = VM->call("tensor_of", N);
+    return VM->call("shape_of", X).cast<Shape>();
+  };
+  const ShapeObj *First = ShapeOf(3).get();
+  Shape Second = ShapeOf(4); // the first was dropped: rewritten
+  EXPECT_EQ(Second.get(), First);
+  EXPECT_EQ(Second[0], 4);
+  Shape Third = ShapeOf(5); // the second is kept
+  EXPECT_NE(Third.get(), Second.get());
+  EXPECT_EQ(Second[0], 4);
+  EXPECT_EQ(Third[0], 5);
+  EXPECT_EQ(Third[1], 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryMode, AllocSitesTest,

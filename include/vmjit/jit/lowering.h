@@ -84,9 +84,15 @@ enum class InlineBuiltin {
   /// vm.builtin.alloc_tensor / alloc_storage: the call made through the
   /// VM's cache of the call site (vmjit_jit_alloc_tensor,
   /// vmjit_jit_alloc_storage; vm/alloc_sites.h), which returns the site's
-  /// last object when no one else holds it.
+  /// last object when no one else holds it; an alloc_tensor whose
+  /// arguments allocTensorHitInlinable accepts checks the site inline
+  /// first (vm::reusedConstantView).
   AllocTensor,
   AllocStorage,
+  /// vm.builtin.make_shape: the call made through the VM's cache of the
+  /// call site (vmjit_jit_make_shape), which rewrites and returns the
+  /// site's last shape when no one else holds it.
+  MakeShape,
 };
 
 /// The builtin a standard function name stands for, if it can be inlined.
@@ -98,6 +104,11 @@ InlineBuiltin inlineBuiltinFor(std::string_view Name);
 /// the shape, dtype and scope constants, so that every run of it passes
 /// the arguments the site's view was made from.
 bool allocTensorHitInlinable(vm::InstrView I);
+
+/// The native helper (vm/native_helpers.h) through which both JIT tiers
+/// call a builtin with call-site caches (vm/alloc_sites.h): alloc_tensor,
+/// alloc_storage, make_shape; null for the others.
+const char *siteHelper(InlineBuiltin What);
 
 /// How calls of one function-table entry are made.
 struct CalleeBinding {

@@ -45,6 +45,15 @@ public:
   std::span<const int64_t> dims() const noexcept {
     return {Cell.data, Cell.size};
   }
+  /// Whether the dimensions live in the object (at most kInlineDims).
+  bool inlineDims() const noexcept { return Cell.data == Inline; }
+  /// Overwrites the dimensions, as many as it has, which live in the
+  /// object. Only for the holder of every reference (a Shape is immutable
+  /// to everyone who can see it): vm::AllocSites reuses a make_shape
+  /// result no one holds any more.
+  void reassignInline(std::span<const int64_t> Dims) noexcept {
+    std::copy(Dims.begin(), Dims.end(), Inline);
+  }
 
 private:
   VMJITShapeCell Cell;

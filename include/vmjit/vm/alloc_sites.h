@@ -1,15 +1,17 @@
 //===- vmjit/vm/alloc_sites.h - Caches of allocation call sites -*- C++ -*-===//
 //
 // TVM's drivers allocate the same storages, and make the same tensor views
-// of them, at the same instructions on every call, and drop them a few
+// and shapes, at the same instructions on every call, and drop them a few
 // instructions later (`null_value`) or at the return. Each call site of
-// `vm.builtin.alloc_storage` and `vm.builtin.alloc_tensor` in a VM keeps
-// the object it returned last and returns it again when no one else can
-// see it and the arguments are those it was made from; otherwise the
+// `vm.builtin.alloc_storage`, `vm.builtin.alloc_tensor` and
+// `vm.builtin.make_shape` in a VM keeps the object it returned last and
+// returns it again when no one else can see it and the arguments are those
+// it was made from (a shape: its dimensions written again); otherwise the
 // builtin is called (its checks and errors unchanged) and its result
 // replaces the cached one. Every tier calls through here: the interpreter
-// directly, native code through vmjit_jit_alloc_tensor and
-// vmjit_jit_alloc_storage (vm/native_helpers.h).
+// directly, native code through vmjit_jit_alloc_tensor, _alloc_storage
+// and _make_shape (vm/native_helpers.h), and the JIT tiers check a tensor
+// site inline where its arguments are constants (reusedConstantView).
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,6 +114,10 @@ public:
   /// vm.builtin.alloc_storage at that site, likewise.
   int allocStorage(VirtualMachine &VM, int64_t Func, int64_t PC,
                    const VMJITAny *Args, int32_t N, VMJITAny *Result) noexcept;
+  /// vm.builtin.make_shape at that site, likewise: the site's last Shape,
+  /// its dimensions written again, when no one else holds it.
+  int makeShape(VirtualMachine &VM, int64_t Func, int64_t PC,
+                const VMJITAny *Args, int32_t N, VMJITAny *Result) noexcept;
 
   /// The sites of bytecode function `Func` of `VM`, by instruction (made
   /// on first use; null when out of memory). The array lives as long as
@@ -128,6 +134,7 @@ public:
   /// pool entries with them).
   static FunctionObj *standardAllocTensor() noexcept;
   static FunctionObj *standardAllocStorage() noexcept;
+  static FunctionObj *standardMakeShape() noexcept;
 
 private:
   struct FunctionSites;

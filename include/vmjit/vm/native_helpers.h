@@ -44,6 +44,9 @@ int vmjit_jit_alloc_tensor(vmjit::vm::NativeContext *Ctx, int64_t PC,
 /// The standard vm.builtin.alloc_storage, likewise.
 int vmjit_jit_alloc_storage(vmjit::vm::NativeContext *Ctx, int64_t PC,
                             const VMJITAny *Args, int32_t N, VMJITAny *Result);
+/// The standard vm.builtin.make_shape, likewise.
+int vmjit_jit_make_shape(vmjit::vm::NativeContext *Ctx, int64_t PC,
+                         const VMJITAny *Args, int32_t N, VMJITAny *Result);
 }
 
 /// Every helper, by symbol.
@@ -55,7 +58,8 @@ int vmjit_jit_alloc_storage(vmjit::vm::NativeContext *Ctx, int64_t PC,
   X(vmjit_jit_if_error)                                                        \
   X(vmjit_jit_step)                                                            \
   X(vmjit_jit_alloc_tensor)                                                    \
-  X(vmjit_jit_alloc_storage)
+  X(vmjit_jit_alloc_storage)                                                   \
+  X(vmjit_jit_make_shape)
 
 namespace vmjit::vm {
 namespace helper {
