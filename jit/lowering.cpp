@@ -18,6 +18,7 @@
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/runtime/function.h"
+#include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/alloc_sites.h"
 #include "vmjit/vm/bytecode.h"
@@ -140,6 +141,29 @@ bool matchShapeInlinable(InstrView I) {
     if (Code.kind() != ArgKind::Immediate || Imm.kind() != ArgKind::Immediate ||
         Code.value() < 0 || Code.value() > 3 ||
         ((Code.value() == 1 || Code.value() == 3) && Imm.value() < 0))
+      return false;
+  }
+  return true;
+}
+
+/// Whether a make_shape call has the form tier 2 checks against its site
+/// inline: a result register, n an immediate of at most
+/// ShapeObj::kInlineDims, every code 0 (the value) or 1 (a heap slot, not
+/// negative) and every value an immediate.
+bool makeShapeInlinable(InstrView I) {
+  const int64_t N = I.callNumArgs();
+  if (I.callDst() == vm::kVoidRegister || N < 2 ||
+      I.callArg(1).kind() != ArgKind::Immediate)
+    return false;
+  const int64_t Dims = I.callArg(1).value();
+  if (Dims < 0 || Dims > static_cast<int64_t>(ShapeObj::kInlineDims) ||
+      N != 2 + 2 * Dims)
+    return false;
+  for (int64_t D = 0; D < Dims; ++D) {
+    Arg Code = I.callArg(2 + 2 * D), Imm = I.callArg(3 + 2 * D);
+    if (Code.kind() != ArgKind::Immediate || Imm.kind() != ArgKind::Immediate ||
+        (Code.value() != 0 && Code.value() != 1) ||
+        (Code.value() == 1 && Imm.value() < 0))
       return false;
   }
   return true;
@@ -318,6 +342,10 @@ private:
   /// The call itself: args to the stack, call, check, move the result.
   void emitCallPath(int64_t PC, InstrView I);
   bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
+  Value *heapUsable(Val Heap, int64_t MaxSlot);
+  Value *heapSlots(Val Heap);
+  Val emitMakeShapeHit(int64_t PC, InstrView I, BasicBlock *Pass,
+                       BasicBlock *Fail);
   Val emitAllocTensorHit(int64_t PC, InstrView I, BasicBlock *Pass,
                          BasicBlock *Fail);
   void emitCheckTensorInfo(int64_t PC, InstrView I, BasicBlock *Pass,
@@ -615,6 +643,45 @@ void FunctionLowering::emitCheckTensorInfo(int64_t PC, InstrView I,
   B.SetInsertPoint(Pass);
 }
 
+/// Whether heap `Heap`, a tensor, is what the shape builtins take as the
+/// heap (heapArg: a compact rank-1 int64 CPU tensor; here without
+/// strides) with a slot at MaxSlot (when not negative): loads and compares
+/// in the current block.
+Value *FunctionLowering::heapUsable(Val Heap, int64_t MaxSlot) {
+  Value *H = B.CreateIntToPtr(Heap.W1, Ptr);
+  auto Field = [&](Type *Ty, int64_t Offset) {
+    return B.CreateAlignedLoad(Ty, bytePtr(H, kTensorDLTensorOffset + Offset),
+                               Align(Ty == Ptr ? 8 : 4));
+  };
+  uint32_t Int64;
+  const DLDataType I64Type{kDLInt, 64, 1};
+  std::memcpy(&Int64, &I64Type, 4);
+  Value *Len =
+      B.CreateAlignedLoad(I64, Field(Ptr, offsetof(DLTensor, shape)), Align(8));
+  return B.CreateAnd(
+      B.CreateAnd(
+          B.CreateICmpEQ(Field(I32, offsetof(DLTensor, dtype)),
+                         B.getInt32(Int64)),
+          B.CreateICmpEQ(Field(I32, offsetof(DLTensor, ndim)), B.getInt32(1))),
+      B.CreateAnd(
+          B.CreateAnd(B.CreateIsNull(Field(Ptr, offsetof(DLTensor, strides))),
+                      B.CreateICmpEQ(Field(I32, offsetof(DLTensor, device)),
+                                     B.getInt32(kDLCPU))),
+          B.CreateICmpSGT(Len, B.getInt64(MaxSlot))));
+}
+
+/// The first slot of heap `Heap` (a tensor heapUsable accepted).
+Value *FunctionLowering::heapSlots(Val Heap) {
+  Value *H = B.CreateIntToPtr(Heap.W1, Ptr);
+  Value *Data = B.CreateAlignedLoad(
+      Ptr, bytePtr(H, kTensorDLTensorOffset + offsetof(DLTensor, data)),
+      Align(8));
+  Value *Offset = B.CreateAlignedLoad(
+      I64, bytePtr(H, kTensorDLTensorOffset + offsetof(DLTensor, byte_offset)),
+      Align(8));
+  return B.CreateGEP(B.getInt8Ty(), Data, Offset);
+}
+
 /// match_shape's guard for a call matchShapeInlinable accepts, ending in a
 /// branch to Pass (every check holds: the builtin would return None, and
 /// the heap slots of code 1 are written) or to Fail (the call, which
@@ -654,46 +721,14 @@ void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
   B.CreateCondBr(
       B.CreateICmpEQ(typeOf(evalArg(I.callArg(1))), B.getInt32(kVMJITTensor)),
       HeapFields, Values, Likely);
-  // What the builtin takes as the heap (heapArg): a compact rank-1 int64
-  // CPU tensor; here without strides, and long enough for every slot.
   B.SetInsertPoint(HeapFields);
-  Value *H = B.CreateIntToPtr(evalArg(I.callArg(1)).W1, Ptr);
-  auto Field = [&](Type *Ty, int64_t Offset) {
-    return B.CreateAlignedLoad(Ty, bytePtr(H, kTensorDLTensorOffset + Offset),
-                               Align(Ty == Ptr ? 8 : 4));
-  };
-  uint32_t Int64;
-  const DLDataType I64Type{kDLInt, 64, 1};
-  std::memcpy(&Int64, &I64Type, 4);
-  Value *Len =
-      B.CreateAlignedLoad(I64, Field(Ptr, offsetof(DLTensor, shape)), Align(8));
-  Value *HeapOk = B.CreateAnd(
-      B.CreateAnd(
-          B.CreateICmpEQ(Field(I32, offsetof(DLTensor, dtype)),
-                         B.getInt32(Int64)),
-          B.CreateICmpEQ(Field(I32, offsetof(DLTensor, ndim)), B.getInt32(1))),
-      B.CreateAnd(
-          B.CreateAnd(B.CreateIsNull(Field(Ptr, offsetof(DLTensor, strides))),
-                      B.CreateICmpEQ(Field(I32, offsetof(DLTensor, device)),
-                                     B.getInt32(kDLCPU))),
-          B.CreateICmpSGT(Len, B.getInt64(MaxSlot))));
+  Value *HeapOk = heapUsable(evalArg(I.callArg(1)), MaxSlot);
   B.CreateCondBr(HeapOk, Values, Fail, Likely);
   B.SetInsertPoint(Values);
   Obj = B.CreateIntToPtr(evalArg(I.callArg(0)).W1, Ptr);
   Value *Shape =
       B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetTensorShape), Align(8));
-  Value *Slots = nullptr;
-  if (MaxSlot >= 0) {
-    H = B.CreateIntToPtr(evalArg(I.callArg(1)).W1, Ptr);
-    Value *Data = B.CreateAlignedLoad(
-        Ptr, bytePtr(H, kTensorDLTensorOffset + offsetof(DLTensor, data)),
-        Align(8));
-    Value *Offset = B.CreateAlignedLoad(
-        I64,
-        bytePtr(H, kTensorDLTensorOffset + offsetof(DLTensor, byte_offset)),
-        Align(8));
-    Slots = B.CreateGEP(B.getInt8Ty(), Data, Offset);
-  }
+  Value *Slots = MaxSlot >= 0 ? heapSlots(evalArg(I.callArg(1))) : nullptr;
   Value *All = B.getTrue();
   for (int64_t D = 0; D < Dims; ++D) {
     const int64_t Code = I.callArg(3 + 2 * D).value();
@@ -712,6 +747,90 @@ void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
   }
   B.CreateCondBr(All, Pass, Fail, Likely);
   B.SetInsertPoint(Pass);
+}
+
+/// AllocSites::makeShape's hit inline, for a call makeShapeInlinable
+/// accepts: a branch to Pass when the site's shape is held by no one else,
+/// has the rank asked for and its dimensions in the object, and the heap
+/// is usable (None when no slot is read), with the dimensions written into
+/// it; to Fail (the call through the site) otherwise. Returns the shape,
+/// with its new reference, in Pass (the insertion point).
+Val FunctionLowering::emitMakeShapeHit(int64_t PC, InstrView I,
+                                       BasicBlock *Pass, BasicBlock *Fail) {
+  const int64_t Dims = I.callArg(1).value();
+  int64_t MaxSlot = -1;
+  for (int64_t D = 0; D < Dims; ++D)
+    if (I.callArg(2 + 2 * D).value() == 1)
+      MaxSlot = std::max(MaxSlot, I.callArg(3 + 2 * D).value());
+  auto Shape = [&] {
+    Value *Sites =
+        B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetSites), Align(8));
+    Value *Site =
+        bytePtr(Sites, static_cast<int64_t>(sizeof(vm::AllocSite)) * PC);
+    return B.CreateAlignedLoad(Ptr, bytePtr(Site, kOffsetSiteObj), Align(8));
+  };
+  auto Block = [&](const char *What) {
+    return BasicBlock::Create(C, fmt::format("i{}.{}", PC, What), Fn);
+  };
+  // The frame's sites (null until its first call through a site sets
+  // them), the heap's kind and the site's shape.
+  Value *Sites =
+      B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetSites), Align(8));
+  Value *HeapType = typeOf(evalArg(I.callArg(0)));
+  Value *Kinds = B.CreateAnd(
+      B.CreateIsNotNull(Sites),
+      MaxSlot >= 0 ? B.CreateICmpEQ(HeapType, B.getInt32(kVMJITTensor))
+                   : typeIn(HeapType, {kVMJITNone, kVMJITTensor}));
+  BasicBlock *HasSite = Block("site");
+  B.CreateCondBr(Kinds, HasSite, Fail, Likely);
+  B.SetInsertPoint(HasSite);
+  BasicBlock *Count = Block("count");
+  B.CreateCondBr(B.CreateIsNotNull(Shape()), Count, Fail, Likely);
+  // Held by the site alone (acquire, as combinedCount), of rank n, its
+  // dimensions in the object.
+  B.SetInsertPoint(Count);
+  Value *Sh = Shape();
+  LoadInst *Refs = B.CreateAlignedLoad(I64, Sh, Align(8));
+  Refs->setAtomic(AtomicOrdering::Acquire);
+  Value *Data = B.CreateAlignedLoad(
+      Ptr, bytePtr(Sh, ShapeObjLayout::CellOffset), Align(8));
+  Value *Size = B.CreateAlignedLoad(
+      I64, bytePtr(Sh, ShapeObjLayout::CellOffset + 8), Align(8));
+  Value *Mine = B.CreateAnd(
+      B.CreateICmpEQ(Refs, B.getInt64(vm::kSoleReference)),
+      B.CreateAnd(
+          B.CreateICmpEQ(Size, B.getInt64(Dims)),
+          B.CreateICmpEQ(Data, bytePtr(Sh, ShapeObjLayout::InlineOffset))));
+  BasicBlock *HeapBB = Block("heap"), *Write = Block("write");
+  BasicBlock *HeapKind = Block("heapkind");
+  B.CreateCondBr(Mine, HeapKind, Fail, Likely);
+  B.SetInsertPoint(HeapKind);
+  B.CreateCondBr(
+      B.CreateICmpEQ(typeOf(evalArg(I.callArg(0))), B.getInt32(kVMJITTensor)),
+      HeapBB, Write, Likely);
+  B.SetInsertPoint(HeapBB);
+  B.CreateCondBr(heapUsable(evalArg(I.callArg(0)), MaxSlot), Write, Fail,
+                 Likely);
+  // The dimensions written, the count raised by a store (the site holds
+  // every reference).
+  B.SetInsertPoint(Write);
+  Sh = Shape();
+  Value *Slots = MaxSlot >= 0 ? heapSlots(evalArg(I.callArg(0))) : nullptr;
+  for (int64_t D = 0; D < Dims; ++D) {
+    const int64_t Imm = I.callArg(3 + 2 * D).value();
+    Value *Dim =
+        I.callArg(2 + 2 * D).value() == 0
+            ? static_cast<Value *>(B.getInt64(Imm))
+            : B.CreateAlignedLoad(I64, bytePtr(Slots, 8 * Imm), Align(8));
+    B.CreateAlignedStore(Dim, bytePtr(Sh, ShapeObjLayout::InlineOffset + 8 * D),
+                         Align(8));
+  }
+  StoreInst *Raised =
+      B.CreateAlignedStore(B.getInt64(vm::kSoleReference + 1), Sh, Align(8));
+  Raised->setAtomic(AtomicOrdering::Monotonic);
+  B.CreateBr(Pass);
+  B.SetInsertPoint(Pass);
+  return {B.getInt64(kVMJITShape), B.CreatePtrToInt(Shape(), I64)};
 }
 
 /// vm::reusedConstantView inline, for a call allocTensorHitInlinable
@@ -780,9 +899,9 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       // (emitCallPath) otherwise.
       : What == InlineBuiltin::AllocTensor
           ? (allocTensorHitInlinable(I) ? N : -1)
-      : What == InlineBuiltin::AllocStorage || What == InlineBuiltin::MakeShape
-          ? -1
-          : 1;
+      : What == InlineBuiltin::MakeShape    ? (makeShapeInlinable(I) ? N : -1)
+      : What == InlineBuiltin::AllocStorage ? -1
+                                            : 1;
   if (N != Arity)
     return false;
   // Flat style: no inline paths whose values would live across blocks
@@ -912,6 +1031,9 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     break;
   case InlineBuiltin::AllocTensor:
     Finish(emitAllocTensorHit(PC, I, Fast, Slow));
+    break;
+  case InlineBuiltin::MakeShape:
+    Finish(emitMakeShapeHit(PC, I, Fast, Slow));
     break;
   case InlineBuiltin::ScalarNeg:
   case InlineBuiltin::ScalarNot: {

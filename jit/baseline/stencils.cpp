@@ -255,8 +255,8 @@ STENCIL(call_site_void) {
 /// instruction: put before its arguments. When the site's view can be
 /// handed out again (reusedConstantView, inline), it goes into REG_A and
 /// the code jumps to the next instruction (TARGET); otherwise on to the
-/// arguments and call_site. Ctx->Sites is null until the frame's first
-/// call_site of alloc_tensor sets it.
+/// arguments and call_site. Ctx->Sites is null until a call through a
+/// site made the function's sites (NativeContext::Sites).
 STENCIL(alloc_tensor_hit) {
   const vmjit::vm::AllocSite *Sites = Ctx->Sites;
   if (__builtin_expect(Sites != nullptr, 1)) {

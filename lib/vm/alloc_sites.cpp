@@ -418,7 +418,7 @@ int vmjit_jit_alloc_tensor(vmjit::vm::NativeContext *Ctx, int64_t PC,
                            const VMJITAny *Args, int32_t N,
                            VMJITAny *Result) {
   vmjit::vm::VirtualMachine &VM = *Ctx->VM;
-  // For the frame's inline hits (the baseline alloc_tensor_hit stencil).
+  // For the frame's inline hits (alloc_tensor_hit; tier 2's guards).
   Ctx->Sites = VM.allocSites().sitesOf(VM, Ctx->Func);
   return VM.allocSites().allocTensor(VM, Ctx->Func, PC, Args, N, Result);
 }
@@ -426,6 +426,7 @@ int vmjit_jit_alloc_tensor(vmjit::vm::NativeContext *Ctx, int64_t PC,
 int vmjit_jit_make_shape(vmjit::vm::NativeContext *Ctx, int64_t PC,
                          const VMJITAny *Args, int32_t N, VMJITAny *Result) {
   vmjit::vm::VirtualMachine &VM = *Ctx->VM;
+  Ctx->Sites = VM.allocSites().sitesOf(VM, Ctx->Func);
   return VM.allocSites().makeShape(VM, Ctx->Func, PC, Args, N, Result);
 }
 

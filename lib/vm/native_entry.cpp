@@ -71,8 +71,8 @@ int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
   VM.adoptNativeCode(Func);
   ++VM.OSREntries[static_cast<size_t>(Func)];
   detail::setNone(RetVal);
-  NativeContext Ctx{
-      &VM, reinterpret_cast<Any *>(&RetVal), -1, &VM.Control, Func, nullptr};
+  NativeContext Ctx{&VM,  reinterpret_cast<Any *>(&RetVal), -1, &VM.Control,
+                    Func, VM.Sites.madeSitesOf(Func)};
   F->PC = PC;
   int Rc = Code(&Ctx, R, Consts, VM.Pool.get(), PC);
   F = &VM.Frames[FrameIdx];
@@ -108,7 +108,9 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
     return detail::raiseCurrentException();
   }
   ++VM->NativeDepth;
-  NativeContext Ctx{VM, Out, -1, &VM->Control, F->Func, nullptr};
+  // The function's allocation sites, once a call made them.
+  NativeContext Ctx{VM,           Out,     -1,
+                    &VM->Control, F->Func, VM->Sites.madeSitesOf(F->Func)};
   NativeFn Code = F->Slot->load(std::memory_order_acquire);
   int Rc = Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
   --VM->NativeDepth;

@@ -67,9 +67,15 @@ private:
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
 struct ShapeObjLayout {
   static constexpr size_t CellOffset = offsetof(ShapeObj, Cell);
+  /// Tier 2 rewrites a make_shape site's shape here (jit/lowering.cpp).
+  static constexpr size_t InlineOffset = offsetof(ShapeObj, Inline);
 };
 #pragma GCC diagnostic pop
 static_assert(ShapeObjLayout::CellOffset == sizeof(VMJITObject));
+static_assert(ShapeObjLayout::InlineOffset ==
+              ShapeObjLayout::CellOffset + sizeof(VMJITShapeCell));
+static_assert(offsetof(VMJITShapeCell, data) == 0 &&
+              offsetof(VMJITShapeCell, size) == 8);
 
 /// A reference to a shape tuple.
 class Shape : public ObjectRef {

@@ -124,6 +124,12 @@ public:
   /// this object: clear() empties the sites and keeps it, so native code
   /// may keep the pointer for a frame (NativeContext::Sites).
   AllocSite *sitesOf(const VirtualMachine &VM, int64_t Func) noexcept;
+  /// The sites of `Func` if sitesOf made them, else null (no allocation):
+  /// a native frame starts with them (NativeContext::Sites).
+  AllocSite *madeSitesOf(int64_t Func) const noexcept {
+    const auto F = static_cast<size_t>(Func);
+    return F < Arrays.size() ? Arrays[F] : nullptr;
+  }
 
   /// Objects the sites hold now (for tests).
   size_t cached() const noexcept;

@@ -63,9 +63,10 @@ struct NativeContext {
   /// The bytecode function the code runs (its allocation sites are the
   /// VM's for this function: vmjit_jit_alloc_tensor).
   int64_t Func;
-  /// The VM's allocation sites of Func (AllocSites::sitesOf), or null
-  /// until the frame's first vmjit_jit_alloc_tensor sets it: the baseline
-  /// tier's inline hits read it.
+  /// The VM's allocation sites of Func (AllocSites::sitesOf): set on entry
+  /// when an earlier call made them, else by the frame's first
+  /// vmjit_jit_alloc_tensor or _make_shape; null until then. The JIT
+  /// tiers' inline checks of a site read it.
   AllocSite *Sites;
 };
 static_assert(offsetof(NativeContext, VM) == 0);
