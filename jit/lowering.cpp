@@ -344,6 +344,8 @@ private:
   bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
   Value *heapUsable(Val Heap, int64_t MaxSlot);
   Value *heapSlots(Val Heap);
+  void emitHeapGuard(int64_t PC, Arg HeapArg, int64_t MaxSlot, BasicBlock *Pass,
+                     BasicBlock *Fail);
   Val emitMakeShapeHit(int64_t PC, InstrView I, BasicBlock *Pass,
                        BasicBlock *Fail);
   Val emitAllocTensorHit(int64_t PC, InstrView I, BasicBlock *Pass,
@@ -670,6 +672,19 @@ Value *FunctionLowering::heapUsable(Val Heap, int64_t MaxSlot) {
           B.CreateICmpSGT(Len, B.getInt64(MaxSlot))));
 }
 
+/// Ends the current block in the heap argument's guard: a tensor goes to
+/// Pass when heapUsable accepts it, to Fail otherwise; anything else (the
+/// caller's kind check let only None through) goes to Pass.
+void FunctionLowering::emitHeapGuard(int64_t PC, Arg HeapArg, int64_t MaxSlot,
+                                     BasicBlock *Pass, BasicBlock *Fail) {
+  BasicBlock *Fields = BasicBlock::Create(C, fmt::format("i{}.heap", PC), Fn);
+  B.CreateCondBr(
+      B.CreateICmpEQ(typeOf(evalArg(HeapArg)), B.getInt32(kVMJITTensor)),
+      Fields, Pass, Likely);
+  B.SetInsertPoint(Fields);
+  B.CreateCondBr(heapUsable(evalArg(HeapArg), MaxSlot), Pass, Fail, Likely);
+}
+
 /// The first slot of heap `Heap` (a tensor heapUsable accepted).
 Value *FunctionLowering::heapSlots(Val Heap) {
   Value *H = B.CreateIntToPtr(Heap.W1, Ptr);
@@ -712,18 +727,11 @@ void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
   Value *Rank =
       B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorNDim), Align(4));
   Value *Ok = B.CreateICmpEQ(Rank, B.getInt32(static_cast<int32_t>(Dims)));
-  BasicBlock *HeapFields =
-      BasicBlock::Create(C, fmt::format("i{}.heap", PC), Fn);
   BasicBlock *Values = BasicBlock::Create(C, fmt::format("i{}.vals", PC), Fn);
   BasicBlock *RankOk = BasicBlock::Create(C, fmt::format("i{}.rank", PC), Fn);
   B.CreateCondBr(Ok, RankOk, Fail, Likely);
   B.SetInsertPoint(RankOk);
-  B.CreateCondBr(
-      B.CreateICmpEQ(typeOf(evalArg(I.callArg(1))), B.getInt32(kVMJITTensor)),
-      HeapFields, Values, Likely);
-  B.SetInsertPoint(HeapFields);
-  Value *HeapOk = heapUsable(evalArg(I.callArg(1)), MaxSlot);
-  B.CreateCondBr(HeapOk, Values, Fail, Likely);
+  emitHeapGuard(PC, I.callArg(1), MaxSlot, Values, Fail);
   B.SetInsertPoint(Values);
   Obj = B.CreateIntToPtr(evalArg(I.callArg(0)).W1, Ptr);
   Value *Shape =
@@ -801,16 +809,10 @@ Val FunctionLowering::emitMakeShapeHit(int64_t PC, InstrView I,
       B.CreateAnd(
           B.CreateICmpEQ(Size, B.getInt64(Dims)),
           B.CreateICmpEQ(Data, bytePtr(Sh, ShapeObjLayout::InlineOffset))));
-  BasicBlock *HeapBB = Block("heap"), *Write = Block("write");
-  BasicBlock *HeapKind = Block("heapkind");
-  B.CreateCondBr(Mine, HeapKind, Fail, Likely);
-  B.SetInsertPoint(HeapKind);
-  B.CreateCondBr(
-      B.CreateICmpEQ(typeOf(evalArg(I.callArg(0))), B.getInt32(kVMJITTensor)),
-      HeapBB, Write, Likely);
-  B.SetInsertPoint(HeapBB);
-  B.CreateCondBr(heapUsable(evalArg(I.callArg(0)), MaxSlot), Write, Fail,
-                 Likely);
+  BasicBlock *Write = Block("write"), *Heap = Block("heapkind");
+  B.CreateCondBr(Mine, Heap, Fail, Likely);
+  B.SetInsertPoint(Heap);
+  emitHeapGuard(PC, I.callArg(0), MaxSlot, Write, Fail);
   // The dimensions written, the count raised by a store (the site holds
   // every reference).
   B.SetInsertPoint(Write);
