@@ -344,6 +344,7 @@ private:
   bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
   Value *heapUsable(Val Heap, int64_t MaxSlot);
   Value *heapSlots(Val Heap);
+  Value *siteField(int64_t PC, int64_t Offset);
   void emitHeapGuard(int64_t PC, Arg HeapArg, int64_t MaxSlot, BasicBlock *Pass,
                      BasicBlock *Fail);
   Val emitMakeShapeHit(int64_t PC, InstrView I, BasicBlock *Pass,
@@ -672,6 +673,17 @@ Value *FunctionLowering::heapUsable(Val Heap, int64_t MaxSlot) {
           B.CreateICmpSGT(Len, B.getInt64(MaxSlot))));
 }
 
+/// Pointer field `Offset` of the frame's allocation site at instruction PC
+/// (NativeContext::Sites, which the caller checked is set), loaded in the
+/// current block.
+Value *FunctionLowering::siteField(int64_t PC, int64_t Offset) {
+  Value *Sites =
+      B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetSites), Align(8));
+  Value *Site =
+      bytePtr(Sites, static_cast<int64_t>(sizeof(vm::AllocSite)) * PC);
+  return B.CreateAlignedLoad(Ptr, bytePtr(Site, Offset), Align(8));
+}
+
 /// Ends the current block in the heap argument's guard: a tensor goes to
 /// Pass when heapUsable accepts it, to Fail otherwise; anything else (the
 /// caller's kind check let only None through) goes to Pass.
@@ -770,13 +782,7 @@ Val FunctionLowering::emitMakeShapeHit(int64_t PC, InstrView I,
   for (int64_t D = 0; D < Dims; ++D)
     if (I.callArg(2 + 2 * D).value() == 1)
       MaxSlot = std::max(MaxSlot, I.callArg(3 + 2 * D).value());
-  auto Shape = [&] {
-    Value *Sites =
-        B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetSites), Align(8));
-    Value *Site =
-        bytePtr(Sites, static_cast<int64_t>(sizeof(vm::AllocSite)) * PC);
-    return B.CreateAlignedLoad(Ptr, bytePtr(Site, kOffsetSiteObj), Align(8));
-  };
+  auto Shape = [&] { return siteField(PC, kOffsetSiteObj); };
   auto Block = [&](const char *What) {
     return BasicBlock::Create(C, fmt::format("i{}.{}", PC, What), Fn);
   };
@@ -842,14 +848,7 @@ Val FunctionLowering::emitMakeShapeHit(int64_t PC, InstrView I,
 /// what it needs again (flat functions keep no value across blocks).
 Val FunctionLowering::emitAllocTensorHit(int64_t PC, InstrView I,
                                          BasicBlock *Pass, BasicBlock *Fail) {
-  auto Site = [&] {
-    Value *Sites =
-        B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetSites), Align(8));
-    return bytePtr(Sites, static_cast<int64_t>(sizeof(vm::AllocSite)) * PC);
-  };
-  auto View = [&] {
-    return B.CreateAlignedLoad(Ptr, bytePtr(Site(), kOffsetSiteObj), Align(8));
-  };
+  auto View = [&] { return siteField(PC, kOffsetSiteObj); };
   // The frame's sites (null until its first alloc_tensor call sets them).
   Value *Sites =
       B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetSites), Align(8));
@@ -857,9 +856,7 @@ Val FunctionLowering::emitAllocTensorHit(int64_t PC, InstrView I,
   B.CreateCondBr(B.CreateIsNotNull(Sites), HasSites, Fail, Likely);
   // A view, and the storage argument the object it lives in.
   B.SetInsertPoint(HasSites);
-  Value *Storage = B.CreatePtrToInt(
-      B.CreateAlignedLoad(Ptr, bytePtr(Site(), kOffsetSiteStorage), Align(8)),
-      I64);
+  Value *Storage = B.CreatePtrToInt(siteField(PC, kOffsetSiteStorage), I64);
   Val S = evalArg(I.callArg(0));
   Value *Same = B.CreateAnd(
       B.CreateAnd(

@@ -10,6 +10,7 @@
 
 #include "vmjit/vm/alloc_sites.h"
 
+#include "builtins_internal.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
@@ -295,31 +296,10 @@ void AllocSites::cacheStorage(FunctionSites &FS, int64_t PC,
 
 namespace {
 
-/// The slots of shape heap argument `A` as make_shape reads them: None (no
-/// slots), or a rank-1 int64 CPU tensor without strides. False for
-/// anything else (the builtin decides).
-bool heapSlots(const VMJITAny &A, std::span<const int64_t> &Slots) noexcept {
-  if (A.type_index == kVMJITNone) {
-    Slots = {};
-    return true;
-  }
-  if (A.type_index != kVMJITTensor)
-    return false;
-  const DLTensor &H =
-      reinterpret_cast<const TensorObj *>(Object::fromRaw(A.v_obj))->DL;
-  if (H.dtype.code != kDLInt || H.dtype.bits != 64 || H.dtype.lanes != 1 ||
-      H.ndim != 1 || H.strides || H.device.device_type != kDLCPU)
-    return false;
-  Slots = {reinterpret_cast<const int64_t *>(static_cast<const char *>(H.data) +
-                                             H.byte_offset),
-           static_cast<size_t>(H.shape[0])};
-  return true;
-}
-
 /// make_shape's dimensions from its (code, value) pairs, into `Dims`
 /// (`Dims.size()` of them): false for anything but codes 0 (the value)
 /// and 1 (a slot of the heap in range), which the builtin then handles.
-bool shapeDimsOf(const VMJITAny *Pairs, std::span<const int64_t> Heap,
+bool shapeDimsOf(const VMJITAny *Pairs, const builtin::ShapeHeap &Heap,
                  std::span<int64_t> Dims) noexcept {
   for (size_t I = 0; I < Dims.size(); ++I) {
     const VMJITAny &Code = Pairs[2 * I], &Value = Pairs[2 * I + 1];
@@ -328,8 +308,8 @@ bool shapeDimsOf(const VMJITAny *Pairs, std::span<const int64_t> Heap,
     if (Code.v_int64 == 0) {
       Dims[I] = Value.v_int64;
     } else if (Code.v_int64 == 1 && Value.v_int64 >= 0 &&
-               static_cast<uint64_t>(Value.v_int64) < Heap.size()) {
-      Dims[I] = Heap[static_cast<size_t>(Value.v_int64)];
+               Value.v_int64 < Heap.Size) {
+      Dims[I] = Heap.Data[Value.v_int64];
     } else {
       return false;
     }
@@ -347,12 +327,14 @@ int AllocSites::makeShape(VirtualMachine &VM, int64_t Func, int64_t PC,
       Args[1].v_int64 == (N - 2) / 2 && N % 2 == 0) [[likely]] {
     auto *Sh = static_cast<ShapeObj *>(Sites[PC].Obj);
     std::array<int64_t, ShapeObj::kInlineDims> Buf;
-    std::span<const int64_t> Heap;
+    std::optional<builtin::ShapeHeap> Heap;
     const auto Rank = static_cast<size_t>(Args[1].v_int64);
     // The site's shape, held by no one else, of that rank, rewritten.
     if (Sh && Sh->combinedCount() == kSoleReference && Sh->inlineDims() &&
-        Sh->dims().size() == Rank && heapSlots(Args[0], Heap) &&
-        shapeDimsOf(Args + 2, Heap, std::span(Buf.data(), Rank))) {
+        Sh->dims().size() == Rank &&
+        (Heap = builtin::asShapeHeap(
+             *reinterpret_cast<const AnyView *>(&Args[0]))) &&
+        shapeDimsOf(Args + 2, *Heap, std::span(Buf.data(), Rank))) {
       Sh->reassignInline(std::span(Buf.data(), Rank));
       Sh->incRefExclusive();
       setObject(*Result, kVMJITShape, Sh);

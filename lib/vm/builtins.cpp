@@ -52,22 +52,30 @@ int64_t &ShapeHeap::slot(const char *Fn, int64_t Index) const {
   return Data[Index];
 }
 
-ShapeHeap heapArg(const char *Fn, const AnyView &V, int32_t I) {
+std::optional<ShapeHeap> asShapeHeap(const AnyView &V) noexcept {
   if (V.isNone())
-    return {};
-  auto H = V.as<DLTensor *>();
+    return ShapeHeap{};
+  std::optional<DLTensor *> H = V.as<DLTensor *>();
   if (!H)
+    return std::nullopt;
+  const DLTensor *T = *H;
+  if (T->dtype != dtype::Int64 || T->ndim != 1 ||
+      (T->strides && T->shape[0] > 1 && T->strides[0] != 1) ||
+      T->device.device_type != kDLCPU)
+    return std::nullopt;
+  return ShapeHeap{reinterpret_cast<int64_t *>(static_cast<char *>(T->data) +
+                                               T->byte_offset),
+                   T->shape[0]};
+}
+
+ShapeHeap heapArg(const char *Fn, const AnyView &V, int32_t I) {
+  if (std::optional<ShapeHeap> H = asShapeHeap(V))
+    return *H;
+  if (!V.as<DLTensor *>())
     detail::throwArgTypeError(Fn, I + 1, "Tensor (the shape heap) or None",
                               V);
-  const DLTensor &T = **H;
-  if (T.dtype != dtype::Int64 || T.ndim != 1 ||
-      (T.strides && T.shape[0] > 1 && T.strides[0] != 1) ||
-      T.device.device_type != kDLCPU)
-    fail(Fn, fmt::format("argument {} must be the int64 shape heap", I + 1),
-         "TypeError");
-  return {reinterpret_cast<int64_t *>(static_cast<char *>(T.data) +
-                                      T.byte_offset),
-          T.shape[0]};
+  fail(Fn, fmt::format("argument {} must be the int64 shape heap", I + 1),
+       "TypeError");
 }
 
 std::optional<std::span<const int64_t>> dimsOf(const AnyView &V) {

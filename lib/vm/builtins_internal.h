@@ -84,7 +84,11 @@ struct ShapeHeap {
   /// is None.
   int64_t &slot(const char *Fn, int64_t Index) const;
 };
-/// Argument I as a shape heap: None, or a rank-1 int64 compact CPU tensor.
+/// `V` as a shape heap: None (no slots), or a rank-1 int64 compact CPU
+/// tensor; nullopt for anything else. No error is raised (the allocation
+/// call sites read heaps on their hit path).
+std::optional<ShapeHeap> asShapeHeap(const AnyView &V) noexcept;
+/// Argument I as a shape heap (asShapeHeap), or the builtin's TypeError.
 ShapeHeap heapArg(const char *Fn, const AnyView &V, int32_t I);
 
 /// The dimensions of a Tensor, a DLTensor pointer or a Shape (what TVM's
