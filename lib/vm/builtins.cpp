@@ -143,6 +143,7 @@ void registerVMBuiltins(Registry &R) {
   builtin::registerStorageBuiltins(D);
   builtin::registerTensorBuiltins(D);
   builtin::registerKVCacheBuiltins(D);
+  builtin::registerPagedKVCacheBuiltins(D);
   builtin::registerSamplerBuiltins(D);
   builtin::registerSortBuiltins(D);
   builtin::registerViewBuiltins(D);

@@ -1,14 +1,15 @@
-//===- builtins_internal.h - What the vm.builtin.* files share ---*- C++ -*-===//
+//===- builtins_internal.h - What the vm.builtin.* files share ---*- C++
+//-*-===//
 //
 // Private to lib/vm. The builtins live in one file per family
 // (builtins_values.cpp, builtins_closure.cpp, builtins_shape.cpp,
 // builtins_check.cpp, builtins_storage.cpp, builtins_tensor.cpp, and TVM's
-// other CPU functions: builtins_kv_cache.cpp, builtins_sampling.cpp,
-// builtins_sort.cpp, builtins_view.cpp, builtins_debug.cpp); each ends
-// with its register*Builtins function, one GlobalDef line per builtin.
-// This header holds what they share: the %vm parameter type, the argument
-// helpers of the packed (variadic) builtins with the same messages as typed
-// ones, the shape heap, and the error-context text.
+// other CPU functions: builtins_kv_cache.cpp, builtins_paged_kv_cache.cpp,
+// builtins_sampling.cpp, builtins_sort.cpp, builtins_view.cpp,
+// builtins_debug.cpp); each ends with its register*Builtins function, one
+// GlobalDef line per builtin. This header holds what they share: the %vm
+// parameter type, the argument helpers of the packed (variadic) builtins with
+// the same messages as typed ones, the shape heap, and the error-context text.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +112,7 @@ void registerCheckBuiltins(GlobalDef &D);   // builtins_check.cpp
 void registerStorageBuiltins(GlobalDef &D); // builtins_storage.cpp
 void registerTensorBuiltins(GlobalDef &D);  // builtins_tensor.cpp
 void registerKVCacheBuiltins(GlobalDef &D); // builtins_kv_cache.cpp
+void registerPagedKVCacheBuiltins(GlobalDef &D); // builtins_paged_kv_cache.cpp
 void registerSamplerBuiltins(GlobalDef &D); // builtins_sampling.cpp
 void registerSortBuiltins(GlobalDef &D);    // builtins_sort.cpp
 void registerViewBuiltins(GlobalDef &D);    // builtins_view.cpp

@@ -95,6 +95,8 @@ void registerFunc(const std::string &Name, py::object Callable,
 }
 
 py::object getGlobalFunc(const std::string &Name, bool AllowMissing) {
+  // The standard library is there from the start, as TVM's builtins are.
+  vm::registerVMBuiltins();
   std::optional<Function> F = Registry::global().find(Name);
   if (!F) {
     if (AllowMissing)
@@ -129,8 +131,10 @@ void registerGlobalFunctions(py::module_ &M) {
   M.def("get_global_func", &getGlobalFunc, py::arg("name"),
         py::arg("allow_missing") = false);
   M.def("remove_global_func", &removeGlobalFunc, py::arg("name"));
-  M.def("list_global_func_names",
-        [] { return Registry::global().names(); });
+  M.def("list_global_func_names", [] {
+    vm::registerVMBuiltins();
+    return Registry::global().names();
+  });
   M.def("_clear_python_funcs", &clearPythonFuncs);
 }
 
