@@ -45,9 +45,10 @@ total_length = vmjit.get_global_func(
 class Generator:
     """The model, its weights and the generate loop."""
 
-    def __init__(self, model_dir, mode="tiered"):
+    def __init__(self, model_dir, mode="tiered", **vm_options):
         self.vm = vmjit.VirtualMachine(
-            vmjit.load(os.path.join(model_dir, "model.so")), mode=mode)
+            vmjit.load(os.path.join(model_dir, "model.so")), mode=mode,
+            **vm_options)
         count = 0
         while os.path.exists(os.path.join(model_dir, "param_%d.npy" % count)):
             count += 1
