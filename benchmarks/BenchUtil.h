@@ -19,6 +19,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -75,6 +76,8 @@ Tensor randomTensor(std::initializer_list<int64_t> Shape, float Scale,
 /// Registers tvm_models/* (TvmModelsBench.cpp): called by main, since it
 /// loads the models' libraries.
 void registerTvmModelBenchmarks();
+/// Registers llm/* (LlmBench.cpp) for the models folder `ModelsDir`.
+void registerLlmBenchmarks(const std::filesystem::path &ModelsDir);
 
 } // namespace vmjit::bench
 

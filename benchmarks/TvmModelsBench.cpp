@@ -1,4 +1,5 @@
-//===- TvmModelsBench.cpp - Models Apache TVM's compiler built -------------===//
+//===- TvmModelsBench.cpp - Models Apache TVM's compiler built
+//-------------===//
 //
 // tvm_models/MODEL/TIER: one call of a model TVM's compiler wrote (the
 // model.so of ../shared/tvm-models/MODEL, see its README.md) with the
@@ -6,7 +7,8 @@
 // baseline, compiled and tiered (steady state, as every workload:
 // bench::makeVM). The folder is VMJIT_TVM_MODELS when set, else
 // ../shared/tvm-models next to the source tree; without it nothing is
-// registered (one line on stderr says so). The `llm` folder is left out.
+// registered (one line on stderr says so). The `llm` folder has its own
+// workload (LlmBench.cpp), registered from here.
 //
 // tvm_models/MODEL/floor: the model's kernels alone. The function runs once
 // on the interpreter with an instrument that records every call of a
@@ -225,6 +227,7 @@ void registerTvmModelBenchmarks() {
         [&M](benchmark::State &S) { runFloor(S, M); })
         ->Unit(benchmark::kMicrosecond);
   }
+  registerLlmBenchmarks(Dir);
 }
 
 } // namespace vmjit::bench

@@ -250,7 +250,7 @@ Array mergeAttnOutputInplace(PagedKVCache C, Tensor OSelf, Tensor LseSelf,
   if (Merge.size() < 2)
     fail("vm.builtin.attention_kv_cache_merge_attn_output_inplace",
          "The general attention merge function is not defined.");
-  Merge[1](OSelf, LseSelf, OCross, LseCross);
+  callKernel(Merge[1], OSelf, LseSelf, OCross, LseCross);
   return Array(std::vector<Any>{Any(OSelf), Any(LseSelf)});
 }
 

@@ -67,6 +67,17 @@ struct KVSequence {
   int32_t SeqLength = 0;
 };
 
+/// Calls a kernel of the model with views of `Args`, telling the thread's
+/// builtin kernel observer first (setBuiltinKernelObserver).
+void observeKernelCall(const Function &F, std::span<const AnyView> Args);
+extern thread_local bool HasKernelObserver;
+template <typename... A> void callKernel(const Function &F, A &&...Args) {
+  const AnyView Views[] = {AnyView(Args)...};
+  if (HasKernelObserver) [[unlikely]]
+    observeKernelCall(F, Views);
+  F.callPacked(Views, static_cast<int32_t>(sizeof...(A)));
+}
+
 /// The kernels the model hands over at creation (TIR backend).
 struct AttentionKernels {
   Function TransposeAppend;    // (pages, k, v, position map)

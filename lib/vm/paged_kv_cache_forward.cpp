@@ -323,10 +323,10 @@ struct FirstRows {
 void PagedKVCacheObj::selfAttend(DLTensor *Q, DLTensor *K, DLTensor *V,
                                  DLTensor *O, DLTensor *Lse, double SmScale) {
   DLTensor *Indptr = AppendLengthIndptr.dl();
-  Kernels.PrefillRagged(Q, Indptr, K, V, Indptr, QRopePosMap.dl(),
-                        KRaggedRopeOffset.dl(), O, Lse, int64_t{1},
-                        int64_t{Config.Rope == RoPEMode::Inline},
-                        Config.RotaryScale, Config.RotaryTheta, SmScale);
+  callKernel(Kernels.PrefillRagged, Q, Indptr, K, V, Indptr, QRopePosMap.dl(),
+             KRaggedRopeOffset.dl(), O, Lse, int64_t{1},
+             int64_t{Config.Rope == RoPEMode::Inline}, Config.RotaryScale,
+             Config.RotaryTheta, SmScale);
 }
 
 bool PagedKVCacheObj::crossAttend(int64_t Local, DLTensor *Q, DLTensor *O,
@@ -342,19 +342,18 @@ bool PagedKVCacheObj::crossAttend(int64_t Local, DLTensor *Q, DLTensor *O,
     DLTensor *Out = IsFirstKernel ? O : TempOut.rows(TotalAppend);
     DLTensor *OutLse = IsFirstKernel ? Lse : TempLse.rows(TotalAppend);
     if (UseDecodeKernel[D])
-      Kernels.DecodePaged(Q, P, T.PageIndptr.dl(), T.PageIndices.dl(),
-                          T.LastPageLen.dl(), T.KRopePosOffset.dl(),
-                          QRopePosMap.dl(), Out, OutLse, Inline,
-                          Config.RotaryScale, Config.RotaryTheta, SmScale);
+      callKernel(Kernels.DecodePaged, Q, P, T.PageIndptr.dl(),
+                 T.PageIndices.dl(), T.LastPageLen.dl(), T.KRopePosOffset.dl(),
+                 QRopePosMap.dl(), Out, OutLse, Inline, Config.RotaryScale,
+                 Config.RotaryTheta, SmScale);
     else
-      Kernels.PrefillPaged(Q, T.QoIndptr.dl(), P, T.PageIndptr.dl(),
-                           T.PageIndices.dl(), T.LastPageLen.dl(),
-                           T.KRopePosOffset.dl(), QRopePosMap.dl(), Out, OutLse,
-                           int64_t{0}, Inline, Config.RotaryScale,
-                           Config.RotaryTheta, SmScale);
+      callKernel(Kernels.PrefillPaged, Q, T.QoIndptr.dl(), P, T.PageIndptr.dl(),
+                 T.PageIndices.dl(), T.LastPageLen.dl(), T.KRopePosOffset.dl(),
+                 QRopePosMap.dl(), Out, OutLse, int64_t{0}, Inline,
+                 Config.RotaryScale, Config.RotaryTheta, SmScale);
     if (!IsFirstKernel)
-      Kernels.Merge[0](O, Lse, TempOut.rows(TotalAppend),
-                       TempLse.rows(TotalAppend));
+      callKernel(Kernels.Merge[0], O, Lse, TempOut.rows(TotalAppend),
+                 TempLse.rows(TotalAppend));
     IsFirstKernel = false;
     Computed = true;
   }
@@ -393,17 +392,17 @@ void PagedKVCacheObj::attentionWithFusedQKV(const char *Fn, int64_t LayerId,
   DLTensor *Q = TempQ.rows(TotalAppend), *K = TempK.rows(TotalAppend),
            *V = TempV.rows(TotalAppend);
   if (Kernels.RopeExtFactors)
-    Kernels.SplitRotary(&QkvRows.DL, QRopePosMap.dl(), Q, K, V,
-                        *Kernels.RopeExtFactors);
+    callKernel(Kernels.SplitRotary, &QkvRows.DL, QRopePosMap.dl(), Q, K, V,
+               *Kernels.RopeExtFactors);
   else
-    Kernels.SplitRotary(&QkvRows.DL, QRopePosMap.dl(), Q, K, V,
-                        int64_t{Config.Rope == RoPEMode::Normal});
+    callKernel(Kernels.SplitRotary, &QkvRows.DL, QRopePosMap.dl(), Q, K, V,
+               int64_t{Config.Rope == RoPEMode::Normal});
   Tensor &P = Pages[static_cast<size_t>(Local)];
   if (AppendBeforeAttn)
-    Kernels.TransposeAppend(P, K, V, AppendPosMap.dl());
+    callKernel(Kernels.TransposeAppend, P, K, V, AppendPosMap.dl());
   attend(Local, Q, K, V, &ORows.DL, SmScale);
   if (!AppendBeforeAttn)
-    Kernels.TransposeAppend(P, K, V, AppendPosMap.dl());
+    callKernel(Kernels.TransposeAppend, P, K, V, AppendPosMap.dl());
 }
 
 void PagedKVCacheObj::selfAttention(const char *Fn, int64_t LayerId,

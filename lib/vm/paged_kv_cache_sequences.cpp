@@ -12,12 +12,24 @@
 
 #include "builtins_internal.h"
 #include "vmjit/runtime/data_type.h"
+#include "vmjit/vm/builtins.h"
 
 #include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 
 namespace vmjit::vm::builtin {
+
+namespace {
+thread_local vm::KernelCallObserver Observer = nullptr;
+thread_local void *ObserverContext = nullptr;
+} // namespace
+thread_local bool HasKernelObserver = false;
+
+void observeKernelCall(const Function &F, std::span<const AnyView> Args) {
+  if (Observer)
+    Observer(ObserverContext, F, Args);
+}
 
 int32_t PagedKVCacheObj::typeIndex() {
   static const int32_t Index = registerDynamicType(kTypeKey);
@@ -140,7 +152,7 @@ void PagedKVCacheObj::noForward(const char *Fn, const char *What) const {
 
 void PagedKVCacheObj::copySinglePage(int32_t Src, int32_t Dst, int64_t Length) {
   for (Tensor &P : Pages)
-    Kernels.CopySinglePage(P, Src, Dst, Length);
+    callKernel(Kernels.CopySinglePage, P, Src, Dst, Length);
 }
 
 //===----------------------------------------------------------------------===//
@@ -402,7 +414,15 @@ void PagedKVCacheObj::debugGetKV(const char *Fn, int64_t SeqId, int64_t Start,
     Window.push(Map[I]);
   Tensor Positions = Window.toTensor();
   for (int64_t L = 0; L < Config.NumLayers; ++L)
-    Kernels.DebugGetKV(Pages[static_cast<size_t>(L)], Positions, K, V, L);
+    callKernel(Kernels.DebugGetKV, Pages[static_cast<size_t>(L)], Positions, K,
+               V, L);
 }
 
 } // namespace vmjit::vm::builtin
+
+void vmjit::vm::setBuiltinKernelObserver(KernelCallObserver O,
+                                         void *Context) noexcept {
+  builtin::Observer = O;
+  builtin::ObserverContext = Context;
+  builtin::HasKernelObserver = O != nullptr;
+}

@@ -18,6 +18,7 @@
 #include "vmjit/runtime/function.h"
 
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +47,17 @@ void registerVMBuiltins(Registry &R);
 /// followed by `Captured`. It is a Function (type 68), so it can be called
 /// wherever a function can, and prints as {"function": NAME}.
 Function makeClosure(Function Target, std::vector<Any> Captured);
+
+/// Sees a kernel call made inside a builtin (the paged KV cache's
+/// attention runs the model's kernels itself): the kernel and its
+/// arguments, borrowed for the call (DLTensor pointers among them are the
+/// cache's own and change after it).
+using KernelCallObserver = void (*)(void *Context, const Function &Kernel,
+                                    std::span<const AnyView> Args);
+/// Makes `Observer` see the builtins' kernel calls on the calling thread
+/// (nullptr: none). For benchmarks' kernels-only floors and tests.
+void setBuiltinKernelObserver(KernelCallObserver Observer,
+                              void *Context) noexcept;
 
 } // namespace vmjit::vm
 
