@@ -17,6 +17,7 @@
 #include "vmjit/runtime/string.h"
 
 #include <fmt/format.h>
+#include <limits>
 
 namespace vmjit::vm::builtin {
 namespace {
@@ -88,6 +89,14 @@ KVCacheConfig configOf(const PackedArgs &A) {
     fail(kCreate, fmt::format("the layer indptr {} must be [begin, end) of "
                               "one group of layers",
                               shapeString(LayerIndptr.dims())));
+  // Page ids and token positions are int32 in the kernels' arrays.
+  constexpr int64_t Int32Max = std::numeric_limits<int32_t>::max();
+  if (Cfg[3] > Int32Max || Cfg[2] > Int32Max ||
+      Cfg[1] > Int32Max - 2 * Cfg[3] ||
+      (Cfg[1] / Cfg[3] + 2) > Int32Max / Cfg[3])
+    fail(kCreate, fmt::format("the cache config {} is too large: token "
+                              "positions must fit int32",
+                              shapeString(Cfg.dims())));
   KVCacheConfig C;
   C.PageSize = Cfg[3];
   C.LayerBegin = LayerIndptr[0];
