@@ -35,6 +35,56 @@ using ParallelLambda = int (*)(int TaskId, ParallelGroupEnv *Env, void *Data);
 constexpr int kCpuDevice = 1; // DLPack's kDLCPU
 constexpr uint64_t kWorkspaceAlign = 64;
 
+/// Workspaces as TVM's per-thread workspace pool keeps them: a kernel's
+/// workspaces are freed on the thread that took them, mostly in reverse
+/// order, and the next call of the kernel asks for the same sizes, so each
+/// thread keeps its last few freed blocks (up to 1 MiB each) for the next
+/// request of the same size: a warm kernel call allocates nothing. A block
+/// starts kWorkspaceAlign bytes into its allocation, after its size.
+class WorkspaceCache {
+public:
+  static constexpr int kSlots = 8;
+  static constexpr uint64_t kMaxCachedBytes = uint64_t(1) << 20;
+
+  void *take(uint64_t Size) noexcept {
+    for (int I = Count - 1; I >= 0; --I)
+      if (sizeOf(Blocks[I]) == Size) {
+        void *P = Blocks[I];
+        Blocks[I] = Blocks[--Count];
+        return P;
+      }
+    char *Raw = static_cast<char *>(
+        std::aligned_alloc(kWorkspaceAlign, Size + kWorkspaceAlign));
+    if (!Raw)
+      return nullptr;
+    *reinterpret_cast<uint64_t *>(Raw) = Size;
+    return Raw + kWorkspaceAlign;
+  }
+  void give(void *P) noexcept {
+    if (Count < kSlots && sizeOf(P) <= kMaxCachedBytes) {
+      Blocks[Count++] = P;
+      return;
+    }
+    release(P);
+  }
+  ~WorkspaceCache() {
+    while (Count > 0)
+      release(Blocks[--Count]);
+  }
+
+private:
+  static uint64_t sizeOf(void *P) noexcept {
+    return *reinterpret_cast<uint64_t *>(static_cast<char *>(P) -
+                                         kWorkspaceAlign);
+  }
+  static void release(void *P) noexcept {
+    std::free(static_cast<char *>(P) - kWorkspaceAlign);
+  }
+  void *Blocks[kSlots];
+  int Count = 0;
+};
+thread_local WorkspaceCache Workspaces;
+
 } // namespace
 
 extern "C" {
@@ -92,9 +142,12 @@ VMJIT_DLL void *TVMBackendAllocWorkspace(int DeviceType, int DeviceId,
             .c_str());
     return nullptr;
   }
-  uint64_t Size = (std::max<uint64_t>(Bytes, 1) + kWorkspaceAlign - 1) /
-                  kWorkspaceAlign * kWorkspaceAlign;
-  void *P = std::aligned_alloc(kWorkspaceAlign, Size);
+  // (A request near 2^64 bytes fails rather than wrapping around.)
+  uint64_t Size = Bytes > (UINT64_MAX >> 1)
+                      ? 0
+                      : (std::max<uint64_t>(Bytes, 1) + kWorkspaceAlign - 1) /
+                            kWorkspaceAlign * kWorkspaceAlign;
+  void *P = Size ? Workspaces.take(Size) : nullptr;
   if (!P)
     VMJITErrorSetRaisedFromCStr(
         "MemoryError",
@@ -103,7 +156,8 @@ VMJIT_DLL void *TVMBackendAllocWorkspace(int DeviceType, int DeviceId,
 }
 
 VMJIT_DLL int TVMBackendFreeWorkspace(int, int, void *P) {
-  std::free(P);
+  if (P)
+    Workspaces.give(P);
   return 0;
 }
 

@@ -217,19 +217,20 @@ private:
   int32_t takeFreeBlock();
   int32_t takeFreePage(const char *Fn);
   std::vector<int32_t> blockTrace(const KVSequence &S) const;
+  /// The blocks of `S`, root first, into `Out` (its capacity is kept).
+  void blockTrace(const KVSequence &S, std::vector<int32_t> &Out) const;
   void copySinglePage(int32_t Src, int32_t Dst, int64_t Length);
   void noForward(const char *Fn, const char *What) const;
 
   // Forward.
-  struct BatchPlan;
   void planBatch(const char *Fn, std::span<const int64_t> SeqIds,
-                 std::span<const int64_t> AppendLengths, BatchPlan &Plan);
+                 std::span<const int64_t> AppendLengths);
+  void planDepths(std::span<const int64_t> AppendLengths, bool IsDecode);
   void reserveAppend(KVSequence &S, int64_t Append);
   void buildDepthTables(std::span<const int32_t> Chunks,
                         std::span<const int32_t> ChunkLengths, int Depth,
                         std::span<const std::vector<int32_t>> Trailing);
-  void buildPositionMaps(const std::vector<KVSequence *> &Seqs,
-                         std::span<const int64_t> AppendLengths);
+  void buildPositionMaps(std::span<const int64_t> AppendLengths);
   int64_t checkLayer(const char *Fn, int64_t LayerId) const;
   void checkAttention(const char *Fn, int64_t Local, bool MarkLayer);
   void selfAttend(DLTensor *Q, DLTensor *K, DLTensor *V, DLTensor *O,
@@ -258,6 +259,16 @@ private:
   bool UseDecodeKernel[kMaxBlockDepth] = {false, false};
   std::vector<int64_t> CurSeqIds, CurAppendLengths;
   DepthTables Depths[kMaxBlockDepth];
+  /// The plan of the current forward, kept so that a warm step allocates
+  /// nothing: the batch's sequences, their block traces (the first
+  /// kMaxBlockDepth blocks, and those deeper), each depth's chunks.
+  struct BatchPlan {
+    std::vector<KVSequence *> Seqs;
+    std::vector<std::vector<int32_t>> Traces, Trailing;
+    std::vector<int32_t> DepthBlocks;
+    std::vector<int32_t> ChunkBlocks[kMaxBlockDepth];
+    std::vector<int32_t> ChunkLengths[kMaxBlockDepth];
+  } Plan;
   AuxArray AppendLengthIndptr, KRaggedRopeOffset, QRopePosMap, AppendPosMap;
 
   // Scratch rows for the split q/k/v and partial outputs.

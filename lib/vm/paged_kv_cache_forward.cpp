@@ -25,14 +25,6 @@
 
 namespace vmjit::vm::builtin {
 
-/// One depth's chunks: (block id or -1, tokens appended against it).
-struct PagedKVCacheObj::BatchPlan {
-  std::vector<KVSequence *> Seqs;
-  std::vector<std::vector<int32_t>> Trailing;
-  std::vector<int32_t> ChunkBlocks[kMaxBlockDepth];
-  std::vector<int32_t> ChunkLengths[kMaxBlockDepth];
-};
-
 namespace {
 int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 } // namespace
@@ -42,8 +34,7 @@ int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 //===----------------------------------------------------------------------===//
 
 void PagedKVCacheObj::planBatch(const char *Fn, std::span<const int64_t> SeqIds,
-                                std::span<const int64_t> AppendLengths,
-                                BatchPlan &Plan) {
+                                std::span<const int64_t> AppendLengths) {
   if (InForward)
     fail(Fn, "kv_state_begin_forward was called again before "
              "kv_state_end_forward closed the last forward");
@@ -54,6 +45,7 @@ void PagedKVCacheObj::planBatch(const char *Fn, std::span<const int64_t> SeqIds,
   if (SeqIds.empty())
     fail(Fn, "a forward needs at least one sequence");
   int64_t Total = 0, PagesNeeded = 0;
+  Plan.Seqs.clear();
   for (size_t I = 0; I < SeqIds.size(); ++I) {
     KVSequence &S = sequence(Fn, SeqIds[I]);
     if (std::find(SeqIds.begin(), SeqIds.begin() + static_cast<long>(I),
@@ -88,8 +80,9 @@ void PagedKVCacheObj::planBatch(const char *Fn, std::span<const int64_t> SeqIds,
   TotalAppend = Total;
 }
 
-/// TVM's GetChunkedBlockIds: chunks of one depth, and whether the decode
-/// kernel runs it.
+/// TVM's GetChunkedBlockIds: the chunks of one depth (consecutive
+/// sequences on the same block coalesced into one, unless the decode kernel
+/// runs it or `Coalesce` is off), and whether the decode kernel runs it.
 static bool chunkDepth(std::span<const int32_t> BlockIds, bool Coalesce,
                        std::span<const int64_t> Lengths,
                        const std::vector<KVBlock> &Blocks, bool IsDecode,
@@ -99,29 +92,24 @@ static bool chunkDepth(std::span<const int32_t> BlockIds, bool Coalesce,
     return B == -1 ? 0 : Blocks[static_cast<size_t>(B)].PageIds.size();
   };
   size_t Uncoalesced = 0, Coalesced = 0;
-  std::vector<int32_t> CBlocks, CLengths;
   for (size_t I = 0; I < BlockIds.size(); ++I) {
     Uncoalesced += pagesOf(BlockIds[I]);
-    if (I > 0 && BlockIds[I] == CBlocks.back()) {
-      CLengths.back() += static_cast<int32_t>(Lengths[I]);
-      continue;
-    }
-    CBlocks.push_back(BlockIds[I]);
-    CLengths.push_back(static_cast<int32_t>(Lengths[I]));
-    Coalesced += pagesOf(BlockIds[I]);
+    if (I == 0 || BlockIds[I] != BlockIds[I - 1])
+      Coalesced += pagesOf(BlockIds[I]);
   }
-  double Ratio = Coalesced > 0 ? 1.0 * static_cast<double>(Uncoalesced) /
+  double Ratio = Coalesced > 0 ? static_cast<double>(Uncoalesced) /
                                      static_cast<double>(Coalesced)
                                : 0.0;
   bool UseDecode = IsDecode && Ratio < 32;
-  if (UseDecode || !Coalesce) {
-    OutBlocks.assign(BlockIds.begin(), BlockIds.end());
-    OutLengths.clear();
-    for (int64_t L : Lengths)
-      OutLengths.push_back(static_cast<int32_t>(L));
-  } else {
-    OutBlocks = std::move(CBlocks);
-    OutLengths = std::move(CLengths);
+  OutBlocks.clear();
+  OutLengths.clear();
+  for (size_t I = 0; I < BlockIds.size(); ++I) {
+    if (Coalesce && !UseDecode && I > 0 && BlockIds[I] == BlockIds[I - 1]) {
+      OutLengths.back() += static_cast<int32_t>(Lengths[I]);
+      continue;
+    }
+    OutBlocks.push_back(BlockIds[I]);
+    OutLengths.push_back(static_cast<int32_t>(Lengths[I]));
   }
   return UseDecode;
 }
@@ -172,8 +160,8 @@ void PagedKVCacheObj::buildDepthTables(
 }
 
 void PagedKVCacheObj::buildPositionMaps(
-    const std::vector<KVSequence *> &Seqs,
     std::span<const int64_t> AppendLengths) {
+  const std::vector<KVSequence *> &Seqs = Plan.Seqs;
   QRopePosMap.clear();
   AppendPosMap.clear();
   AppendLengthIndptr.clear();
@@ -192,11 +180,39 @@ void PagedKVCacheObj::buildPositionMaps(
   }
 }
 
+void PagedKVCacheObj::planDepths(std::span<const int64_t> AppendLengths,
+                                 bool IsDecode) {
+  // The blocks of each sequence by depth; deeper ones trail the last level.
+  const size_t N = Plan.Seqs.size();
+  Plan.Traces.resize(N);
+  Plan.Trailing.resize(N);
+  NumDepths = 0;
+  for (size_t I = 0; I < N; ++I) {
+    std::vector<int32_t> &Trace = Plan.Traces[I];
+    blockTrace(*Plan.Seqs[I], Trace);
+    Plan.Trailing[I].clear();
+    if (Trace.size() > static_cast<size_t>(kMaxBlockDepth)) {
+      Plan.Trailing[I].assign(Trace.begin() + kMaxBlockDepth, Trace.end());
+      Trace.resize(kMaxBlockDepth);
+    }
+    NumDepths = std::max(NumDepths, static_cast<int>(Trace.size()));
+  }
+  Plan.DepthBlocks.resize(N);
+  for (int D = 0; D < NumDepths; ++D) {
+    for (size_t I = 0; I < N; ++I)
+      Plan.DepthBlocks[I] = D < static_cast<int>(Plan.Traces[I].size())
+                                ? Plan.Traces[I][static_cast<size_t>(D)]
+                                : -1;
+    UseDecodeKernel[D] = chunkDepth(
+        Plan.DepthBlocks, /*Coalesce=*/D != kMaxBlockDepth - 1, AppendLengths,
+        Blocks, IsDecode, Plan.ChunkBlocks[D], Plan.ChunkLengths[D]);
+  }
+}
+
 void PagedKVCacheObj::beginForward(const char *Fn,
                                    std::span<const int64_t> SeqIds,
                                    std::span<const int64_t> AppendLengths) {
-  BatchPlan Plan;
-  planBatch(Fn, SeqIds, AppendLengths, Plan);
+  planBatch(Fn, SeqIds, AppendLengths);
   // From here on nothing fails: the checks are made.
   const size_t N = SeqIds.size();
   CurSeqIds.assign(SeqIds.begin(), SeqIds.end());
@@ -209,30 +225,7 @@ void PagedKVCacheObj::beginForward(const char *Fn,
     Plan.Seqs[I]->SeqLength += static_cast<int32_t>(AppendLengths[I]);
     IsDecode &= AppendLengths[I] == 1;
   }
-
-  // The blocks of each sequence by depth; deeper ones trail the last level.
-  std::vector<std::vector<int32_t>> OnDepth;
-  Plan.Trailing.assign(N, {});
-  NumDepths = 0;
-  for (size_t I = 0; I < N; ++I) {
-    std::vector<int32_t> Trace = blockTrace(*Plan.Seqs[I]);
-    if (Trace.size() > static_cast<size_t>(kMaxBlockDepth)) {
-      Plan.Trailing[I].assign(Trace.begin() + kMaxBlockDepth, Trace.end());
-      Trace.resize(kMaxBlockDepth);
-    }
-    NumDepths = std::max(NumDepths, static_cast<int>(Trace.size()));
-    OnDepth.push_back(std::move(Trace));
-  }
-  std::vector<int32_t> DepthBlocks(N);
-  for (int D = 0; D < NumDepths; ++D) {
-    for (size_t I = 0; I < N; ++I)
-      DepthBlocks[I] = D < static_cast<int>(OnDepth[I].size())
-                           ? OnDepth[I][static_cast<size_t>(D)]
-                           : -1;
-    UseDecodeKernel[D] = chunkDepth(
-        DepthBlocks, /*Coalesce=*/D != kMaxBlockDepth - 1, AppendLengths,
-        Blocks, IsDecode, Plan.ChunkBlocks[D], Plan.ChunkLengths[D]);
-  }
+  planDepths(AppendLengths, IsDecode);
   // A decode step appends first and attends over the pages; a prefill
   // attends over the old pages and the new tokens, then appends.
   AppendBeforeAttn = UseDecodeKernel[NumDepths - 1];
@@ -245,7 +238,7 @@ void PagedKVCacheObj::beginForward(const char *Fn,
   if (!AppendBeforeAttn)
     for (size_t I = 0; I < N; ++I)
       reserveAppend(*Plan.Seqs[I], AppendLengths[I]);
-  buildPositionMaps(Plan.Seqs, AppendLengths);
+  buildPositionMaps(AppendLengths);
   std::fill(LayerDone.begin(), LayerDone.end(), false);
   InForward = true;
 }

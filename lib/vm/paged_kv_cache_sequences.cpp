@@ -126,12 +126,18 @@ int32_t PagedKVCacheObj::takeFreePage(const char *Fn) {
   return P;
 }
 
-std::vector<int32_t> PagedKVCacheObj::blockTrace(const KVSequence &S) const {
-  std::vector<int32_t> Trace;
+void PagedKVCacheObj::blockTrace(const KVSequence &S,
+                                 std::vector<int32_t> &Out) const {
+  Out.clear();
   for (int32_t B = S.LastBlock; B != -1;
        B = Blocks[static_cast<size_t>(B)].ParentIdx)
-    Trace.push_back(B);
-  std::reverse(Trace.begin(), Trace.end());
+    Out.push_back(B);
+  std::reverse(Out.begin(), Out.end());
+}
+
+std::vector<int32_t> PagedKVCacheObj::blockTrace(const KVSequence &S) const {
+  std::vector<int32_t> Trace;
+  blockTrace(S, Trace);
   return Trace;
 }
 

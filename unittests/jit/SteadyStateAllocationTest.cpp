@@ -10,6 +10,8 @@
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/object_pool.h"
+#include "vmjit/runtime/registry.h"
+#include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/npy.h"
 #include "vmjit/vm/program.h"
@@ -31,8 +33,8 @@ void __libc_free(void *);
 namespace {
 /// Allocations made by this thread (initial-exec TLS: reading it never
 /// allocates).
-__attribute__((tls_model("initial-exec"))) thread_local unsigned long
-    ThreadAllocations = 0;
+__attribute__((tls_model(
+    "initial-exec"))) thread_local unsigned long ThreadAllocations = 0;
 } // namespace
 
 // glibc declares these noexcept (__THROW); the definitions match.
@@ -157,6 +159,56 @@ TEST_P(SteadyStateAllocationTest, WarmCallsOfEveryModelAllocateNothing) {
     allocationsPerCall(*VM, M, Args, 20);
     EXPECT_EQ(allocationsPerCall(*VM, M, Args, 200), 0.0);
   }
+}
+
+TEST_P(SteadyStateAllocationTest, AWarmDecodeStepOfTheLlmAllocatesNothing) {
+  // begin_forward, decode, end_forward on TVM's paged KV cache: the cache's
+  // plan and page tables reuse their buffers. (The host's own values, the
+  // embedding and the shapes, are made once here.)
+  if (!std::filesystem::exists(kModels / "llm" / "model.so"))
+    GTEST_SKIP() << "no TVM models at " << kModels;
+  if (GetParam() == ExecMode::Baseline && !jit::baselineAvailable())
+    GTEST_SKIP() << "this build has no baseline tier";
+  OpenedProgram P = openProgram((kModels / "llm" / "model.so").string());
+  VMOptions Opts;
+  Opts.Libraries = P.Libraries;
+  auto VM = VirtualMachine::create(P.Exe, std::move(Opts));
+  jit::JITOptions J;
+  J.Mode = GetParam();
+  J.Threshold = 1;
+  J.Background = false;
+  jit::enableJIT(*VM, J);
+  std::vector<Any> Params;
+  for (int I = 0; I < 15; ++I)
+    Params.emplace_back(readNpy(
+        (kModels / "llm" / ("param_" + std::to_string(I) + ".npy")).string()));
+  Array Weights(std::move(Params));
+  Any Cache = VM->call("create_tir_paged_kv_cache", Shape{1}, Shape{256},
+                       Shape{64}, Shape{16});
+  auto fn = [](const char *Name) { return *Registry::global().find(Name); };
+  Function Add = fn("vm.builtin.kv_state_add_sequence");
+  Function Begin = fn("vm.builtin.kv_state_begin_forward");
+  Function End = fn("vm.builtin.kv_state_end_forward");
+  Function PopN = fn("vm.builtin.kv_state_popn");
+  Add(Cache, 0);
+  Tensor H = Tensor::empty({1, 1, 64}, DLDataType{kDLFloat, 32, 1});
+  std::fill_n(H.data<float>(), 64, 0.25f);
+  const Shape Seq{0}, One{1};
+  const int64_t Decode = VM->functionIndex("decode");
+  const std::vector<AnyView> Args{H, Cache, Weights};
+  auto steps = [&](int N) {
+    const unsigned long Before = ThreadAllocations;
+    for (int I = 1; I <= N; ++I) {
+      Begin(Cache, Seq, One);
+      Any R = VM->invoke(Decode, Args);
+      End(Cache);
+      if (I % 40 == 0)
+        PopN(Cache, 0, 40);
+    }
+    return double(ThreadAllocations - Before) / N;
+  };
+  steps(120);
+  EXPECT_EQ(steps(200), 0.0);
 }
 
 TEST_P(SteadyStateAllocationTest, TheCounterSeesAllocations) {
