@@ -168,6 +168,17 @@ def aot_library():
     return _built_file("VMJIT_TEST_AOT_LIBRARY", "unittests/vm/aot_fib.so")
 
 
+def _child_env():
+    """The environment of a child interpreter that imports this same vmjit
+    package, writing no bytecode files."""
+    env = dict(os.environ)
+    package_dir = str(pathlib.Path(vmjit.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [package_dir] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
 @pytest.fixture
 def run_python(tmp_path):
     """run_python(script, *args): runs `script` in a new interpreter that
@@ -177,12 +188,22 @@ def run_python(tmp_path):
     import sys
 
     def run(script, *args, timeout=120):
-        env = dict(os.environ)
-        package_dir = str(pathlib.Path(vmjit.__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(
-            [package_dir] + [p for p in [env.get("PYTHONPATH")] if p])
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
         return subprocess.run([sys.executable, "-c", script] + list(args),
-                              cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=timeout)
+                              cwd=tmp_path, env=_child_env(),
+                              capture_output=True, text=True, timeout=timeout)
+    return run
+
+
+@pytest.fixture
+def run_script(tmp_path):
+    """run_script(path, *args): runs the Python file `path` (an example) in
+    a new interpreter that imports this same vmjit package, in a scratch
+    directory; returns the CompletedProcess (text output)."""
+    import subprocess
+    import sys
+
+    def run(path, *args, timeout=300):
+        return subprocess.run([sys.executable, str(path)] + list(args),
+                              cwd=tmp_path, env=_child_env(),
+                              capture_output=True, text=True, timeout=timeout)
     return run

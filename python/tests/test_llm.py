@@ -8,10 +8,7 @@ Without shared/tvm-models the whole file is skipped.
 """
 
 import importlib.util
-import os
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -40,15 +37,8 @@ def gen(mode):
     return generate.Generator(str(LLM), mode, tier_threshold=1)
 
 
-def test_the_example_checks_itself(tmp_path, mode):
-    env = dict(os.environ)
-    package_dir = str(pathlib.Path(vmjit.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(
-        [package_dir] + [p for p in [env.get("PYTHONPATH")] if p])
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    proc = subprocess.run(
-        [sys.executable, str(GENERATE), str(LLM), "--mode", mode, "--check"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+def test_the_example_checks_itself(run_script, mode):
+    proc = run_script(GENERATE, str(LLM), "--mode", mode, "--check")
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert "generated: %s" % TOKENS in proc.stdout, output

@@ -123,6 +123,21 @@ const std::vector<ModelCall> &modelCalls() {
   return Calls;
 }
 
+/// A VM of the model library `Library` (relative to kModels) in `Mode`,
+/// tiering up at the first call, compiling in the foreground.
+std::unique_ptr<VirtualMachine> modelVM(const char *Library, ExecMode Mode) {
+  OpenedProgram P = openProgram((kModels / Library).string());
+  VMOptions Opts;
+  Opts.Libraries = P.Libraries;
+  auto VM = VirtualMachine::create(P.Exe, std::move(Opts));
+  jit::JITOptions J;
+  J.Mode = Mode;
+  J.Threshold = 1;
+  J.Background = false;
+  jit::enableJIT(*VM, J);
+  return VM;
+}
+
 /// Allocations per call over `Calls` warm calls of Func.
 double allocationsPerCall(VirtualMachine &VM, const ModelCall &M,
                           const std::vector<AnyView> &Args, int Calls) {
@@ -142,15 +157,7 @@ TEST_P(SteadyStateAllocationTest, WarmCallsOfEveryModelAllocateNothing) {
     GTEST_SKIP() << "this build has no baseline tier";
   for (const ModelCall &M : modelCalls()) {
     SCOPED_TRACE(M.Name);
-    OpenedProgram P = openProgram((kModels / M.Library).string());
-    VMOptions Opts;
-    Opts.Libraries = P.Libraries;
-    auto VM = VirtualMachine::create(P.Exe, std::move(Opts));
-    jit::JITOptions J;
-    J.Mode = GetParam();
-    J.Threshold = 1;
-    J.Background = false;
-    jit::enableJIT(*VM, J);
+    auto VM = modelVM(M.Library, GetParam());
     std::vector<Tensor> Inputs;
     for (const char *In : M.Inputs)
       Inputs.push_back(readNpy((kModels / In).string()));
@@ -169,15 +176,7 @@ TEST_P(SteadyStateAllocationTest, AWarmDecodeStepOfTheLlmAllocatesNothing) {
     GTEST_SKIP() << "no TVM models at " << kModels;
   if (GetParam() == ExecMode::Baseline && !jit::baselineAvailable())
     GTEST_SKIP() << "this build has no baseline tier";
-  OpenedProgram P = openProgram((kModels / "llm" / "model.so").string());
-  VMOptions Opts;
-  Opts.Libraries = P.Libraries;
-  auto VM = VirtualMachine::create(P.Exe, std::move(Opts));
-  jit::JITOptions J;
-  J.Mode = GetParam();
-  J.Threshold = 1;
-  J.Background = false;
-  jit::enableJIT(*VM, J);
+  auto VM = modelVM("llm/model.so", GetParam());
   std::vector<Any> Params;
   for (int I = 0; I < 15; ++I)
     Params.emplace_back(readNpy(
