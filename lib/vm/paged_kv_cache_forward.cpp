@@ -56,6 +56,11 @@ void PagedKVCacheObj::planBatch(const char *Fn, std::span<const int64_t> SeqIds,
       fail(Fn, fmt::format("Append with length {} is not allowed (sequence "
                            "\"{}\").",
                            AppendLengths[I], SeqIds[I]));
+    if (AppendLengths[I] > Config.PrefillChunkSize)
+      fail(Fn,
+           fmt::format("the forward appends {} tokens to sequence \"{}\", "
+                       "more than the cache's prefill chunk size {}",
+                       AppendLengths[I], SeqIds[I], Config.PrefillChunkSize));
     const KVBlock &B = Blocks[static_cast<size_t>(S.LastBlock)];
     if (B.ExternalRefs != 1)
       fail(Fn, fmt::format("The block is {}-time referenced by other blocks, "

@@ -327,6 +327,10 @@ void PagedKVCacheObj::popN(const char *Fn, int64_t SeqId, int64_t N) {
     if (Left > 0 && (S.SeqLength - N) % Config.PageSize != 0 &&
         FreePages.size() + Freed == 0)
       fail(Fn, "The KV cache is full. No page can be allocated.");
+    if (Left > 0 && Sequences.count(-1 - SeqId))
+      fail(Fn, fmt::format("sequence id {} (used internally to pop from a "
+                           "shared prefix) is in use",
+                           -1 - SeqId));
   }
   int32_t B = S.LastBlock;
   while (B != -1 && Blocks[static_cast<size_t>(B)].ExternalRefs == 1) {
@@ -355,11 +359,7 @@ void PagedKVCacheObj::popN(const char *Fn, int64_t SeqId, int64_t N) {
   if (N) {
     // The rest lies in a shared block: fork a copy of the kept prefix under
     // a temporary id, drop the sequence, and give the copy its id.
-    const int64_t TempId = -1 - SeqId;
-    if (Sequences.count(TempId))
-      fail(Fn, fmt::format("sequence id {} (used internally to pop from a "
-                           "shared prefix) is in use",
-                           TempId));
+    const int64_t TempId = -1 - SeqId; // checked above
     forkSequence(Fn, SeqId, TempId, S.SeqLength - N);
     removeSequence(Fn, SeqId);
     KVSequence Moved = Sequences.at(TempId);

@@ -255,11 +255,31 @@ TEST_F(BuiltinPagedKvCacheTest, MisuseLeavesTheCacheAsItWas) {
             "ValueError: vm.builtin.kv_state_fork_sequence: The forked "
             "position 3 should not exceed the total length 2 of parent "
             "sequence.");
+  EXPECT_EQ(errorText([&] { Begin(C, Shape{0}, Shape{33}); }),
+            "ValueError: vm.builtin.kv_state_begin_forward: the forward "
+            "appends 33 tokens to sequence \"0\", more than the cache's "
+            "prefill chunk size 32");
+  // A pop into a shared prefix forks under the id -1 - seq: when that id is
+  // taken, nothing is popped.
+  Begin(C, Shape{0}, Shape{18});
+  End(C);
+  Fork(C, 0, 5, -1);
+  Add(C, -6);
+  const int64_t Pages = available(C);
+  EXPECT_EQ(errorText([&] { PopN(C, 5, 10); }),
+            "ValueError: vm.builtin.kv_state_popn: sequence id -6 (used "
+            "internally to pop from a shared prefix) is in use");
+  EXPECT_EQ(total(C), 40);
+  EXPECT_EQ(available(C), Pages);
+  Remove(C, -6);
+  PopN(C, 5, 10);
+  EXPECT_EQ(total(C), 30);
+  Remove(C, 5);
   EXPECT_EQ(errorText([&] { Add(Any(int64_t{1}), 1); }),
             "TypeError: vm.builtin.kv_state_add_sequence: argument 1 expected "
             "relax.vm.PagedAttentionKVCache but got int");
-  EXPECT_EQ(total(C), 2);
-  EXPECT_EQ(available(C), 8);
+  EXPECT_EQ(total(C), 20);
+  EXPECT_EQ(available(C), 7);
 }
 
 TEST_F(BuiltinPagedKvCacheTest, RefusedConfigurationsSayWhat) {
