@@ -196,6 +196,8 @@ void TierManager::stopWorker() {
   I->Wake.notify_all();
   if (I->Worker.joinable())
     I->Worker.join();
+  // A drain() waiting for the queue returns: nothing will compile it now.
+  I->Idle.notify_all();
 }
 
 TierManager::~TierManager() {
@@ -359,8 +361,10 @@ void TierManager::startWorkerLocked() {
     std::unique_lock Lock(I->Mutex);
     while (true) {
       I->Wake.wait(Lock, [&] { return I->Stop || !I->Queue.empty(); });
-      if (I->Stop)
+      if (I->Stop) {
+        I->Idle.notify_all();
         return;
+      }
       int64_t F = I->Queue.front();
       I->Queue.pop_front();
       I->Busy = true;
@@ -377,8 +381,11 @@ void TierManager::startWorkerLocked() {
 }
 
 void TierManager::drain() {
+  // Once the worker is stopped (stopBackgroundCompiles, at exit) queued
+  // functions stay where they run; drain waits only for a compile in
+  // flight.
   std::unique_lock Lock(I->Mutex);
-  I->Idle.wait(Lock, [&] { return I->Queue.empty() && !I->Busy; });
+  I->Idle.wait(Lock, [&] { return !I->Busy && (I->Queue.empty() || I->Stop); });
 }
 
 bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {

@@ -18,6 +18,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace vmjit;
 using namespace vmjit::vm;
@@ -391,6 +392,29 @@ TEST(TierTest, SwapWhileSeveralThreadsCall) {
   for (std::thread &T : Threads)
     T.join();
   EXPECT_EQ(Wrong.load(), 0);
+}
+
+TEST(TierTest, DrainReturnsAfterTheWorkersAreStopped) {
+  // What Python's exit hook does (stopBackgroundCompiles) leaves functions
+  // queued: a later drain() returns instead of waiting for them. In a child
+  // process (stopping is for the whole process), killed by an alarm if it
+  // hangs.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(20);
+        auto VM = makeVM(ExecMode::Tiered, /*Threshold=*/1,
+                         /*Background=*/true);
+        TierManager *TM = tierManagerOf(*VM);
+        for (const char *F : {"inner", "outer", "sum"})
+          for (int I = 0; I < 3; ++I)
+            VM->call(F, 2);
+        stopBackgroundCompiles();
+        TM->drain();
+        // Calls still run, at whatever tier each function reached.
+        std::_Exit(VM->call("fib", 10).cast<int64_t>() == 55 ? 7 : 3);
+      },
+      ::testing::ExitedWithCode(7), "");
 }
 
 TEST(TierTest, VMsShareOneManager) {

@@ -125,6 +125,8 @@ public:
   /// the baseline tier and UseBaseline is on).
   void compileAllNow(const std::vector<int64_t> &Funcs);
   /// Waits until the background queue is empty (for tests and tools).
+  /// After stopBackgroundCompiles it returns once no compile is running,
+  /// leaving what is still queued uncompiled.
   void drain();
 
   FunctionJITStats stats(int64_t Func) const;
