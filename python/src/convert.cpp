@@ -168,7 +168,22 @@ std::optional<Tensor> tensorFromDLPack(PyObject *Obj) {
       Py_TYPE(Obj)->tp_name, Py_TYPE(Cap)->tp_name));
 }
 
+/// Python's recursion limit on nested conversions, as repr() has it: a
+/// self-referential or very deep list raises RecursionError instead of
+/// overflowing the C stack.
+class RecursionGuard {
+public:
+  explicit RecursionGuard(const char *Where) {
+    if (Py_EnterRecursiveCall(Where))
+      throw py::error_already_set();
+  }
+  ~RecursionGuard() { Py_LeaveRecursiveCall(); }
+  RecursionGuard(const RecursionGuard &) = delete;
+  RecursionGuard &operator=(const RecursionGuard &) = delete;
+};
+
 Any sequenceToArray(PyObject *Obj, size_t Arg) {
+  RecursionGuard Guard(" while converting a tuple or list to a vmjit value");
   py::sequence Seq = py::reinterpret_borrow<py::sequence>(Obj);
   std::vector<Any> Items;
   Items.reserve(Seq.size());
@@ -319,6 +334,7 @@ Any toAny(PyObject *Obj, size_t Arg) {
 namespace {
 
 PyObject *arrayToTuple(const Array &A, const std::shared_ptr<Machine> &Owner) {
+  RecursionGuard Guard(" while converting a vmjit tuple to Python");
   py::tuple Out(A.size());
   for (size_t I = 0; I < A.size(); ++I) {
     PyObject *Item = toPython(A[I], Owner);

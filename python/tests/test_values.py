@@ -180,3 +180,20 @@ def test_conversion_helper():
     assert back((1, "a", None, vmjit.Shape([1]))) == (1, "a", None, (1,))
     with pytest.raises(builtins.TypeError, match="cannot pass a 'object'"):
         back(object())
+
+
+def test_a_self_referential_list_raises_recursion_error(values_vm):
+    loop = [1]
+    loop.append(loop)
+    with pytest.raises(RecursionError):
+        values_vm["identity"](loop)
+    deep = ()
+    for _ in range(100000):
+        deep = (deep,)
+    with pytest.raises(RecursionError):
+        values_vm["identity"](deep)
+    # A nesting within the limit still converts both ways.
+    nested = ()
+    for _ in range(50):
+        nested = (nested, 1)
+    assert values_vm["identity"](nested) == nested
