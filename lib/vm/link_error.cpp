@@ -15,25 +15,31 @@
 namespace vmjit::vm::internal {
 namespace {
 
-/// Levenshtein distance (insertions, deletions, substitutions), two rows.
+/// Edit distance with insertions, deletions, substitutions and swaps of
+/// two neighbours ("mian" is one edit from "main"), three rows.
 size_t editDistance(std::string_view A, std::string_view B) {
-  std::vector<size_t> Prev(B.size() + 1), Cur(B.size() + 1);
+  std::vector<size_t> Before(B.size() + 1), Prev(B.size() + 1),
+      Cur(B.size() + 1);
   for (size_t J = 0; J <= B.size(); ++J)
     Prev[J] = J;
   for (size_t I = 1; I <= A.size(); ++I) {
     Cur[0] = I;
-    for (size_t J = 1; J <= B.size(); ++J)
+    for (size_t J = 1; J <= B.size(); ++J) {
       Cur[J] = std::min({Prev[J] + 1, Cur[J - 1] + 1,
                          Prev[J - 1] + (A[I - 1] != B[J - 1])});
+      if (I > 1 && J > 1 && A[I - 1] == B[J - 2] && A[I - 2] == B[J - 1])
+        Cur[J] = std::min(Cur[J], Before[J - 2] + 1);
+    }
+    std::swap(Before, Prev);
     std::swap(Prev, Cur);
   }
   return Prev[B.size()];
 }
 
-/// The provided name closest to `Name`, if one is close: at most a third
-/// of the name's characters differ (and at least one may).
-std::optional<std::string> closest(const std::string &Name,
-                                   const std::vector<std::string> &Known) {
+} // namespace
+
+std::optional<std::string> closestName(const std::string &Name,
+                                       const std::vector<std::string> &Known) {
   const size_t Limit = std::max<size_t>(1, Name.size() / 3);
   std::optional<std::string> Best;
   size_t BestD = Limit + 1;
@@ -48,6 +54,8 @@ std::optional<std::string> closest(const std::string &Name,
   }
   return Best;
 }
+
+namespace {
 
 /// "called in function 'F', instruction N" or "used as a value in ...":
 /// the first place a bytecode function refers to function `Func`.
@@ -90,7 +98,7 @@ void throwLinkError(
   for (int64_t K : Missing) {
     const std::string &Name = Exe.function(K).Name;
     std::string Hint = firstUse(Exe, K);
-    if (auto C = closest(Name, Known))
+    if (auto C = closestName(Name, Known))
       Hint += fmt::format("; did you mean '{}'?", *C);
     List += fmt::format("{}'{}' ({})", List.empty() ? "" : ", ", Name, Hint);
   }

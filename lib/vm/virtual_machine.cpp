@@ -619,8 +619,16 @@ Any VirtualMachine::invoke(int64_t Func, std::span<const AnyView> Args) {
 int64_t VirtualMachine::functionIndex(std::string_view Func) const {
   if (auto I = Exe->findFunction(Func))
     return *I;
-  throwError("LookupError",
-             fmt::format("the executable has no function named '{}'", Func));
+  std::vector<std::string> Names;
+  for (const FunctionInfo &F : Exe->functions())
+    if (F.Kind != FunctionKind::Packed)
+      Names.push_back(F.Name);
+  std::string Hint;
+  if (auto C = internal::closestName(std::string(Func), Names))
+    Hint = fmt::format("; did you mean '{}'?", *C);
+  throwError(
+      "LookupError",
+      fmt::format("the executable has no function named '{}'{}", Func, Hint));
 }
 
 Any VirtualMachine::invoke(std::string_view Func,

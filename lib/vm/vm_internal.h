@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace vmjit::vm {
@@ -31,6 +32,12 @@ namespace internal {
 throwLinkError(const Executable &Exe, const std::vector<int64_t> &Missing,
                const Registry &Reg,
                const std::vector<std::shared_ptr<KernelLibrary>> &Libraries);
+
+/// The name in `Known` closest to `Name`, if one is close: at most a third
+/// of the name's characters differ (and at least one may). For "did you
+/// mean" hints.
+std::optional<std::string> closestName(const std::string &Name,
+                                       const std::vector<std::string> &Known);
 
 /// Raises the TypeError of a call of `F` with the wrong argument count.
 inline int raiseArityError(const FunctionInfo &F, int32_t NumArgs) noexcept {

@@ -186,7 +186,8 @@ TEST_P(GenerateTest, MisuseGivesAnErrorAndLeavesTheCacheWorking) {
             "of 16 tokens, 1 are free).");
   EXPECT_EQ(errorText([&] { begin(4, 65); }),
             "ValueError: vm.builtin.kv_state_begin_forward: the forward "
-            "appends 65 tokens, more than the cache's prefill chunk size 64");
+            "appends 65 tokens to sequence \"4\", more than the cache's "
+            "prefill chunk size 64");
   EXPECT_EQ(G->TotalLength(Cache).cast<int64_t>(), 256);
   G->RemoveSequence(Cache, 4);
   // Nothing was corrupted: the cache generates TVM's tokens.
