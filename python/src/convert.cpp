@@ -67,12 +67,22 @@ struct LentBuffer {
 /// A tensor over `Obj`'s buffer: shared when writable, copied when
 /// read-only (vmjit may write into what it is given). nullopt when the
 /// buffer's format has no vmjit dtype.
-std::optional<Tensor> tensorFromBuffer(PyObject *Obj) {
+std::optional<Tensor> tensorFromBuffer(PyObject *Obj, bool &BigEndian) {
   auto L = std::make_unique<LentBuffer>();
-  if (PyObject_GetBuffer(Obj, &L->View, PyBUF_RECORDS_RO) != 0)
+  if (PyObject_GetBuffer(Obj, &L->View, PyBUF_RECORDS_RO) != 0) {
+    // NumPy refuses a buffer of a dtype the buffer protocol cannot spell
+    // (datetime64, ...): then it has no vmjit dtype either.
+    if (PyErr_ExceptionMatches(PyExc_ValueError) ||
+        PyErr_ExceptionMatches(PyExc_BufferError)) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
     throw py::error_already_set();
+  }
   std::optional<DLDataType> DT = bufferDType(L->View);
   if (!DT) {
+    const char *F = L->View.format;
+    BigEndian = F && (*F == '>' || *F == '!');
     PyBuffer_Release(&L->View);
     return std::nullopt;
   }
@@ -121,12 +131,38 @@ bool hasBuffer(PyTypeObject *T) {
          !PyType_IsSubtype(T, &PyBytes_Type);
 }
 
+/// The name of `Obj`'s dtype as its library spells it (`str(obj.dtype)`),
+/// or nullopt.
+std::optional<std::string> ownDTypeName(PyObject *Obj) {
+  PyObject *D = PyObject_GetAttrString(Obj, "dtype");
+  if (!D) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  py::object Owner = py::reinterpret_steal<py::object>(D);
+  PyObject *S = PyObject_Str(D);
+  if (!S) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  py::str Str = py::reinterpret_steal<py::str>(S);
+  return std::string(Str);
+}
 
-Tensor checkedDType(Tensor T, PyObject *Obj) {
+/// TypeError for an array whose dtype `Name` vmjit does not have (`Arg`:
+/// the argument it is, from 1, or 0).
+[[noreturn]] void throwNoSuchDType(PyObject *Obj, size_t Arg,
+                                   const std::string &Name) {
+  std::string Where = Arg ? fmt::format("argument {}: ", Arg) : "";
+  throw py::type_error(fmt::format("{}cannot pass a '{}' of dtype {} to "
+                                   "vmjit: vmjit has no such dtype",
+                                   Where, Py_TYPE(Obj)->tp_name, Name));
+}
+
+Tensor checkedDType(Tensor T, PyObject *Obj, size_t Arg) {
   if (!vm::isVmasmTensorDType(T.dtype()))
-    throw py::type_error(fmt::format(
-        "cannot pass a '{}' of dtype {} to vmjit: vmjit has no such dtype",
-        Py_TYPE(Obj)->tp_name, dtypeName(T.dtype())));
+    throwNoSuchDType(Obj, Arg,
+                     ownDTypeName(Obj).value_or(dtypeName(T.dtype())));
   return T;
 }
 
@@ -145,7 +181,7 @@ std::optional<Tensor> importCapsule(PyObject *Cap, const char *Name,
   return T;
 }
 
-std::optional<Tensor> tensorFromDLPack(PyObject *Obj) {
+std::optional<Tensor> tensorFromDLPack(PyObject *Obj, size_t Arg) {
   PyObject *Cap = PyObject_CallMethodNoArgs(Obj, dlpackName());
   if (!Cap) {
     if (PyErr_ExceptionMatches(PyExc_BufferError) ||
@@ -162,7 +198,7 @@ std::optional<Tensor> tensorFromDLPack(PyObject *Obj) {
     T = importCapsule<DLManagedTensorVersioned>(Cap, "dltensor_versioned",
                                                 "used_dltensor_versioned");
   if (T)
-    return checkedDType(std::move(*T), Obj);
+    return checkedDType(std::move(*T), Obj, Arg);
   throw py::type_error(fmt::format(
       "{}.__dlpack__() returned a '{}', not a DLPack capsule",
       Py_TYPE(Obj)->tp_name, Py_TYPE(Cap)->tp_name));
@@ -318,14 +354,23 @@ Any toAny(PyObject *Obj, size_t Arg) {
   // Arrays: their buffer when it has a vmjit dtype (a NumPy array's, with
   // no copy), else DLPack (torch, JAX, ... and NumPy's other dtypes).
   const bool Buffer = hasBuffer(T);
+  bool BigEndian = false;
   if (Buffer)
-    if (std::optional<Tensor> Ten = tensorFromBuffer(Obj))
+    if (std::optional<Tensor> Ten = tensorFromBuffer(Obj, BigEndian))
       return Any(std::move(*Ten));
-  if (hasDLPack(T)) {
-    if (std::optional<Tensor> Ten = tensorFromDLPack(Obj))
+  if (hasDLPack(T))
+    if (std::optional<Tensor> Ten = tensorFromDLPack(Obj, Arg))
       return Any(std::move(*Ten));
+  if (BigEndian)
+    throwArgTypeError(Obj, Arg,
+                      ": its data is big-endian; vmjit takes the machine's "
+                      "byte order (NumPy: a.astype(a.dtype.newbyteorder("
+                      "'=')))");
+  if (Buffer || hasDLPack(T))
+    if (std::optional<std::string> Name = ownDTypeName(Obj))
+      throwNoSuchDType(Obj, Arg, *Name);
+  if (hasDLPack(T))
     throwArgTypeError(Obj, Arg, ": its __dlpack__ refused to export it");
-  }
   if (Buffer)
     throwArgTypeError(Obj, Arg, ": its buffer's format has no vmjit dtype");
   return otherToAny(Obj, Arg);

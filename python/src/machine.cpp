@@ -145,9 +145,16 @@ vm::InstrumentFn makeInstrument(PyObject *Callback,
       for (size_t I = 0; I < E.Args.size(); ++I)
         Args[4 + I] = resultOf(Any(E.Args[I]), M);
       py::object R = py::handle(Callback)(*Args);
-      if (!R.is_none() && R.cast<int>() == 1)
-        return vm::InstrumentAction::SkipCall;
-      return vm::InstrumentAction::Continue;
+      if (R.is_none())
+        return vm::InstrumentAction::Continue;
+      if (!PyLong_Check(R.ptr()))
+        throw Error("TypeError",
+                    fmt::format("the instrument returned a '{}': expected "
+                                "None or a vmjit.InstrumentReturnKind "
+                                "(NO_OP, SKIP_RUN)",
+                                Py_TYPE(R.ptr())->tp_name));
+      return PyLong_AsLongLong(R.ptr()) == 1 ? vm::InstrumentAction::SkipCall
+                                             : vm::InstrumentAction::Continue;
     } catch (py::error_already_set &PyErr) {
       PyErr.restore();
       throw errorFromPython("the instrument");

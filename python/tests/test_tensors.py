@@ -322,3 +322,14 @@ def test_arrays_vmjit_cannot_take(tensors_vm, array):
         tensors_vm["add"](np.ones(3, "float32"), array)
     assert "numpy.ndarray" in str(info.value)
     assert tensors_vm["total"](np.ones(3, "float32")) == 3.0
+
+
+@pytest.mark.parametrize("array, why", [
+    (np.arange(3, dtype=">f4"), "its data is big-endian"),
+    (np.zeros(3, np.complex64), "of dtype complex64 to vmjit: vmjit has no such dtype"),
+    (np.array(["2020-01-01"] * 3, dtype="datetime64[D]"),
+     r"of dtype datetime64\[D\] to vmjit: vmjit has no such dtype"),
+], ids=["big_endian", "complex64", "datetime64"])
+def test_arrays_vmjit_cannot_take_say_why(tensors_vm, array, why):
+    with pytest.raises(builtins.TypeError, match="argument 2: .*" + why):
+        tensors_vm["add"](np.ones(3, "float32"), array)

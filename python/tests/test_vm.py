@@ -255,6 +255,16 @@ def test_instrument_skip_run(make_vm):
     assert vm["call_add"](1, 2) == 3
 
 
+def test_instrument_returning_something_else_is_a_type_error(make_vm):
+    vm = make_vm("values")
+    vm.set_instrument(lambda *a: "skip")
+    with pytest.raises(vmjit.errors.TypeError,
+                       match="the instrument returned a 'str'"):
+        vm["call_add"](1, 2)
+    vm.set_instrument(None)
+    assert vm["call_add"](1, 2) == 3
+
+
 class _Boom(Exception):
     pass
 
