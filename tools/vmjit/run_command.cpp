@@ -447,14 +447,25 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                   "bytecode, baseline, compiled or tiered (default: tiered)");
   Cmd->add_option("--lib", O->Libs,
                   "load a kernel library (repeatable)");
+#ifdef VMJIT_HAVE_JIT
+  const std::string TierDefault =
+      fmt::format("; default {}", jit::kDefaultTierThreshold);
+  const std::string BaselineDefault =
+      fmt::format("; default {}: the second call runs at the baseline tier",
+                  jit::kDefaultBaselineThreshold);
+#else
+  const std::string TierDefault, BaselineDefault;
+#endif
   Cmd->add_option("--tier-threshold", O->TierThreshold,
                   "calls or backward jumps before a function is queued for "
-                  "the optimizing tier (also VMJIT_TIER_THRESHOLD)")
+                  "the optimizing tier (also VMJIT_TIER_THRESHOLD" +
+                      TierDefault + ")")
       ->check(positiveCount());
   Cmd->add_option("--baseline-threshold", O->BaselineThreshold,
                   "calls or backward jumps on the interpreter before a "
                   "function is compiled at the baseline tier, at most the "
-                  "tier threshold (also VMJIT_BASELINE_THRESHOLD)")
+                  "tier threshold (also VMJIT_BASELINE_THRESHOLD" +
+                      BaselineDefault + ")")
       ->check(positiveCount());
   Cmd->add_option("--repeat", O->Repeat,
                   "call the function N times, report the last result")

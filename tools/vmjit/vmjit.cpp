@@ -50,9 +50,10 @@ std::string versionText() {
 int main(int Argc, char **Argv) {
   CLI::App App{"vmjit: run register-bytecode executables with a tier-up JIT",
                "vmjit"};
-  // Every message starts with "vmjit: ", CLI11's own included.
+  // Every message has the form "vmjit: KIND: message", CLI11's own
+  // included (a bad command line is a UsageError, exit status 2).
   App.failure_message([](const CLI::App *, const CLI::Error &E) {
-    return std::string("vmjit: ") + E.what() +
+    return std::string("vmjit: UsageError: ") + E.what() +
            "\nRun with --help for more information.\n";
   });
   // Global options (--log-level) may also follow the subcommand.
@@ -85,7 +86,8 @@ int main(int Argc, char **Argv) {
   // a value it does not know: make it now, not on the first log line.
   (void)vmjit::logger();
   if (!LogLevel.empty() && !vmjit::setLogLevel(LogLevel)) {
-    std::fprintf(stderr, "vmjit: unknown --log-level '%s'\n", LogLevel.c_str());
+    std::fprintf(stderr, "vmjit: UsageError: unknown --log-level '%s'\n",
+                 LogLevel.c_str());
     return 2;
   }
   if (!Run) {
