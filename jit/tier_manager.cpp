@@ -595,9 +595,16 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
         VM.adoptNativeCode(K);
     return;
   }
-  for (int64_t K : All)
-    if (!M->nativeCode(K) && !M->I->Requested[static_cast<size_t>(K)].exchange(1))
+  // Tier-2 code for every function tier 2 wins on, even one another VM of
+  // the manager (tiered mode) runs at tier 1 now; the others keep the tier-1
+  // code they have.
+  for (int64_t K : All) {
+    if (M->stats(K).Compiled ||
+        (M->nativeCode(K) && !tierTwoWins(Exe.function(K), M->Opts)))
+      continue;
+    if (!M->I->Requested[static_cast<size_t>(K)].exchange(1))
       Missing.push_back(K);
+  }
   // On a thread of its own: glibc gives it another malloc arena, so the
   // megabytes LLVM allocates and frees do not stay behind as fragments in
   // the calling thread's heap, where they made every later allocation of

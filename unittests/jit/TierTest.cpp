@@ -417,6 +417,24 @@ TEST(TierTest, DrainReturnsAfterTheWorkersAreStopped) {
       ::testing::ExitedWithCode(7), "");
 }
 
+TEST(TierTest, CompiledModeCompilesWhatATieredVMRunsAtTierOne) {
+  if (!baselineAvailable())
+    GTEST_SKIP() << "no baseline tier on this target";
+  // Same options but the mode: the two VMs share a manager.
+  auto Tiered = makeVM(ExecMode::Tiered, /*Threshold=*/1000);
+  for (int I = 0; I < 3; ++I)
+    EXPECT_EQ(Tiered->call("fib", 5).cast<int64_t>(), 5);
+  TierManager *TM = tierManagerOf(*Tiered);
+  const int64_t Fib = Tiered->functionIndex("fib");
+  ASSERT_TRUE(TM->stats(Fib).Baseline);
+  ASSERT_FALSE(TM->stats(Fib).Compiled);
+  auto Compiled = makeVM(ExecMode::Compiled, /*Threshold=*/1000);
+  EXPECT_EQ(tierManagerOf(*Compiled), TM);
+  // Compiled mode means tier 2 where tier 2 wins: fib is compiled now.
+  EXPECT_TRUE(TM->stats(Fib).Compiled);
+  EXPECT_EQ(Compiled->call("fib", 20).cast<int64_t>(), 6765);
+}
+
 TEST(TierTest, VMsShareOneManager) {
   auto A = makeVM(ExecMode::Compiled);
   auto B = makeVM(ExecMode::Compiled);
