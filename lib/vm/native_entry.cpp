@@ -140,6 +140,7 @@ void VirtualMachine::setTierController(std::shared_ptr<TierController> T) {
     IsNative[I] = 0;
   }
   Tier = std::move(T);
+  dropRetiredPoolEntries();
 }
 
 bool VirtualMachine::adoptNativeCode(int64_t Func) {

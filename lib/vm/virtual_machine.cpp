@@ -191,8 +191,37 @@ std::string VirtualMachine::frameLine(int64_t Func, int64_t PC) const {
 
 void VirtualMachine::replacePoolEntry(int64_t Func, Function Entry) {
   FunctionObj *P = Entry.get();
-  PoolOwners.push_back(std::move(Entry));
+  // An entry may come back (the interpreter's, when the JIT is detached):
+  // it is owned once.
+  if (std::none_of(PoolOwners.begin(), PoolOwners.end(),
+                   [P](const Function &F) { return F.get() == P; }))
+    PoolOwners.push_back(std::move(Entry));
   Pool[static_cast<size_t>(Func)].store(P, std::memory_order_release);
+}
+
+void VirtualMachine::dropRetiredPoolEntries() {
+  // Only between calls: a running call may be inside an entry the pool no
+  // longer holds. A native-code entry no frame, value or pool slot refers
+  // to any more (its only reference is PoolOwners') goes; the
+  // interpreter's entries stay (InterpEntries points at them).
+  if (!Frames.empty() || NativeDepth != 0)
+    return;
+  const size_t N = Exe->functions().size();
+  auto inPool = [&](const Function &F) {
+    for (size_t I = 0; I < N; ++I)
+      if (Pool[I].load(std::memory_order_relaxed) == F.get())
+        return true;
+    return false;
+  };
+  auto &Native = Stateful->NativeEntries;
+  std::erase_if(PoolOwners, [&](const Function &F) {
+    auto It = std::find(Native.begin(), Native.end(),
+                        static_cast<const void *>(F.get()));
+    if (It == Native.end() || F.useCount() != 1 || inPool(F))
+      return false;
+    Native.erase(It);
+    return true;
+  });
 }
 
 //===----------------------------------------------------------------------===//

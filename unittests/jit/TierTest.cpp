@@ -435,6 +435,26 @@ TEST(TierTest, CompiledModeCompilesWhatATieredVMRunsAtTierOne) {
   EXPECT_EQ(Compiled->call("fib", 20).cast<int64_t>(), 6765);
 }
 
+TEST(TierTest, AttachingTheJITAgainAndAgainKeepsMemoryBounded) {
+  // Each enableJIT swaps in new native-code entries; those of the old
+  // controller go once nothing refers to them (between calls).
+  auto VM = makeVM(ExecMode::Compiled);
+  EXPECT_EQ(VM->call("fib", 10).cast<int64_t>(), 55);
+  const size_t Kept = VM->keptPoolEntries();
+  for (int I = 0; I < 200; ++I) {
+    JITOptions O;
+    O.Mode = ExecMode::Compiled;
+    O.Threshold = 1; // makeVM's: the same manager, its code reused
+    enableJIT(*VM, O);
+    EXPECT_EQ(VM->call("fib", 10).cast<int64_t>(), 55);
+  }
+  EXPECT_LE(VM->keptPoolEntries(), 2 * Kept);
+  // An entry a value still holds is kept alive, and still calls.
+  Function Held = VM->getFunction("fib");
+  enableJIT(*VM, JITOptions{});
+  EXPECT_EQ(Held(12).cast<int64_t>(), 144);
+}
+
 TEST(TierTest, VMsShareOneManager) {
   auto A = makeVM(ExecMode::Compiled);
   auto B = makeVM(ExecMode::Compiled);

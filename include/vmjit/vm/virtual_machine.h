@@ -251,8 +251,13 @@ public:
     return Pool[static_cast<size_t>(Func)].load(std::memory_order_acquire);
   }
   /// Replaces a pool entry (the JIT swaps in native code this way). The
-  /// VM keeps the old entry alive until it is destroyed.
+  /// VM keeps the old entry alive while a call may be inside it: until it
+  /// is destroyed, or, for native-code entries nothing else refers to,
+  /// until the tier controller changes between calls.
   void replacePoolEntry(int64_t Func, Function Entry);
+  /// How many function objects the pool keeps alive (its entries and the
+  /// replaced ones it still keeps): for tests and diagnostics.
+  size_t keptPoolEntries() const noexcept { return PoolOwners.size(); }
 
   /// Internal: runs bytecode function `Func` with `Args` in a new frame
   /// (the entry of VM function objects). Returns 0 or -1 with a raised
@@ -296,6 +301,9 @@ public:
   bool observingCalls() const noexcept { return Instrument || Profiling; }
 
 private:
+  /// Drops the native-code pool entries nothing refers to any more, when
+  /// no call is running (replacePoolEntry).
+  void dropRetiredPoolEntries();
   VirtualMachine(std::shared_ptr<const Executable> Exe, VMOptions Opts);
   struct Frame;
   class RegisterStack;
