@@ -413,9 +413,9 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
       L.Absolute[Name] = Addr;
     // The key covers everything the object code depends on.
     const HostInfo &H = hostInfo();
-    std::string Key =
-        fmt::format("vmjit-jit-5|llvm {}|{}|{}|{}|O{}|", H.LLVMVersion,
-                    H.Triple, H.CPU, H.Features, Eng->options().OptLevel);
+    std::string Key = fmt::format("vmjit-jit-5|build {}|llvm {}|{}|{}|{}|O{}|",
+                                  jitBuildIdentity(), H.LLVMVersion, H.Triple,
+                                  H.CPU, H.Features, Eng->options().OptLevel);
     for (int64_t K : Funcs) {
       const vm::FunctionInfo &F = Exe.function(K);
       const vm::Word *W = Exe.code().data() + Exe.instrOffsets()[F.StartInstr];

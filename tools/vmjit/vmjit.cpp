@@ -31,6 +31,8 @@ std::string versionText() {
   const vmjit::jit::HostInfo &H = vmjit::jit::hostInfo();
   S += "  LLVM " + H.LLVMVersion + ", target " + H.Triple + ", cpu " + H.CPU +
        "\n";
+  // Part of every object-cache key: code another build made is not used.
+  S += "  JIT build " + vmjit::jit::jitBuildIdentity() + "\n";
 #endif
   // The execution modes this build has (tests read this line).
 #ifdef VMJIT_HAVE_JIT

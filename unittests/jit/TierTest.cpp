@@ -3,6 +3,7 @@
 // replacement moves a running loop into native code, concurrent callers
 // during swaps, the object cache, and the fallback when a compile fails.
 #include "CallErrors.h"
+#include "vmjit/jit/host_info.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
@@ -13,6 +14,7 @@
 #include "vmjit/vm/virtual_machine.h"
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <pthread.h>
 #include <gmock/gmock.h>
@@ -493,6 +495,20 @@ TEST(TierTest, ObjectCacheSecondRunCompilesNothing) {
   EXPECT_FALSE(Run(2));
   EXPECT_TRUE(Run(2));
   EXPECT_FALSE(Run(3)); // other options: another key
+  // Every key names this build of the JIT: another build's code is never
+  // loaded (its files have other keys).
+  const std::string &Build = jitBuildIdentity();
+  EXPECT_FALSE(Build.empty());
+  int Files = 0;
+  for (const auto &F : std::filesystem::directory_iterator(Dir)) {
+    std::ifstream In(F.path(), std::ios::binary);
+    std::string Bytes((std::istreambuf_iterator<char>(In)),
+                      std::istreambuf_iterator<char>());
+    EXPECT_NE(Bytes.find("|build " + Build + "|"), std::string::npos)
+        << F.path();
+    ++Files;
+  }
+  EXPECT_GT(Files, 0);
   std::filesystem::remove_all(Dir);
 }
 
