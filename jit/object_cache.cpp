@@ -8,10 +8,13 @@
 
 #include "vmjit/runtime/logging.h"
 
+#include <fmt/format.h>
+
 #include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -115,7 +118,30 @@ void ObjectCache::warn(const std::string &Message) const {
     logger().debug("JIT object cache: {}", Message);
 }
 
+bool ObjectCache::trusted() const {
+  // As ccache and pip: code is loaded from a directory only this user can
+  // write (one that does not exist yet is made by this user).
+  struct stat St;
+  if (::stat(Dir.c_str(), &St) != 0)
+    return errno == ENOENT;
+  if (St.st_uid != ::geteuid()) {
+    warn(fmt::format("directory {} belongs to user {}, not to this one: not "
+                     "loading code from it",
+                     Dir, St.st_uid));
+    return false;
+  }
+  if (St.st_mode & S_IWOTH) {
+    warn(fmt::format("directory {} can be written by every user (mode "
+                     "{:04o}): not loading code from it",
+                     Dir, St.st_mode & 07777));
+    return false;
+  }
+  return true;
+}
+
 std::optional<std::string> ObjectCache::load(std::string_view Key) const {
+  if (!trusted())
+    return std::nullopt;
   std::string Path = pathFor(Key);
   std::string Data;
   if (int Err = readAll(Path, Data)) {
@@ -149,11 +175,15 @@ std::optional<std::string> ObjectCache::load(std::string_view Key) const {
 
 void ObjectCache::store(std::string_view Key, std::string_view Object) const {
   std::error_code EC;
-  std::filesystem::create_directories(Dir, EC);
+  // A directory made here is this user's alone.
+  if (std::filesystem::create_directories(Dir, EC))
+    ::chmod(Dir.c_str(), 0700);
   if (EC) {
     warn("cannot create directory " + Dir + ": " + EC.message());
     return;
   }
+  if (!trusted())
+    return;
   std::string Path = pathFor(Key);
 
   // A name no other writer uses: pid plus a per-process counter, created
@@ -221,8 +251,17 @@ void ObjectCache::trim() const {
   std::vector<Entry> Files;
   uintmax_t Total = 0;
   std::error_code EC;
+  // A writer that died between creating its temporary file and renaming
+  // it left the file behind: one an hour old is nobody's any more.
+  const auto StaleBefore =
+      std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
   for (const auto &E : std::filesystem::directory_iterator(Dir, EC)) {
     std::error_code FEC;
+    if (E.path().filename().string().find(".o.tmp.") != std::string::npos) {
+      if (E.last_write_time(FEC) < StaleBefore && !FEC)
+        std::filesystem::remove(E.path(), FEC);
+      continue;
+    }
     if (E.path().extension() != ".o" || !E.is_regular_file(FEC))
       continue;
     uintmax_t Size = E.file_size(FEC);

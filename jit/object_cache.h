@@ -16,8 +16,10 @@
 // the final name, so readers (other threads, other processes) only ever
 // see complete files. The directory is bounded (MaxBytes, 256 MiB by
 // default): a store that takes it over removes the least recently used
-// files (a hit refreshes a file's time). Every I/O failure degrades to "no cache" with a
-// warning in the vmjit log. Thread-safe.
+// files (a hit refreshes a file's time), and temporary files an hour old
+// (of a writer that died) go. A directory another user owns, or every user
+// can write, is not used (as ccache and pip refuse one). Every I/O failure
+// degrades to "no cache" with a warning in the vmjit log. Thread-safe.
 //
 // No LLVM headers here: this file compiles fast.
 //
@@ -55,6 +57,10 @@ public:
   const std::string &directory() const { return Dir; }
 
 private:
+  /// Whether code may be loaded from (and stored in) the directory: it
+  /// does not exist yet, or this user owns it and not every user can write
+  /// it (a directory made here is mode 0700).
+  bool trusted() const;
   void warn(const std::string &Message) const;
   /// Removes the least recently used files while the directory holds more
   /// than MaxBytes.

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -288,6 +289,45 @@ TEST(EngineTest, ObjectCache) {
     ++N;
   }
   EXPECT_EQ(N, 3u);
+}
+
+TEST(EngineTest, ObjectCacheRefusesADirectoryEveryoneCanWrite) {
+  TempDir Dir;
+  EngineOptions Opts;
+  Opts.CacheDir = Dir.Path.string();
+  fs::permissions(Dir.Path, fs::perms::all); // 0777
+  auto E = makeEngine(Opts);
+  auto U1 = compile(*E, returning(42), {}, {"answer"}, "key-1");
+  ASSERT_TRUE(U1);
+  EXPECT_TRUE(Dir.files().empty()); // nothing stored there
+  auto U2 = compile(*E, returning(42), {}, {"answer"}, "key-1");
+  ASSERT_TRUE(U2);
+  EXPECT_FALSE(U2->stats().CacheHit);
+  EXPECT_EQ(fn<int32_t()>(*U2, "answer")(), 42);
+  // Made private again, it is used.
+  fs::permissions(Dir.Path, fs::perms::owner_all);
+  compile(*E, returning(42), {}, {"answer"}, "key-1");
+  auto U3 = compile(*E, returning(42), {}, {"answer"}, "key-1");
+  ASSERT_TRUE(U3);
+  EXPECT_TRUE(U3->stats().CacheHit);
+}
+
+TEST(EngineTest, ObjectCacheRemovesTemporariesOfDeadWriters) {
+  TempDir Dir;
+  EngineOptions Opts;
+  Opts.CacheDir = Dir.Path.string();
+  auto touch = [&](const char *Name, std::chrono::hours Age) {
+    fs::path P = Dir.Path / Name;
+    std::ofstream(P) << "partial";
+    fs::last_write_time(P, fs::file_time_type::clock::now() - Age);
+    return P;
+  };
+  fs::path Stale = touch("0123.o.tmp.99999.0", std::chrono::hours(2));
+  fs::path Fresh = touch("4567.o.tmp.99999.1", std::chrono::hours(0));
+  auto E = makeEngine(Opts);
+  ASSERT_TRUE(compile(*E, returning(1), {}, {"answer"}, "key-1"));
+  EXPECT_FALSE(fs::exists(Stale));
+  EXPECT_TRUE(fs::exists(Fresh)); // perhaps another process's, still writing
 }
 
 TEST(EngineTest, CachedObjectBindsExternalsAgain) {
