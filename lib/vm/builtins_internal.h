@@ -39,6 +39,18 @@ struct VMContext {
   VirtualMachine *operator->() const noexcept { return VM; }
 };
 
+/// TypeTraits for an ObjectRef R whose object type is registered at run
+/// time (R::ContainerType::typeIndex(), registerDynamicType): an object of
+/// exactly that type, as ObjectRefTypeTraits checks a fixed index.
+template <typename R>
+struct DynamicObjectRefTypeTraits : ObjectRefTypeTraits<R> {
+  static std::optional<R> fromAny(const VMJITAny *V) {
+    if (V->type_index == R::ContainerType::typeIndex())
+      return R(ObjectPtr<Object>::share(Object::fromRaw(V->v_obj)));
+    return std::nullopt;
+  }
+};
+
 /// Throws `Kind` with "FN: MSG".
 [[noreturn]] void fail(const char *Fn, std::string_view Msg,
                        const char *Kind = "ValueError");

@@ -61,17 +61,9 @@ public:
 } // namespace vmjit::vm::builtin
 
 namespace vmjit {
-/// The cache's type index is given at run time, so its traits check it.
 template <>
 struct TypeTraits<vm::builtin::KVCache>
-    : ObjectRefTypeTraits<vm::builtin::KVCache> {
-  static std::optional<vm::builtin::KVCache> fromAny(const VMJITAny *V) {
-    if (V->type_index == vm::builtin::KVCacheObj::typeIndex())
-      return vm::builtin::KVCache(
-          ObjectPtr<Object>::share(Object::fromRaw(V->v_obj)));
-    return std::nullopt;
-  }
-};
+    : vm::builtin::DynamicObjectRefTypeTraits<vm::builtin::KVCache> {};
 } // namespace vmjit
 
 namespace vmjit::vm::builtin {

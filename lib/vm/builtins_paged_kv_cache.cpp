@@ -138,7 +138,6 @@ KVCacheConfig configOf(const PackedArgs &A) {
   Tensor Init = arg<Tensor>(kCreate, A, 12);
   needCpu(kCreate, Init, "the init tensor (argument 13)");
   C.DType = Init.dtype();
-  C.ReservedSeqs = Cfg[0];
   C.PrefillChunkSize = Cfg[2];
   C.NumTotalPages = (Cfg[1] + C.PageSize - 1) / C.PageSize + 1;
   return C;

@@ -25,6 +25,8 @@
 #ifndef VMJIT_LIB_VM_PAGED_KV_CACHE_H
 #define VMJIT_LIB_VM_PAGED_KV_CACHE_H
 
+#include "builtins_internal.h"
+
 #include "vmjit/runtime/function.h"
 #include "vmjit/runtime/object.h"
 #include "vmjit/runtime/shape.h"
@@ -99,7 +101,6 @@ struct KVCacheConfig {
   int64_t NumQoHeads;
   int64_t NumKvHeads;
   int64_t HeadDim;
-  int64_t ReservedSeqs;
   int64_t NumTotalPages;
   int64_t PrefillChunkSize;
   RoPEMode Rope;
@@ -146,7 +147,6 @@ public:
     DL.shape = Dims; // (the buffer may have been moved)
     return &DL;
   }
-  int64_t capacity() const noexcept { return Buffer.shape()[0]; }
 
 private:
   Tensor Buffer;
@@ -187,7 +187,6 @@ public:
   void beginForward(const char *Fn, std::span<const int64_t> SeqIds,
                     std::span<const int64_t> AppendLengths);
   void endForward(const char *Fn);
-  bool inForward() const noexcept { return InForward; }
   /// TVM's AttentionWithFusedQKV: split qkv (N, qo + 2 kv heads, dim),
   /// apply RoPE, append K/V, attend; writes o (N, qo heads, dim).
   void attentionWithFusedQKV(const char *Fn, int64_t LayerId, const Tensor &Qkv,
@@ -206,7 +205,6 @@ public:
                                     std::span<const int64_t> SeqIds,
                                     std::span<const int64_t> LeafIndices);
   Tensor queryPositions(const char *Fn);
-  const KVCacheConfig &config() const noexcept { return Config; }
   const AttentionKernels &kernels() const noexcept { return Kernels; }
   /// The positions of the last forward's tokens in the page pool.
   const AuxArray &appendPositions() const noexcept { return AppendPosMap; }
@@ -232,6 +230,11 @@ private:
                         std::span<const std::vector<int32_t>> Trailing);
   void buildPositionMaps(std::span<const int64_t> AppendLengths);
   int64_t checkLayer(const char *Fn, int64_t LayerId) const;
+  /// ValueError unless `T` is (tokens of the forward, Heads, head dim) of
+  /// the cache's dtype, on the CPU; checkLse: (tokens, qo heads) float32.
+  void checkRows(const char *Fn, const char *What, const Tensor &T,
+                 int64_t Heads) const;
+  void checkLse(const char *Fn, const Tensor &Lse) const;
   void checkAttention(const char *Fn, int64_t Local, bool MarkLayer);
   void selfAttend(DLTensor *Q, DLTensor *K, DLTensor *V, DLTensor *O,
                   DLTensor *Lse, double SmScale);
@@ -252,7 +255,6 @@ private:
   // The current forward.
   bool InForward = false;
   std::vector<bool> LayerDone;
-  int64_t BatchSize = 0;
   int64_t TotalAppend = 0;
   int NumDepths = 0;
   bool AppendBeforeAttn = false;
@@ -279,7 +281,7 @@ private:
 class PagedKVCache : public ObjectRef {
 public:
   using ContainerType = PagedKVCacheObj;
-  static constexpr const char *kTypeName = "relax.vm.PagedAttentionKVCache";
+  static constexpr const char *kTypeName = PagedKVCacheObj::kTypeKey;
   PagedKVCache() = default;
   explicit PagedKVCache(ObjectPtr<Object> P) : ObjectRef(std::move(P)) {}
   PagedKVCacheObj *operator->() const noexcept {
@@ -290,17 +292,9 @@ public:
 } // namespace vmjit::vm::builtin
 
 namespace vmjit {
-/// The cache's type index is given at run time, so its traits check it.
 template <>
 struct TypeTraits<vm::builtin::PagedKVCache>
-    : ObjectRefTypeTraits<vm::builtin::PagedKVCache> {
-  static std::optional<vm::builtin::PagedKVCache> fromAny(const VMJITAny *V) {
-    if (V->type_index == vm::builtin::PagedKVCacheObj::typeIndex())
-      return vm::builtin::PagedKVCache(
-          ObjectPtr<Object>::share(Object::fromRaw(V->v_obj)));
-    return std::nullopt;
-  }
-};
+    : vm::builtin::DynamicObjectRefTypeTraits<vm::builtin::PagedKVCache> {};
 } // namespace vmjit
 
 #endif // VMJIT_LIB_VM_PAGED_KV_CACHE_H

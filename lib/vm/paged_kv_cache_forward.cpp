@@ -222,7 +222,6 @@ void PagedKVCacheObj::beginForward(const char *Fn,
   const size_t N = SeqIds.size();
   CurSeqIds.assign(SeqIds.begin(), SeqIds.end());
   CurAppendLengths.assign(AppendLengths.begin(), AppendLengths.end());
-  BatchSize = static_cast<int64_t>(N);
   bool IsDecode = true;
   KRaggedRopeOffset.clear();
   for (size_t I = 0; I < N; ++I) {
@@ -403,22 +402,32 @@ void PagedKVCacheObj::attentionWithFusedQKV(const char *Fn, int64_t LayerId,
     callKernel(Kernels.TransposeAppend, P, K, V, AppendPosMap.dl());
 }
 
+namespace {
+/// The DLTensor the kernels take (they write their outputs through it).
+DLTensor *dlOf(const Tensor &T) { return const_cast<DLTensor *>(T.dl()); }
+} // namespace
+
+void PagedKVCacheObj::checkRows(const char *Fn, const char *What,
+                                const Tensor &T, int64_t Heads) const {
+  checkTensor(Fn, What, T, Config.DType, {TotalAppend, Heads, Config.HeadDim});
+}
+
+void PagedKVCacheObj::checkLse(const char *Fn, const Tensor &Lse) const {
+  checkTensor(Fn, "lse_data", Lse, DLDataType{kDLFloat, 32, 1},
+              {TotalAppend, Config.NumQoHeads});
+}
+
 void PagedKVCacheObj::selfAttention(const char *Fn, int64_t LayerId,
                                     const Tensor &Q, const Tensor &K,
                                     const Tensor &V, const Tensor &O,
                                     const Tensor &Lse, double SmScale) {
-  const int64_t Local = checkLayer(Fn, LayerId);
-  checkAttention(Fn, Local, /*MarkLayer=*/false);
-  const int64_t T = TotalAppend, Dim = Config.HeadDim;
-  checkTensor(Fn, "q_data", Q, Config.DType, {T, Config.NumQoHeads, Dim});
-  checkTensor(Fn, "k_data", K, Config.DType, {T, Config.NumKvHeads, Dim});
-  checkTensor(Fn, "v_data", V, Config.DType, {T, Config.NumKvHeads, Dim});
-  checkTensor(Fn, "o_data", O, Config.DType, {T, Config.NumQoHeads, Dim});
-  checkTensor(Fn, "lse_data", Lse, DLDataType{kDLFloat, 32, 1},
-              {T, Config.NumQoHeads});
-  selfAttend(const_cast<DLTensor *>(Q.dl()), const_cast<DLTensor *>(K.dl()),
-             const_cast<DLTensor *>(V.dl()), const_cast<DLTensor *>(O.dl()),
-             const_cast<DLTensor *>(Lse.dl()), SmScale);
+  checkAttention(Fn, checkLayer(Fn, LayerId), /*MarkLayer=*/false);
+  checkRows(Fn, "q_data", Q, Config.NumQoHeads);
+  checkRows(Fn, "k_data", K, Config.NumKvHeads);
+  checkRows(Fn, "v_data", V, Config.NumKvHeads);
+  checkRows(Fn, "o_data", O, Config.NumQoHeads);
+  checkLse(Fn, Lse);
+  selfAttend(dlOf(Q), dlOf(K), dlOf(V), dlOf(O), dlOf(Lse), SmScale);
 }
 
 void PagedKVCacheObj::crossAttention(const char *Fn, int64_t LayerId,
@@ -426,14 +435,10 @@ void PagedKVCacheObj::crossAttention(const char *Fn, int64_t LayerId,
                                      const Tensor &Lse, double SmScale) {
   const int64_t Local = checkLayer(Fn, LayerId);
   checkAttention(Fn, Local, /*MarkLayer=*/false);
-  const int64_t T = TotalAppend, Dim = Config.HeadDim;
-  checkTensor(Fn, "q_data", Q, Config.DType, {T, Config.NumQoHeads, Dim});
-  checkTensor(Fn, "o_data", O, Config.DType, {T, Config.NumQoHeads, Dim});
-  checkTensor(Fn, "lse_data", Lse, DLDataType{kDLFloat, 32, 1},
-              {T, Config.NumQoHeads});
-  crossAttend(Local, const_cast<DLTensor *>(Q.dl()),
-              const_cast<DLTensor *>(O.dl()), const_cast<DLTensor *>(Lse.dl()),
-              SmScale,
+  checkRows(Fn, "q_data", Q, Config.NumQoHeads);
+  checkRows(Fn, "o_data", O, Config.NumQoHeads);
+  checkLse(Fn, Lse);
+  crossAttend(Local, dlOf(Q), dlOf(O), dlOf(Lse), SmScale,
               /*IsFirstKernel=*/true);
 }
 
@@ -443,16 +448,11 @@ void PagedKVCacheObj::attentionWithSharedKV(const char *Fn, int64_t LayerId,
                                             double SmScale) {
   const int64_t Local = checkLayer(Fn, LayerId);
   checkAttention(Fn, Local, /*MarkLayer=*/false);
-  const int64_t T = TotalAppend, Dim = Config.HeadDim;
-  checkTensor(Fn, "q_data", Q, Config.DType, {T, Config.NumQoHeads, Dim});
-  checkTensor(Fn, "current_k_data", K, Config.DType,
-              {T, Config.NumKvHeads, Dim});
-  checkTensor(Fn, "current_v_data", V, Config.DType,
-              {T, Config.NumKvHeads, Dim});
-  checkTensor(Fn, "o_data", O, Config.DType, {T, Config.NumQoHeads, Dim});
-  attend(Local, const_cast<DLTensor *>(Q.dl()), const_cast<DLTensor *>(K.dl()),
-         const_cast<DLTensor *>(V.dl()), const_cast<DLTensor *>(O.dl()),
-         SmScale);
+  checkRows(Fn, "q_data", Q, Config.NumQoHeads);
+  checkRows(Fn, "current_k_data", K, Config.NumKvHeads);
+  checkRows(Fn, "current_v_data", V, Config.NumKvHeads);
+  checkRows(Fn, "o_data", O, Config.NumQoHeads);
+  attend(Local, dlOf(Q), dlOf(K), dlOf(V), dlOf(O), SmScale);
 }
 
 void PagedKVCacheObj::commitAcceptedTokenTreeNodes(

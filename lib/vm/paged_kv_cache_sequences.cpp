@@ -407,17 +407,17 @@ void PagedKVCacheObj::debugGetKV(const char *Fn, int64_t SeqId, int64_t Start,
                            shapeString(Want), dtypeName(Config.DType),
                            shapeString(T->shape()), dtypeName(T->dtype())));
   }
-  AuxArray Map;
+  // Each position's slot in the page pool, for [Start, End) only.
+  AuxArray Window;
+  int64_t Pos = 0;
   for (int32_t B : blockTrace(S)) {
     const KVBlock &Block = Blocks[static_cast<size_t>(B)];
-    for (int32_t I = 0; I < Block.SeqLength; ++I)
-      Map.push(Block.PageIds[static_cast<size_t>(I / Config.PageSize)] *
-                   static_cast<int32_t>(Config.PageSize) +
-               static_cast<int32_t>(I % Config.PageSize));
+    for (int32_t I = 0; I < Block.SeqLength; ++I, ++Pos)
+      if (Pos >= Start && Pos < End)
+        Window.push(Block.PageIds[static_cast<size_t>(I / Config.PageSize)] *
+                        static_cast<int32_t>(Config.PageSize) +
+                    static_cast<int32_t>(I % Config.PageSize));
   }
-  AuxArray Window;
-  for (int64_t I = Start; I < End; ++I)
-    Window.push(Map[I]);
   Tensor Positions = Window.toTensor();
   for (int64_t L = 0; L < Config.NumLayers; ++L)
     callKernel(Kernels.DebugGetKV, Pages[static_cast<size_t>(L)], Positions, K,

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,16 @@ std::optional<Error> raisedBy(vm::VirtualMachine &VM, std::string_view F,
     return E;
   }
   return std::nullopt;
+}
+
+/// "Kind: message" of the Error `F` raises, or "no error".
+inline std::string errorText(const std::function<void()> &F) {
+  try {
+    F();
+  } catch (const Error &E) {
+    return E.kind() + ": " + E.message();
+  }
+  return "no error";
 }
 
 /// The raised error formatted (kind, message, frames), or "no error".

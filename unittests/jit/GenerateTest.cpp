@@ -7,6 +7,7 @@
 // gives an error and leaves the cache working; 1000 generations leave no
 // memory behind (the ASan/LSan stage runs this binary). Skipped when
 // ../shared is absent.
+#include "CallErrors.h"
 #include "llm_generate.h"
 
 #include "vmjit/jit/tier_manager.h"
@@ -18,21 +19,12 @@
 
 using namespace vmjit;
 using namespace vmjit::vm;
+using vmjit::jittest::errorText;
 
 namespace {
 
 const std::filesystem::path kLlm =
     std::filesystem::path(VMJIT_TVM_MODELS) / "llm";
-
-/// "Kind: message" of what F raises, or "no error".
-std::string errorText(const std::function<void()> &F) {
-  try {
-    F();
-  } catch (const Error &E) {
-    return E.kind() + ": " + E.message();
-  }
-  return "no error";
-}
 
 double maxError(const std::vector<float> &A, const std::vector<float> &B) {
   if (A.size() != B.size())
@@ -129,6 +121,43 @@ TEST_P(GenerateTest, AForkContinuesLikeItsParent) {
   std::vector<float> Logits = G->step(Cache, 2, Rest, "prefill");
   EXPECT_LE(maxError(Logits, First), 1e-5);
   EXPECT_EQ(llm::Generator::argmax(Logits), Want[0]);
+}
+
+TEST_P(GenerateTest, CachedKVReadsBackByPosition) {
+  // attention_kv_cache_debug_get_kv: (layers, positions, kv heads, dim).
+  Function GetKV =
+      llm::globalFunc("vm.builtin.attention_kv_cache_debug_get_kv");
+  const DLDataType F32{kDLFloat, 32, 1};
+  auto kv = [&](const Any &Cache, int64_t Seq, int64_t Begin, int64_t End) {
+    Tensor K = Tensor::empty({2, End - Begin, 4, 16}, F32);
+    Tensor V = Tensor::empty({2, End - Begin, 4, 16}, F32);
+    GetKV(Cache, Seq, Begin, End, K, V);
+    const float *P = K.data<float>(), *Q = V.data<float>();
+    std::vector<float> Out(P, P + K.numel());
+    Out.insert(Out.end(), Q, Q + V.numel());
+    return Out;
+  };
+  /// Positions [Begin, End) of layer L's K from a (2, N, 4, 16) read.
+  auto slice = [](const std::vector<float> &All, int64_t N, int L,
+                  int64_t Begin, int64_t End) {
+    const size_t Row = 4 * 16;
+    auto First = All.begin() + static_cast<long>((L * N + Begin) * Row);
+    return std::vector<float>(First,
+                              First + static_cast<long>((End - Begin) * Row));
+  };
+  Any Cache = G->newCache();
+  G->generate(Cache, 0, Prompt, 16); // 23 tokens: two pages
+  std::vector<float> All = kv(Cache, 0, 0, 23);
+  std::vector<float> Part = kv(Cache, 0, 14, 19); // across the page boundary
+  for (int L = 0; L < 2; ++L)
+    EXPECT_EQ(slice(Part, 5, L, 0, 5), slice(All, 23, L, 14, 19)) << L;
+  EXPECT_NE(slice(All, 23, 1, 0, 1), slice(All, 23, 1, 1, 2));
+  // A child forked inside the second page has the same first 20 tokens
+  // (the shared page and a copy of the partly shared one).
+  G->ForkSequence(Cache, 0, 1, 20);
+  std::vector<float> Child = kv(Cache, 1, 0, 20);
+  for (int L = 0; L < 2; ++L)
+    EXPECT_EQ(slice(Child, 20, L, 0, 20), slice(All, 23, L, 0, 20)) << L;
 }
 
 TEST_P(GenerateTest, PoppedTokensAreDecodedAgain) {

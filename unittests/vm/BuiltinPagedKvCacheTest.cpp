@@ -336,6 +336,15 @@ TEST_F(BuiltinPagedKvCacheTest, FeaturesItDoesNotHaveGiveTVMsErrors) {
                         "inplace")(C, Tensor(), Tensor(), Tensor(), Tensor());
               }),
               HasSubstr("TypeError")); // undefined tensors are not tensors
+  // The model gave one merge kernel: the general merge (the second) is
+  // missing.
+  Tensor T = Tensor::empty({1, 2, 4}, DLDataType{kDLFloat, 32, 1});
+  EXPECT_EQ(errorText([&] {
+              builtin("vm.builtin.attention_kv_cache_merge_attn_output_"
+                      "inplace")(C, T, T, T, T);
+            }),
+            "ValueError: vm.builtin.attention_kv_cache_merge_attn_output_"
+            "inplace: The general attention merge function is not defined.");
   // prepare_recv begins a forward and says where its tokens go, as
   // segments of consecutive positions: pages 0 and 2 here (sequence 2
   // holds page 1).
