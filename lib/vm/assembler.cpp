@@ -485,6 +485,9 @@ void Assembler::parseParams(Lexer &Lx, Stmt &S) {
     Lx.next();
     return;
   }
+  // Names seen so far: a linear scan per parameter made a long list
+  // quadratic (the loader's fuzzer found one that took seconds).
+  std::unordered_set<std::string_view> Unquoted;
   while (true) {
     Token P = Lx.next();
     if (P.is(Tok::String)) {
@@ -496,11 +499,10 @@ void Assembler::parseParams(Lexer &Lx, Stmt &S) {
                                 "the {1} register; a quoted \"{0}\" is a "
                                 "name only)",
                                 P.Text, P.Text == "vm" ? "VM" : "void"));
-      for (size_t I = 0; I < S.Params.size(); ++I)
-        if (!S.ParamQuoted[I] && S.Params[I] == P.Text)
-          failAt(P.P, fmt::format("duplicate parameter '{}' (a quoted "
-                                  "\"{}\" may repeat: it is a name only)",
-                                  P.Text, P.Text));
+      if (!Unquoted.insert(P.Text).second)
+        failAt(P.P, fmt::format("duplicate parameter '{}' (a quoted "
+                                "\"{}\" may repeat: it is a name only)",
+                                P.Text, P.Text));
       S.Params.emplace_back(P.Text);
       S.ParamQuoted.push_back(0);
     } else {
