@@ -11,6 +11,7 @@
 #ifndef VMJIT_PYTHON_BINDINGS_H
 #define VMJIT_PYTHON_BINDINGS_H
 
+#include "gil.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/function.h"
 #include "vmjit/runtime/tensor.h"
@@ -94,8 +95,8 @@ public:
 /// locked. Returns false with the Python exception set if it threw.
 template <typename F> bool runUnlocked(Machine *M, F &&Body) {
   std::optional<Error> Failed;
-  Py_BEGIN_ALLOW_THREADS;
   {
+    GilRelease NoGil;
     std::unique_lock<std::recursive_mutex> Guard;
     if (M)
       Guard = std::unique_lock<std::recursive_mutex>(M->Lock);
@@ -109,7 +110,6 @@ template <typename F> bool runUnlocked(Machine *M, F &&Body) {
       Failed.emplace("InternalError", E.what());
     }
   }
-  Py_END_ALLOW_THREADS;
   if (Failed)
     setPythonError(*Failed);
   return !Failed;

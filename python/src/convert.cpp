@@ -57,9 +57,10 @@ struct LentBuffer {
   DLManagedTensor Managed{};
   static void release(DLManagedTensor *M) {
     auto *L = static_cast<LentBuffer *>(M->manager_ctx);
-    PyGILState_STATE S = PyGILState_Ensure();
-    PyBuffer_Release(&L->View);
-    PyGILState_Release(S);
+    if (std::optional<PyGILState_STATE> S = ensureGilUnlessClosing()) {
+      parkIfPythonEnds([L] { PyBuffer_Release(&L->View); });
+      PyGILState_Release(*S);
+    } // else the interpreter is exiting: the buffer is left to it
     delete L;
   }
 };

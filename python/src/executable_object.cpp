@@ -59,21 +59,21 @@ void registerExecutable(py::module_ &M) {
           "save",
           [](const vm::OpenedProgram &P, const std::string &Path,
              const std::string &Format, const std::string &Name) {
-            py::gil_scoped_release NoGil;
+            GilRelease NoGil;
             vm::writeProgram(*P.Exe, Format, Name, Path);
           },
           py::arg("path"), py::arg("format"), py::arg("name"));
   M.def(
       "load",
       [](const std::string &Path) {
-        py::gil_scoped_release NoGil;
+        GilRelease NoGil;
         return vm::openProgram(Path);
       },
       py::arg("path"));
   M.def(
       "assemble",
       [](const std::string &Text, const std::string &Name) {
-        py::gil_scoped_release NoGil;
+        GilRelease NoGil;
         return vm::OpenedProgram{vm::assemble(Text, Name), {}, {}};
       },
       py::arg("text"), py::arg("name"));

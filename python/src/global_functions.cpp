@@ -35,9 +35,11 @@ public:
       : Obj(O.release().ptr(), [](PyObject *P) {
           if (!Py_IsInitialized())
             return;
-          PyGILState_STATE S = PyGILState_Ensure();
-          Py_DECREF(P);
-          PyGILState_Release(S);
+          std::optional<PyGILState_STATE> S = ensureGilUnlessClosing();
+          if (!S)
+            return; // the interpreter is exiting: left to it
+          parkIfPythonEnds([P] { Py_DECREF(P); }); // may run a __del__
+          PyGILState_Release(*S);
         }) {}
   PyObject *get() const noexcept { return Obj.get(); }
 
@@ -56,7 +58,7 @@ std::set<std::string> PythonNames;
 Function pythonFunction(std::string Name, py::object Callable) {
   auto Call = [Name, Fn = PyRef(std::move(Callable))](PackedArgs Args,
                                                       Any *Result) {
-    py::gil_scoped_acquire Gil;
+    GilAcquire Gil;
     try {
       py::tuple PyArgs(static_cast<size_t>(Args.size()));
       for (int32_t I = 0; I < Args.size(); ++I) {
@@ -65,7 +67,11 @@ Function pythonFunction(std::string Name, py::object Callable) {
           throw py::error_already_set();
         PyTuple_SET_ITEM(PyArgs.ptr(), I, V);
       }
-      py::object R = py::handle(Fn.get())(*PyArgs);
+      // Python may end this thread in the call (at interpreter exit).
+      auto R = py::reinterpret_steal<py::object>(parkIfPythonEnds(
+          [&] { return PyObject_Call(Fn.get(), PyArgs.ptr(), nullptr); }));
+      if (!R)
+        throw py::error_already_set();
       *Result = toAny(R.ptr(), 0);
     } catch (py::error_already_set &E) {
       E.restore();
@@ -136,6 +142,7 @@ void registerGlobalFunctions(py::module_ &M) {
     return Registry::global().names();
   });
   M.def("_clear_python_funcs", &clearPythonFuncs);
+  M.def("_begin_closing", [] { beginClosing(); });
 }
 
 } // namespace vmjit::python

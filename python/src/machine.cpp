@@ -76,7 +76,7 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
   M->Mode = O.Mode;
   std::string AotUnused; // why the program's ahead-of-time code is not used
   {
-    py::gil_scoped_release NoGil;
+    GilRelease NoGil;
     vm::VMOptions VO;
     VO.Libraries = P.Libraries;
     for (const std::string &Path : O.Libs)
@@ -132,7 +132,7 @@ template <typename F> void run(Machine &M, F &&Body) {
 vm::InstrumentFn makeInstrument(PyObject *Callback,
                                 std::weak_ptr<Machine> Weak) {
   return [Callback, Weak](const vm::CallEvent &E) {
-    py::gil_scoped_acquire Gil;
+    GilAcquire Gil;
     std::shared_ptr<Machine> M = Weak.lock();
     try {
       py::tuple Args(4 + E.Args.size());
@@ -144,7 +144,11 @@ vm::InstrumentFn makeInstrument(PyObject *Callback,
       Args[3] = E.Result ? resultOf(*E.Result, M) : py::none();
       for (size_t I = 0; I < E.Args.size(); ++I)
         Args[4 + I] = resultOf(Any(E.Args[I]), M);
-      py::object R = py::handle(Callback)(*Args);
+      // Python may end this thread in the call (at interpreter exit).
+      auto R = py::reinterpret_steal<py::object>(parkIfPythonEnds(
+          [&] { return PyObject_Call(Callback, Args.ptr(), nullptr); }));
+      if (!R)
+        throw py::error_already_set();
       if (R.is_none())
         return vm::InstrumentAction::Continue;
       if (!PyLong_Check(R.ptr()))
@@ -300,14 +304,12 @@ void registerMachine(py::module_ &M) {
              });
            })
       .def("interrupt", [](Machine &Self) { Self.VM->interrupt(); })
-      .def("clear_interrupt",
-           [](Machine &Self) { Self.VM->clearInterrupt(); })
-      .def("steps_taken",
-           [](Machine &Self) { return Self.VM->stepsTaken(); })
+      .def("clear_interrupt", [](Machine &Self) { Self.VM->clearInterrupt(); })
+      .def("steps_taken", [](Machine &Self) { return Self.VM->stepsTaken(); })
       .def("wait_compiles",
            [](Machine &Self) {
 #ifdef VMJIT_HAVE_JIT
-             py::gil_scoped_release NoGil;
+             GilRelease NoGil;
              if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM))
                TM->drain();
 #else
@@ -348,7 +350,7 @@ void registerMachine(py::module_ &M) {
 
   M.def("_stop_background_compiles", [] {
 #ifdef VMJIT_HAVE_JIT
-    py::gil_scoped_release NoGil;
+    GilRelease NoGil;
     jit::stopBackgroundCompiles();
 #endif
   });

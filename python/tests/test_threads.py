@@ -164,3 +164,17 @@ def test_calls_release_the_gil(make_vm):
         thread.join()
     assert len(counter) == 1000
     assert vm["main"](10) == 45
+
+
+def test_daemon_threads_inside_calls_at_exit(run_script, input_path,
+                                             available_modes):
+    # Python ends daemon threads that take the GIL after finalization has
+    # begun with pthread_exit; one inside a VM call (in a Python function
+    # the VM called, an instrument, or on its way out of the call) used to
+    # abort the process ("FATAL: exception not rethrown") or crash it.
+    inputs = input_path("fib").parent
+    script = inputs / "daemon_threads_at_exit.py"
+    for run in range(20):
+        proc = run_script(script, str(inputs), *available_modes, timeout=60)
+        assert (proc.returncode, proc.stdout) == (0, "exiting\n"), \
+            f"run {run}: exit {proc.returncode}\n{proc.stderr[-2000:]}"

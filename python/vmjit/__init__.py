@@ -37,10 +37,13 @@ _vmjit._set_hooks(Shape, Device, errors._make)
 
 @atexit.register
 def _at_exit():
-    """At interpreter exit, before any C++ static is destroyed: background
-    tier-2 compiles stop (one still running then would run into LLVM's
-    statics), and registered Python functions leave the registry (which
-    lives until the process ends) while Python can still release them."""
+    """At interpreter exit, before any C++ static is destroyed: threads
+    still inside VM calls (daemon threads) no longer take the GIL (they
+    wait for the process to end instead), background tier-2 compiles stop
+    (one still running then would run into LLVM's statics), and registered
+    Python functions leave the registry (which lives until the process
+    ends) while Python can still release them."""
+    _vmjit._begin_closing()
     _vmjit._stop_background_compiles()
     _vmjit._clear_python_funcs()
 
