@@ -17,21 +17,30 @@ namespace vmjit::python {
 
 namespace {
 
-/// The callback exception of this thread waiting for its call to return.
-thread_local std::optional<py::error_already_set> PendingCallbackError;
+/// The callback exception of this thread waiting for its call to return,
+/// with the Error that carries it through the VM: raised again only by a
+/// call that fails with that same Error object (a C caller may take the
+/// Error and drop it; the exception must not surface in a later call).
+struct PendingError {
+  Error Carrier;
+  py::error_already_set Exception;
+};
+thread_local std::optional<PendingError> PendingCallbackError;
 
 } // namespace
 
 Error errorFromPython(const char *Where) {
   py::error_already_set E;
   Error Out("PythonError", fmt::format("{} raised {}", Where, E.what()));
-  PendingCallbackError.emplace(std::move(E));
+  PendingCallbackError.emplace(PendingError{Out, std::move(E)});
   return Out;
 }
 
 void setPythonError(const Error &E) {
+  if (PendingCallbackError && PendingCallbackError->Carrier.get() != E.get())
+    PendingCallbackError.reset(); // dropped by whoever took its Error
   if (PendingCallbackError) {
-    py::error_already_set Raised = std::move(*PendingCallbackError);
+    py::error_already_set Raised = std::move(PendingCallbackError->Exception);
     PendingCallbackError.reset();
     std::vector<std::string> Frames = E.frames();
     if (!Frames.empty()) {

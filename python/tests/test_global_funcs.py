@@ -75,6 +75,44 @@ def test_exception_comes_out_as_itself(vm):
     assert vm["add3"](1, 1, 1) == 3  # the VM goes on
 
 
+def _runtime_library():
+    """libvmjit_runtime (the C API) as the extension loaded it."""
+    import ctypes
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps
+                 if "libvmjit_runtime" in line}
+    assert len(paths) == 1, paths
+    lib = ctypes.CDLL(paths.pop())
+    lib.VMJITFunctionGetGlobal.argtypes = [ctypes.c_char_p,
+                                           ctypes.POINTER(ctypes.c_void_p)]
+    lib.VMJITFunctionCall.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                      ctypes.c_int32, ctypes.c_void_p]
+    lib.VMJITErrorMoveFromRaised.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    lib.VMJITObjectDecRef.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+def test_an_error_a_c_caller_dropped_stays_dropped(vm):
+    # A C caller calls py.fail through the C API, takes its error and drops
+    # it: Boom must not come out of a later, unrelated failing call.
+    import ctypes
+    lib = _runtime_library()
+    fn = ctypes.c_void_p()
+    assert lib.VMJITFunctionGetGlobal(b"py.fail", ctypes.byref(fn)) == 0
+    arg = (ctypes.c_uint64 * 2)(0, 0)  # None (type index 0)
+    result = (ctypes.c_uint64 * 2)(0, 0)
+    assert lib.VMJITFunctionCall(fn, arg, 1, result) == -1
+    err = ctypes.c_void_p()
+    lib.VMJITErrorMoveFromRaised(ctypes.byref(err))
+    assert err.value
+    lib.VMJITObjectDecRef(err)
+    lib.VMJITObjectDecRef(fn)
+    with pytest.raises(vmjit.errors.TypeError, match="expected 3 arguments"):
+        vm["add3"](1, 2)
+    with pytest.raises(Boom):  # a callback's own error still comes out
+        vm["call_fail"](7)
+
+
 def test_callback_into_the_vm(vm):
     assert vm["call_back"](20) == 41
 
