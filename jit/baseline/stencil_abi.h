@@ -96,12 +96,13 @@ struct StencilInfo {
 /// stencils read these fields at fixed offsets.
 struct TierUpSite {
   /// Counts down; the stencil that takes it to 0 calls vmjit_baseline_hot.
+  /// Relaxed atomic loads and stores (a decrement may be lost to a race).
   int64_t Countdown;
   /// Tier-2 code (a NativeFn) or null. Written once, with release order.
   void *Tier2;
   /// Frames that moved from baseline code into tier 2 at a backward jump.
   uint64_t Tier2Entries;
-  /// Calls that ran baseline code.
+  /// Calls that ran baseline code (a relaxed atomic increment: exact).
   uint64_t Tier1Calls;
   /// For vmjit_baseline_hot.
   void *Manager;

@@ -142,15 +142,27 @@ extern "C" int vmjit_stencil_entry(NativeContext *Ctx, Val *Regs,
   return enter(Ctx, Regs, Consts, Funcs, EntryPC);
 }
 
+/// Takes one from the site's countdown; true when it reaches 0. Threads
+/// running the same code (VMs sharing a tier manager) race here: relaxed
+/// atomic loads and stores, not a read-modify-write, so that a loop's back
+/// edge pays no locked instruction. A decrement lost to the race only
+/// delays the tier-up; vmjit_baseline_hot deduplicates the request.
+INLINE bool countDown(TierUpSite *Site) {
+  int64_t Left = __atomic_load_n(&Site->Countdown, __ATOMIC_RELAXED) - 1;
+  __atomic_store_n(&Site->Countdown, Left, __ATOMIC_RELAXED);
+  return Left <= 0;
+}
+
 /// Counts toward tier 2 (calls reach tier 2 through the pool entry, which
 /// reads the best code at every call).
 extern "C" int vmjit_stencil_entry_counted(NativeContext *Ctx, Val *Regs,
                                           const Val *Consts, void **Funcs,
                                           int64_t EntryPC) {
   TierUpSite *Site = (TierUpSite *)WIDE(SITE);
-  if (__builtin_expect(--Site->Countdown <= 0, 0))
+  if (__builtin_expect(countDown(Site), 0))
     ((HotFn)WIDE(HOT))(Site);
-  Site->Tier1Calls += EntryPC == 0;
+  if (EntryPC == 0) // exact: VMs on several threads may share this code
+    __atomic_fetch_add(&Site->Tier1Calls, 1, __ATOMIC_RELAXED);
   return enter(Ctx, Regs, Consts, Funcs, EntryPC);
 }
 
@@ -414,7 +426,7 @@ INLINE bool step(NativeContext *Ctx) {
 /// finished in tier 2).
 INLINE int tierUp(CHAIN_ARGS, bool *Done) {
   TierUpSite *Site = (TierUpSite *)WIDE(SITE);
-  if (__builtin_expect(--Site->Countdown <= 0, 0))
+  if (__builtin_expect(countDown(Site), 0))
     ((HotFn)WIDE(HOT))(Site);
   void *T2 = __atomic_load_n(&Site->Tier2, __ATOMIC_ACQUIRE);
   if (__builtin_expect(T2 == nullptr, 1))
