@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/aot.h"
+#include "call_size.h"
 #include "codegen.h"
 #include "vmjit/jit/engine.h"
 #include "vmjit/jit/host_info.h"
@@ -317,6 +318,14 @@ Expected<AotResult> compile(const vm::Executable &Exe,
   for (size_t K = 0; K < Exe.functions().size(); ++K)
     if (Exe.functions()[K].Kind == vm::FunctionKind::Bytecode)
       Funcs.push_back(static_cast<int64_t>(K));
+  for (int64_t K : Funcs)
+    if (!argumentsFitNativeStack(Exe, Exe.function(K)))
+      return makeError(fmt::format(
+          "function '{}' makes a call of {} arguments, more than native code "
+          "keeps on the stack ({} KiB, {} arguments); `vmjit run` runs it on "
+          "the interpreter",
+          Exe.function(K).Name, callSize(Exe, Exe.function(K)).MaxArgs,
+          kMaxNativeArgBytes / 1024, kMaxNativeArgBytes / 16));
   R.Functions = Funcs.size();
   LoweringOptions LO;
   LO.InlineBuiltins = Opts.InlineBuiltins;

@@ -2,6 +2,7 @@
 
 #include "vmjit/jit/tier_manager.h"
 #include "baseline/baseline_compiler.h"
+#include "call_size.h"
 #include "runtime_helpers.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/lowering.h"
@@ -53,13 +54,25 @@ LoweringOptions loweringOptions(const JITOptions &O) {
   return LO;
 }
 
-/// Whether tier 2's code for `F` beats tier 1's. Functions past
-/// kLargeUnitInstrs get O0 codegen, and those lowered flat keep every
-/// register in memory: both measured slower than tier 1 (dispatch_int,
-/// N=100 flat at O1: 10.2 ns per call against 5.3; N=1000 flat at O0: 11.3
-/// against 4.96; docs/jit.md), so such a function keeps tier-1 code.
-bool tierTwoWins(const vm::FunctionInfo &F, const JITOptions &O) {
-  return F.numInstrs() <= kLargeUnitInstrs &&
+/// Past these a tier-2 compile costs more than tier 2 wins back: its IR
+/// grows with call arguments as with instructions (each argument a tag and
+/// a payload store, with its register's checks), and codegen is
+/// superlinear in a block's size. One call of N arguments compiled at O1
+/// in 37 ms (N=100), 110 ms (300), 1.8 s (1000), 5.2 s (2000).
+constexpr int64_t kTierTwoMaxCallArgs = 256;
+constexpr int64_t kTierTwoMaxSize = 1000; // instructions + call arguments
+
+/// Whether tier 2's code for `F` beats tier 1's, its compile included.
+/// Functions past kLargeUnitInstrs get O0 codegen, and those lowered flat
+/// keep every register in memory: both measured slower than tier 1
+/// (dispatch_int, N=100 flat at O1: 10.2 ns per call against 5.3; N=1000
+/// flat at O0: 11.3 against 4.96; docs/jit.md), so such a function keeps
+/// tier-1 code, as does one whose calls make its compile too slow.
+bool tierTwoWins(const vm::Executable &Exe, const vm::FunctionInfo &F,
+                 const JITOptions &O) {
+  const CallSize S = callSize(Exe, F);
+  return S.Instrs <= kLargeUnitInstrs && S.MaxArgs <= kTierTwoMaxCallArgs &&
+         S.Instrs + S.Args <= kTierTwoMaxSize &&
          !lowersFlat(F, loweringOptions(O));
 }
 
@@ -155,6 +168,10 @@ struct TierManager::Impl {
   bool Busy = false;
   bool Stop = false;
   std::thread Worker;
+
+  /// Whether JIT code can run `Func` (argumentsFitNativeStack); if not, it
+  /// stays on the interpreter, which its stats say.
+  bool fitsNativeStack(int64_t Func);
 };
 
 //===----------------------------------------------------------------------===//
@@ -294,9 +311,11 @@ bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
 void TierManager::requestOptimized(int64_t Func) {
   if (I->Requested[static_cast<size_t>(Func)].exchange(1))
     return; // already queued, compiling, compiled or failed
+  if (!I->fitsNativeStack(Func))
+    return;
   // A function with baseline code keeps it where tier 2 would not win.
   if (I->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire) &&
-      !tierTwoWins(I->Exe->function(Func), Opts)) {
+      !tierTwoWins(*I->Exe, I->Exe->function(Func), Opts)) {
     std::lock_guard Lock(I->Mutex);
     I->Stats[static_cast<size_t>(Func)].StaysAtBaseline = true;
     logger().debug("function '{}' stays at the baseline tier: {} "
@@ -329,7 +348,9 @@ void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
   // Without tier 1 (another host, UseBaseline off) they go to tier 2 too.
   std::vector<int64_t> Small, Large;
   for (int64_t K : Funcs)
-    (tierTwoWins(I->Exe->function(K), Opts) ? Small : Large).push_back(K);
+    if (I->fitsNativeStack(K))
+      (tierTwoWins(*I->Exe, I->Exe->function(K), Opts) ? Small : Large)
+          .push_back(K);
   if (!Small.empty())
     compileNow(Small);
   if (Large.empty())
@@ -378,6 +399,18 @@ void TierManager::startWorkerLocked() {
         I->Idle.notify_all();
     }
   });
+}
+
+bool TierManager::Impl::fitsNativeStack(int64_t Func) {
+  const vm::FunctionInfo &F = Exe->function(Func);
+  if (argumentsFitNativeStack(*Exe, F))
+    return true;
+  std::lock_guard Lock(Mutex);
+  Stats[static_cast<size_t>(Func)].StaysAtBaseline = true;
+  logger().debug("function '{}' stays on the interpreter: a call of {} "
+                 "arguments needs more than {} KiB of native stack",
+                 F.Name, callSize(*Exe, F).MaxArgs, kMaxNativeArgBytes / 1024);
+  return false;
 }
 
 void TierManager::drain() {
@@ -600,7 +633,7 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   // code they have.
   for (int64_t K : All) {
     if (M->stats(K).Compiled ||
-        (M->nativeCode(K) && !tierTwoWins(Exe.function(K), M->Opts)))
+        (M->nativeCode(K) && !tierTwoWins(Exe, Exe.function(K), M->Opts)))
       continue;
     if (!M->I->Requested[static_cast<size_t>(K)].exchange(1))
       Missing.push_back(K);

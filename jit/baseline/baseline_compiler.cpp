@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "baseline_compiler.h"
+#include "../call_size.h"
 #include "../runtime_helpers.h"
 #include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/runtime/error.h"
@@ -35,10 +36,6 @@ constexpr size_t kNumHoles = 0
     VMJIT_BASELINE_HOLES(VMJIT_HOLE_COUNT)
 #undef VMJIT_HOLE_COUNT
     ;
-
-/// The argument stack of a frame lives on the native stack: calls with
-/// more arguments than this stay on the other tiers.
-constexpr int64_t kMaxArgBytes = 64 * 1024;
 
 } // namespace
 
@@ -271,7 +268,7 @@ private:
 
   void emitCall(Emitter &E, vm::InstrView I) {
     const int64_t N = I.callNumArgs();
-    if (16 * N > kMaxArgBytes)
+    if (16 * N > kMaxNativeArgBytes) // the frame's argument stack
       throwError("JITError",
                  fmt::format("baseline: a call with {} arguments in '{}'", N,
                              F.Name));

@@ -12,30 +12,9 @@
 #include "vm_internal.h"
 #include "vmjit/runtime/logging.h"
 
-#include <pthread.h>
-
 namespace vmjit::vm {
 
 using namespace internal;
-
-bool nativeStackExhausted() noexcept {
-  thread_local uintptr_t Limit = [] {
-    uintptr_t Low = 0;
-    pthread_attr_t Attr;
-    if (pthread_getattr_np(pthread_self(), &Attr) == 0) {
-      void *Addr;
-      size_t Size;
-      if (pthread_attr_getstack(&Attr, &Addr, &Size) == 0) {
-        // Keep a quarter of a small stack, or 256 KiB of a large one.
-        size_t Reserve = std::min<size_t>(Size / 4, 256 * 1024);
-        Low = reinterpret_cast<uintptr_t>(Addr) + Reserve;
-      }
-      pthread_attr_destroy(&Attr);
-    }
-    return Low;
-  }();
-  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) < Limit;
-}
 
 bool VirtualMachine::Interpreter::tierUp(int64_t Func, uint64_t Count) {
   if (VM.Tier->nativeCode(Func))
@@ -66,6 +45,8 @@ int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
     if (!Code)
       return 0;
   }
+  if (StayInterpreted || !nativeStackAvailable())
+    return 0;
   // On-stack replacement: the frame continues in native code at PC, on
   // the same register file; later calls get the native entry too.
   VM.adoptNativeCode(Func);
@@ -98,6 +79,19 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   const FunctionInfo &Fn = VM->Exe->function(F->Func);
   if (NumArgs != Fn.NumParams)
     return raiseArityError(Fn, NumArgs);
+  if (!nativeStackAvailable()) [[unlikely]] {
+    // Too little native stack left here, or a stack vmjit cannot see (a
+    // fiber's): the interpreter runs this call and every call it makes, on
+    // frames on the heap, with the same results, errors and steps.
+    VirtualMachine::Interpreter In(*VM);
+    In.StayInterpreted = true;
+    try {
+      In.pushFrame(F->Func, A, NumArgs, kVoidRegister, /*Boundary=*/true);
+    } catch (...) {
+      return detail::raiseCurrentException();
+    }
+    return In.run(Out);
+  }
   // A native frame: registers from the shared stack, counted in the call
   // depth, but no interpreter Frame (nothing reads it).
   const size_t NumRegs = static_cast<size_t>(Fn.RegisterFileSize);

@@ -379,8 +379,10 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         const RegName DstReg = I[1];
         FunctionObj *Fn = VM.poolEntry(Callee);
         F->PC = PC;
-        if (Fn == InterpEntries[Callee] && !VM.observingCalls()) {
-          if (!VM.Tier ||
+        if ((Fn == InterpEntries[Callee] ||
+             (StayInterpreted && VM.IsNative[static_cast<size_t>(Callee)])) &&
+            !VM.observingCalls()) {
+          if (StayInterpreted || !VM.Tier ||
               !tierUp(Callee, VM.CallCounts[static_cast<size_t>(Callee)] + 1)) {
             // A bytecode function still run by the interpreter: a new frame.
             pushFrame(Callee, Args, N, DstReg, /*Boundary=*/false);
@@ -583,7 +585,7 @@ Any *VirtualMachine::enterFrame(int64_t Func, const AnyView *Args,
   if (Depth >= Opts.MaxCallDepth)
     throwError("RecursionError", fmt::format("maximum call depth of {} exceeded",
                                              Opts.MaxCallDepth));
-  if (Native && nativeStackExhausted()) [[unlikely]]
+  if (Native && !nativeStackAvailable()) [[unlikely]]
     throwError("RecursionError",
                fmt::format("maximum call depth exceeded: the native stack is "
                            "exhausted at depth {}",

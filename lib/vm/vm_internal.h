@@ -14,6 +14,7 @@
 #include "vmjit/runtime/library.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/vm/native_code.h"
+#include "vmjit/vm/native_stack.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <fmt/format.h>
@@ -130,12 +131,6 @@ private:
   static int entry(void *Self, const VMJITAny *Args, int32_t NumArgs,
                    VMJITAny *Result) noexcept;
 };
-
-/// True when less native stack is left on this thread than a native
-/// frame (and the kernels it calls) may need: deep recursion through
-/// native code fails with a RecursionError before it overflows the stack,
-/// whatever MaxCallDepth says.
-bool nativeStackExhausted() noexcept;
 
 //===----------------------------------------------------------------------===//
 // Frames and register files
@@ -257,6 +252,11 @@ public:
   /// Runs until the boundary frame on top of the stack returns. On an error
   /// every frame down to it adds its "in function" line and is popped.
   int run(Any *Out) noexcept;
+
+  /// Runs every bytecode function this interpreter calls itself, native
+  /// code or not, and takes no on-stack replacement: a native entry with
+  /// too little native stack left runs its call so (nativeStackAvailable).
+  bool StayInterpreted = false;
 
 private:
   std::string frameLine(const Frame &F) const {
