@@ -64,6 +64,22 @@ int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
   return 1;
 }
 
+/// Too little native stack left here, or a stack vmjit cannot see (a
+/// fiber's): the interpreter runs this call and every call it makes, on
+/// frames on the heap, with the same results, errors and steps.
+int NativeFunctionObj::runInterpreted(VirtualMachine &VM, int64_t Func,
+                                      const AnyView *Args, int32_t NumArgs,
+                                      Any *Result) noexcept {
+  VirtualMachine::Interpreter In(VM);
+  In.StayInterpreted = true;
+  try {
+    In.pushFrame(Func, Args, NumArgs, kVoidRegister, /*Boundary=*/true);
+  } catch (...) {
+    return detail::raiseCurrentException();
+  }
+  return In.run(Result);
+}
+
 int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
                              int32_t NumArgs, VMJITAny *Result) noexcept {
   auto *F = static_cast<NativeFunctionObj *>(Self);
@@ -79,25 +95,15 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   const FunctionInfo &Fn = VM->Exe->function(F->Func);
   if (NumArgs != Fn.NumParams)
     return raiseArityError(Fn, NumArgs);
-  if (!nativeStackAvailable()) [[unlikely]] {
-    // Too little native stack left here, or a stack vmjit cannot see (a
-    // fiber's): the interpreter runs this call and every call it makes, on
-    // frames on the heap, with the same results, errors and steps.
-    VirtualMachine::Interpreter In(*VM);
-    In.StayInterpreted = true;
-    try {
-      In.pushFrame(F->Func, A, NumArgs, kVoidRegister, /*Boundary=*/true);
-    } catch (...) {
-      return detail::raiseCurrentException();
-    }
-    return In.run(Out);
-  }
+  if (!nativeStackAvailable()) [[unlikely]]
+    return runInterpreted(*VM, F->Func, A, NumArgs, Out);
   // A native frame: registers from the shared stack, counted in the call
   // depth, but no interpreter Frame (nothing reads it).
   const size_t NumRegs = static_cast<size_t>(Fn.RegisterFileSize);
   Any *Regs;
   try {
-    Regs = VM->enterFrame(F->Func, A, NumArgs, /*Native=*/true);
+    // (Native: false: the stack was checked above.)
+    Regs = VM->enterFrame(F->Func, A, NumArgs, /*Native=*/false);
   } catch (...) {
     return detail::raiseCurrentException();
   }

@@ -36,12 +36,26 @@ StackBounds threadStack() noexcept {
 
 thread_local StackBounds Declared;
 
-/// 1 if `SP` lies in `B` above its reserve, 0 if in its reserve, -1 if not
-/// in `B` at all.
-int aboveReserve(const StackBounds &B, uintptr_t SP) noexcept {
-  if (SP < B.Low || SP >= B.High)
-    return -1;
-  return SP >= B.Low + nativeStackReserve(B.High - B.Low) ? 1 : 0;
+/// The stack the last check found the frame on, as [Limit, High): its
+/// reserve excluded. Empty (Limit > High) until a check finds one, and
+/// after a declaration changes.
+struct FastRange {
+  uintptr_t Limit = UINTPTR_MAX, High = 0;
+};
+thread_local FastRange Fast;
+
+/// Fills Fast from the stack holding `SP`, declared or the thread's own.
+[[gnu::noinline]] bool findStack(uintptr_t SP) noexcept {
+  thread_local const StackBounds Own = threadStack();
+  const StackBounds *Known[] = {&Declared, &Own};
+  for (const StackBounds *B : Known) {
+    if (SP < B->Low || SP >= B->High)
+      continue;
+    Fast.Limit = B->Low + nativeStackReserve(B->High - B->Low);
+    Fast.High = B->High;
+    return SP >= Fast.Limit;
+  }
+  return false; // a stack vmjit does not know
 }
 
 } // namespace
@@ -54,6 +68,7 @@ size_t nativeStackReserve(size_t Size) noexcept {
 void setNativeStack(void *Base, size_t Size) noexcept {
   Declared.Low = Size ? reinterpret_cast<uintptr_t>(Base) : 0;
   Declared.High = Size ? Declared.Low + Size : 0;
+  Fast = FastRange();
 }
 
 NativeStackScope::NativeStackScope(void *Base, size_t Size) noexcept
@@ -62,17 +77,15 @@ NativeStackScope::NativeStackScope(void *Base, size_t Size) noexcept
 }
 
 NativeStackScope::~NativeStackScope() {
-  Declared.Low = PrevLow;
-  Declared.High = PrevHigh;
+  setNativeStack(reinterpret_cast<void *>(PrevLow), PrevHigh - PrevLow);
 }
 
 bool nativeStackAvailable() noexcept {
-  thread_local const StackBounds Own = threadStack();
+  // Every native entry asks: one range check on the stack found last.
   const auto SP = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  int In = aboveReserve(Declared, SP);
-  if (In < 0)
-    In = aboveReserve(Own, SP);
-  return In > 0;
+  if (SP >= Fast.Limit && SP < Fast.High) [[likely]]
+    return true;
+  return findStack(SP);
 }
 
 } // namespace vmjit::vm

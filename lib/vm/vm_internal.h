@@ -130,6 +130,11 @@ private:
   std::shared_ptr<TierController> Owner;
   static int entry(void *Self, const VMJITAny *Args, int32_t NumArgs,
                    VMJITAny *Result) noexcept;
+  /// A call where native code may not run, on an interpreter that stays
+  /// interpreted (out of line: entry's own frame stays small).
+  [[gnu::noinline, gnu::cold]] static int
+  runInterpreted(VirtualMachine &VM, int64_t Func, const AnyView *Args,
+                 int32_t NumArgs, Any *Result) noexcept;
 };
 
 //===----------------------------------------------------------------------===//
