@@ -19,9 +19,11 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace vmjit::python {
@@ -127,8 +129,40 @@ void registerMachine(py::module_ &M);
 PyObject *makeBoundFunction(std::shared_ptr<Machine> M, int64_t Index,
                             Function Fn, const std::string &Name);
 /// A callable for a function value (a closure a VM returned, ...): calls go
-/// through `Owner`'s lock when there is one.
+/// through `Owner`'s lock when there is one. One made with no owner while a
+/// CallbackArguments is alive on this thread belongs to that callback.
 PyObject *makeValueFunction(Function F, std::shared_ptr<Machine> Owner);
+
+/// The call of a Python function by a VM (register_func). The functions
+/// and closures among its arguments run without a VM's lock, so they may be
+/// called only by the callback, on its thread, while it runs: made while
+/// `converting()`, they refuse any other call.
+class CallbackArguments {
+public:
+  /// Where and while the callback's functions may run.
+  struct Scope {
+    std::thread::id Thread;
+    std::atomic<bool> Live{true};
+  };
+  /// While it lives, functions made on this thread with no owner are the
+  /// callback's.
+  class Converting {
+  public:
+    explicit Converting(const std::shared_ptr<Scope> &S);
+    ~Converting();
+    Converting(const Converting &) = delete;
+    Converting &operator=(const Converting &) = delete;
+  };
+
+  CallbackArguments();
+  ~CallbackArguments();
+  CallbackArguments(const CallbackArguments &) = delete;
+  CallbackArguments &operator=(const CallbackArguments &) = delete;
+  [[nodiscard]] Converting converting() { return Converting(S); }
+
+private:
+  std::shared_ptr<Scope> S;
+};
 /// The function a vmjit.Function object holds, if `Obj` is one.
 std::optional<Function> functionOf(PyObject *Obj);
 void registerFunctionType(py::module_ &M);

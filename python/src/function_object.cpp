@@ -28,9 +28,33 @@ struct FunctionObject {
   int64_t Index;
   Function Fn;
   std::string Name;
+  /// Set for a function a callback received: where and while it may run.
+  std::shared_ptr<CallbackArguments::Scope> Callback;
 };
 
 PyTypeObject *FunctionType = nullptr;
+
+/// The callback whose arguments this thread is converting, if any.
+thread_local std::shared_ptr<CallbackArguments::Scope> ConvertingFor;
+
+/// False, with a RuntimeError set, if `F` is a callback's argument called
+/// from elsewhere or later.
+bool callableHere(const FunctionObject *F) {
+  const CallbackArguments::Scope *S = F->Callback.get();
+  if (!S)
+    return true;
+  const bool OtherThread = S->Thread != std::this_thread::get_id();
+  if (S->Live.load() && !OtherThread)
+    return true;
+  PyErr_Format(PyExc_RuntimeError,
+               "vmjit function '%s' was an argument of a Python function a "
+               "VM called, and runs without the VM's lock: only that "
+               "function may call it, on its thread, while it runs (this "
+               "call is %s)",
+               F->Name.c_str(),
+               OtherThread ? "on another thread" : "after it returned");
+  return false;
+}
 
 /// Arguments converted for one call: on the stack for up to kInline.
 class CallArgs {
@@ -63,6 +87,8 @@ PyObject *callFunction(PyObject *Self, PyObject *const *Args, size_t NArgsF,
                  F->Name.c_str());
     return nullptr;
   }
+  if (!callableHere(F))
+    return nullptr;
   const size_t N = PyVectorcall_NARGS(NArgsF);
   CallArgs Call(N);
   Any Result;
@@ -107,6 +133,7 @@ void deallocFunction(PyObject *Self) {
   auto *F = reinterpret_cast<FunctionObject *>(Self);
   PyObject_GC_UnTrack(Self);
   F->Owner.~shared_ptr();
+  F->Callback.~shared_ptr();
   F->Fn.~Function();
   F->Name.~basic_string();
   PyTypeObject *T = Py_TYPE(Self);
@@ -167,6 +194,8 @@ PyObject *newFunction(std::shared_ptr<Machine> Owner, int64_t Index,
   F->Index = Index;
   new (&F->Fn) Function(std::move(Fn));
   new (&F->Name) std::string(std::move(Name));
+  new (&F->Callback) std::shared_ptr<CallbackArguments::Scope>(
+      F->Owner ? nullptr : ConvertingFor);
   PyObject_GC_Track(F);
   return reinterpret_cast<PyObject *>(F);
 }
@@ -183,6 +212,18 @@ PyObject *makeValueFunction(Function F, std::shared_ptr<Machine> Owner) {
   return newFunction(std::move(Owner), -1, std::move(F),
                      Name.empty() ? "<closure>" : Name);
 }
+
+CallbackArguments::CallbackArguments() : S(std::make_shared<Scope>()) {
+  S->Thread = std::this_thread::get_id();
+}
+
+CallbackArguments::~CallbackArguments() { S->Live.store(false); }
+
+CallbackArguments::Converting::Converting(const std::shared_ptr<Scope> &S) {
+  ConvertingFor = S;
+}
+
+CallbackArguments::Converting::~Converting() { ConvertingFor = nullptr; }
 
 std::optional<Function> functionOf(PyObject *Obj) {
   if (Py_TYPE(Obj) != FunctionType)

@@ -59,13 +59,17 @@ Function pythonFunction(std::string Name, py::object Callable) {
   auto Call = [Name, Fn = PyRef(std::move(Callable))](PackedArgs Args,
                                                       Any *Result) {
     GilAcquire Gil;
+    CallbackArguments Scope;
     try {
       py::tuple PyArgs(static_cast<size_t>(Args.size()));
-      for (int32_t I = 0; I < Args.size(); ++I) {
-        PyObject *V = toPython(Args[I], nullptr);
-        if (!V)
-          throw py::error_already_set();
-        PyTuple_SET_ITEM(PyArgs.ptr(), I, V);
+      {
+        auto Converting = Scope.converting();
+        for (int32_t I = 0; I < Args.size(); ++I) {
+          PyObject *V = toPython(Args[I], nullptr);
+          if (!V)
+            throw py::error_already_set();
+          PyTuple_SET_ITEM(PyArgs.ptr(), I, V);
+        }
       }
       // Python may end this thread in the call (at interpreter exit).
       auto R = py::reinterpret_steal<py::object>(parkIfPythonEnds(

@@ -34,9 +34,14 @@ def _fail(x):
     raise Boom("py.fail got %r" % (x,))
 
 
+CALL_HOOKS = []  # each called with py.call's function argument
+
+
 @vmjit.register_func("py.call")
 def _call(f, x):
     assert isinstance(f, vmjit.Function)
+    for hook in CALL_HOOKS:
+        hook(f)
     return f(x) + 1
 
 
@@ -115,6 +120,37 @@ def test_an_error_a_c_caller_dropped_stays_dropped(vm):
 
 def test_callback_into_the_vm(vm):
     assert vm["call_back"](20) == 41
+
+
+def test_a_callbacks_function_runs_only_inside_it(vm):
+    # The function py.call receives runs without the VM's lock (the VM is
+    # in the middle of the call): another thread calling it during the
+    # callback, or anyone after, once corrupted the running call.
+    kept, seen = [], []
+
+    def call_on_another_thread(f):
+        kept.append(f)
+
+        def run():
+            try:
+                f(1)
+                seen.append("no error")
+            except RuntimeError as e:
+                seen.append(str(e))
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+
+    CALL_HOOKS.append(call_on_another_thread)
+    try:
+        assert vm["call_back"](20) == 41
+    finally:
+        CALL_HOOKS.clear()
+    assert len(seen) == 1 and "(this call is on another thread)" in seen[0], \
+        seen
+    with pytest.raises(RuntimeError, match="only that function may call it"):
+        kept[0](1)
+    assert vm["call_back"](5) == 11  # the VM goes on
 
 
 def test_result_without_a_vmjit_form(vm):
