@@ -24,6 +24,10 @@ struct FunctionObject {
   vectorcallfunc Vectorcall;
   /// The VM that runs it (null for a function value of no VM).
   std::shared_ptr<Machine> Owner;
+  /// Owner's Python object (a strong reference): the edge the garbage
+  /// collector follows, so that a cycle through the VM's instrument (which
+  /// may hold this function) is collected.
+  PyObject *OwnerObject;
   /// Function-table index in Owner's VM; -1: call Fn.
   int64_t Index;
   Function Fn;
@@ -132,6 +136,7 @@ PyObject *callFunction(PyObject *Self, PyObject *const *Args, size_t NArgsF,
 void deallocFunction(PyObject *Self) {
   auto *F = reinterpret_cast<FunctionObject *>(Self);
   PyObject_GC_UnTrack(Self);
+  Py_CLEAR(F->OwnerObject);
   F->Owner.~shared_ptr();
   F->Callback.~shared_ptr();
   F->Fn.~Function();
@@ -143,6 +148,14 @@ void deallocFunction(PyObject *Self) {
 
 int traverseFunction(PyObject *Self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(Self));
+  Py_VISIT(reinterpret_cast<FunctionObject *>(Self)->OwnerObject);
+  return 0;
+}
+
+/// Breaks a cycle: the Python edge goes; Owner stays (the object is about
+/// to be freed, and a call meanwhile still finds its VM).
+int clearFunction(PyObject *Self) {
+  Py_CLEAR(reinterpret_cast<FunctionObject *>(Self)->OwnerObject);
   return 0;
 }
 
@@ -168,14 +181,15 @@ PyGetSetDef FunctionGetSet[] = {
 PyType_Slot FunctionSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void *>(deallocFunction)},
     {Py_tp_traverse, reinterpret_cast<void *>(traverseFunction)},
+    {Py_tp_clear, reinterpret_cast<void *>(clearFunction)},
     {Py_tp_call, reinterpret_cast<void *>(PyVectorcall_Call)},
     {Py_tp_repr, reinterpret_cast<void *>(reprFunction)},
     {Py_tp_members, FunctionMembers},
     {Py_tp_getset, FunctionGetSet},
-    {Py_tp_doc, const_cast<char *>(
-                    "A vmjit function (vm['name'], or a closure a VM "
-                    "returned). Calling it runs the VM with the GIL "
-                    "released.")},
+    {Py_tp_doc,
+     const_cast<char *>("A vmjit function (vm['name'], or a closure a VM "
+                        "returned). Calling it runs the VM with the GIL "
+                        "released.")},
     {0, nullptr}};
 
 PyType_Spec FunctionSpec = {
@@ -186,9 +200,12 @@ PyType_Spec FunctionSpec = {
 
 PyObject *newFunction(std::shared_ptr<Machine> Owner, int64_t Index,
                       Function Fn, std::string Name) {
+  // The Machine's Python object (pybind11 finds the one that holds it).
+  py::object OwnerObject = Owner ? py::cast(Owner) : py::object();
   auto *F = PyObject_GC_New(FunctionObject, FunctionType);
   if (!F)
     throw py::error_already_set();
+  F->OwnerObject = OwnerObject.release().ptr();
   F->Vectorcall = callFunction;
   new (&F->Owner) std::shared_ptr<Machine>(std::move(Owner));
   F->Index = Index;

@@ -153,6 +153,24 @@ def test_instrument_referring_to_its_vm_is_collected(make_vm):
     assert sys.getrefcount(a) == before
 
 
+def test_instrument_referring_to_a_function_of_its_vm_is_collected(make_vm):
+    # The cycle goes through a vmjit.Function (which holds its VM): the
+    # garbage collector must see that edge.
+    a = np.zeros(4)
+    before = sys.getrefcount(a)
+
+    def scope():
+        vm = make_vm("tensors")
+        vm.set_input("total", a)
+        f = vm["total"]
+        vm.set_instrument(lambda *args: f and None)
+        vm.invoke_stateful("total")
+
+    scope()
+    gc.collect()
+    assert sys.getrefcount(a) == before
+
+
 def test_vm_is_collected(make_vm):
     a = np.zeros(4)
     before = sys.getrefcount(a)
