@@ -16,6 +16,7 @@
 #include "vmjit/runtime/logging.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/vm/builtins.h"
+#include "vmjit/vm/signal_check.h"
 
 #include <algorithm>
 #include <chrono>
@@ -530,10 +531,16 @@ void VirtualMachine::beginOutermostCall() noexcept {
   Control.Fuel = grantFuel();
 }
 
+namespace {
+std::atomic<SignalCheck> TheSignalCheck{nullptr};
+} // namespace
+
+void setSignalCheck(SignalCheck Check) noexcept { TheSignalCheck = Check; }
+SignalCheck signalCheck() noexcept { return TheSignalCheck.load(); }
+
 int64_t VirtualMachine::grantFuel() noexcept {
-  const int64_t N = Active.Timeout.count() > 0
-                        ? std::min(Reserve, kDeadlineCheckSteps)
-                        : Reserve;
+  const bool Chunked = Active.Timeout.count() > 0 || signalCheck();
+  const int64_t N = Chunked ? std::min(Reserve, kDeadlineCheckSteps) : Reserve;
   Reserve -= N;
   Granted += N;
   return N;
@@ -552,6 +559,10 @@ int VirtualMachine::stepSlow() noexcept {
   if (Control.Fuel >= 0)
     return 0; // the request was withdrawn meanwhile
   // The current allotment is used up: this step starts the next one.
+  if (SignalCheck Check = signalCheck(); Check && Check() != 0) {
+    Control.Fuel = -1;
+    return -1;
+  }
   if (Active.Timeout.count() > 0 &&
       std::chrono::steady_clock::now() >= Deadline) {
     Control.Fuel = -1;

@@ -75,6 +75,12 @@ void setPythonError(const Error &E);
 /// Error that unwinds the VM, keeping the Python exception for
 /// setPythonError. Needs the GIL.
 Error errorFromPython(const char *Where);
+
+//===--- signals.cpp ------------------------------------------------------===//
+
+/// Runs Python's signal handlers (Ctrl-C) during long VM calls made on the
+/// main thread.
+void registerSignalCheck(py::module_ &M);
 void registerErrors(py::module_ &M);
 
 //===--- machine.cpp ------------------------------------------------------===//

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_vmjit, M) {
   registerExecutable(M);
   registerMachine(M);
   registerGlobalFunctions(M);
+  registerSignalCheck(M);
 }

@@ -8,6 +8,7 @@
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/assembler.h"
+#include "vmjit/vm/signal_check.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <atomic>
@@ -235,6 +236,25 @@ TEST_P(LimitsTest, PendingInterruptStopsTheNextCall) {
   VM->interrupt();
   VM->clearInterrupt();
   EXPECT_EQ(VM->call("loop", 10).cast<int64_t>(), 45);
+}
+
+TEST_P(LimitsTest, SignalCheckEndsALongCall) {
+  // Python's Ctrl-C: the check runs every kDeadlineCheckSteps steps, in
+  // every tier, and the error it raises ends the call.
+  static std::atomic<int> Checks;
+  Checks = 0;
+  setSignalCheck([]() noexcept {
+    if (++Checks < 5)
+      return 0;
+    VMJITErrorSetRaisedFromCStr("KeyboardInterrupt", "stop");
+    return -1;
+  });
+  auto VM = makeVM(GetParam());
+  std::string E = errorOf(*VM, "forever", 0);
+  setSignalCheck(nullptr);
+  EXPECT_NE(E.find("KeyboardInterrupt: stop"), std::string::npos) << E;
+  EXPECT_EQ(Checks.load(), 5);
+  EXPECT_EQ(VM->call("fib", 10).cast<int64_t>(), 55); // no check now
 }
 
 TEST_P(LimitsTest, RecursionLimit) {
