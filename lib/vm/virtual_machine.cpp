@@ -383,7 +383,8 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         if ((Fn == InterpEntries[Callee] ||
              (StayInterpreted && VM.IsNative[static_cast<size_t>(Callee)])) &&
             !VM.observingCalls()) {
-          if (StayInterpreted || !VM.Tier ||
+          // (Bytecode mode decides on VM.Tier alone, as before.)
+          if (!VM.Tier || StayInterpreted ||
               !tierUp(Callee, VM.CallCounts[static_cast<size_t>(Callee)] + 1)) {
             // A bytecode function still run by the interpreter: a new frame.
             pushFrame(Callee, Args, N, DstReg, /*Boundary=*/false);
