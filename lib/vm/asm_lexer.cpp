@@ -232,13 +232,22 @@ std::vector<bool> bareParams(const std::vector<std::string> &Params) {
   return Bare;
 }
 
-bool isGeneratedLabel(std::string_view S) {
-  if (S.size() < 2 || S[0] != 'L')
+namespace {
+/// `Prefix` followed by one or more digits.
+bool isPrefixAndNumber(std::string_view S, char Prefix) {
+  if (S.size() < 2 || S[0] != Prefix)
     return false;
   for (char C : S.substr(1))
     if (!isDigit(C))
       return false;
   return true;
+}
+} // namespace
+
+bool isGeneratedLabel(std::string_view S) { return isPrefixAndNumber(S, 'L'); }
+
+bool isGeneratedConstantName(std::string_view S) {
+  return isPrefixAndNumber(S, 'c');
 }
 
 } // namespace vmjit::vm::asmtext

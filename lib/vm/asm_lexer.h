@@ -93,6 +93,10 @@ std::vector<bool> bareParams(const std::vector<std::string> &Params);
 /// names (so that a round trip through `dis` stays byte-exact).
 bool isGeneratedLabel(std::string_view S);
 
+/// True for c0, c1, ...: the names the disassembler gives constants the
+/// text did not name; the assembler does not keep them either.
+bool isGeneratedConstantName(std::string_view S);
+
 class Lexer {
 public:
   Lexer(std::string_view Line, int LineNo) : Line(Line), LineNo(LineNo) {}

@@ -278,6 +278,8 @@ private:
                                         const ExecutableBuilder &B);
   std::string registerName(const Body &Bd, int64_t Reg) const;
   /// The register and label names of every function's text.
+  /// One name per constant ("" for an unnamed one), or none at all.
+  std::vector<std::string> constantNames() const;
   std::vector<DebugNames> debugNames(const Executable &Exe,
                                      const ExecutableBuilder &B) const;
   static const RegRef *readOf(const Stmt &S, int64_t Reg);
@@ -1230,12 +1232,29 @@ std::shared_ptr<Executable> Assembler::build() {
     }
     auto Exe = B.finish(Limits);
     Exe->setDebugNames(debugNames(*Exe, B));
+    Exe->setConstantNames(constantNames());
     return Exe;
   } catch (const VerifyFailure &V) {
     throwVerifyAtSource(V, B);
   } catch (const Error &E) {
     throwError(E.kind(), fmt::format("{}: {}", FileName, E.message()));
   }
+}
+
+std::vector<std::string> Assembler::constantNames() const {
+  std::vector<std::string> Out;
+  if (ConstNames.empty())
+    return Out;
+  Out.resize(static_cast<size_t>(NumConsts));
+  // (c0, c1, ... are the disassembler's own names: not kept, so that a
+  // round trip through `dis` stays byte-exact.)
+  for (const auto &[Name, C] : ConstNames)
+    if (!isGeneratedConstantName(Name))
+      Out[static_cast<size_t>(C.Index)] = Name;
+  if (std::all_of(Out.begin(), Out.end(),
+                  [](const std::string &N) { return N.empty(); }))
+    Out.clear();
+  return Out;
 }
 
 std::vector<DebugNames> Assembler::debugNames(const Executable &Exe,

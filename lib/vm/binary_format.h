@@ -31,6 +31,8 @@ inline constexpr uint32_t kSectionCode = fourcc('C', 'O', 'D', 'E');
 inline constexpr uint32_t kSectionData = fourcc('D', 'A', 'T', 'A');
 /// Optional: the register and label names of vmasm text (DebugNames).
 inline constexpr uint32_t kSectionNames = fourcc('N', 'A', 'M', 'E');
+/// Optional: the constant names of vmasm text (Executable::constantName).
+inline constexpr uint32_t kSectionConstNames = fourcc('C', 'N', 'A', 'M');
 
 /// Tags of constant pool entries.
 enum ConstTag : uint8_t {

@@ -331,6 +331,29 @@ std::vector<DebugNames> readNames(ByteReader R, const Executable &Exe) {
   return Out;
 }
 
+/// The CNAM section (binary_writer.cpp's writeConstNames): a name per
+/// constant, each empty or one vmasm reads back bare and keeps (not c0,
+/// c1, ...), none twice.
+std::vector<std::string> readConstNames(ByteReader R, const Executable &Exe) {
+  const uint64_t N = R.getCount(4, "constant name");
+  if (N != Exe.constants().size())
+    R.fail(fmt::format("{} names for {} constants", N, Exe.constants().size()));
+  std::vector<std::string> Out;
+  std::set<std::string> Seen;
+  for (uint64_t I = 0; I < N; ++I) {
+    std::string Name = R.getString("name");
+    if (!Name.empty() &&
+        (!asmtext::isIdentifier(Name) ||
+         asmtext::isGeneratedConstantName(Name) || !Seen.insert(Name).second))
+      R.fail(fmt::format("constant {}: '{}' is not a name vmasm can give it", I,
+                         Name));
+    Out.push_back(std::move(Name));
+  }
+  if (!R.atEnd())
+    R.fail("bytes after the last name");
+  return Out;
+}
+
 void checkPaddingIsZero(const char *P, uint64_t Size, uint64_t TableEnd,
                         std::vector<SectionRef> Sections,
                         const std::string &Name) {
@@ -395,7 +418,7 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
       formatError(Name, "header checksum mismatch (the file is corrupt)");
   }
 
-  SectionRef Funcs, Consts, Code, Data, Names;
+  SectionRef Funcs, Consts, Code, Data, Names, ConstNames;
   ByteReader T(P + kHeaderSize, TableEnd - kHeaderSize, Name + ": section table");
   for (uint32_t I = 0; I < NumSections; ++I) {
     uint32_t Kind = T.get<uint32_t>("section kind");
@@ -407,12 +430,13 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
     if (Off < TableEnd || Off > Size || Len > Size - Off || Off % kAlign)
       formatError(Name, fmt::format("section {} ('{}') lies outside the file",
                                     I, KindName));
-    SectionRef *S = Kind == kSectionFunctions   ? &Funcs
-                    : Kind == kSectionConstants ? &Consts
-                    : Kind == kSectionCode      ? &Code
-                    : Kind == kSectionData      ? &Data
-                    : Kind == kSectionNames     ? &Names
-                                                : nullptr;
+    SectionRef *S = Kind == kSectionFunctions    ? &Funcs
+                    : Kind == kSectionConstants  ? &Consts
+                    : Kind == kSectionCode       ? &Code
+                    : Kind == kSectionData       ? &Data
+                    : Kind == kSectionNames      ? &Names
+                    : Kind == kSectionConstNames ? &ConstNames
+                                                 : nullptr;
     if (!S)
       formatError(Name, fmt::format("unknown section '{}'", KindName));
     if (S->Present)
@@ -424,8 +448,8 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
                                     "is corrupt)",
                                     KindName));
   }
-  checkPaddingIsZero(P, Size, TableEnd, {Funcs, Consts, Code, Data, Names},
-                     Name);
+  checkPaddingIsZero(P, Size, TableEnd,
+                     {Funcs, Consts, Code, Data, Names, ConstNames}, Name);
   for (auto [S, K] : {std::pair{&Funcs, "FUNC"}, std::pair{&Consts, "CNST"},
                       std::pair{&Code, "CODE"}, std::pair{&Data, "DATA"}})
     if (!S->Present)
@@ -444,6 +468,10 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
     if (Names.Present)
       Exe->setDebugNames(readNames(
           ByteReader(Names.Data, Names.Size, "debug names"), *Exe));
+    if (ConstNames.Present)
+      Exe->setConstantNames(readConstNames(
+          ByteReader(ConstNames.Data, ConstNames.Size, "constant names"),
+          *Exe));
   } catch (const Error &E) {
     throwError(E.kind(), Name + ": " + E.message());
   }

@@ -170,6 +170,24 @@ std::string writeNames(const Executable &Exe) {
   return std::move(W.buffer());
 }
 
+/// The CNAM section: u64 count (the number of constants), then a name per
+/// constant ("" for one without). Empty when no constant has a name.
+std::string writeConstNames(const Executable &Exe) {
+  const size_t N = Exe.constants().size();
+  bool Any = false;
+  for (size_t I = 0; I < N && !Any; ++I)
+    Any = Exe.constantName(I) != nullptr;
+  if (!Any)
+    return {};
+  ByteWriter W;
+  W.put<uint64_t>(N);
+  for (size_t I = 0; I < N; ++I) {
+    const std::string *Name = Exe.constantName(I);
+    W.putString(Name ? *Name : std::string());
+  }
+  return std::move(W.buffer());
+}
+
 } // namespace
 
 std::string serializeExecutable(const Executable &Exe) {
@@ -186,6 +204,8 @@ std::string serializeExecutable(const Executable &Exe) {
                                    {kSectionData, std::move(Data.buffer())}};
   if (std::string Names = writeNames(Exe); !Names.empty())
     Sections.push_back({kSectionNames, std::move(Names)});
+  if (std::string Names = writeConstNames(Exe); !Names.empty())
+    Sections.push_back({kSectionConstNames, std::move(Names)});
   const auto NumSections = static_cast<uint32_t>(Sections.size());
 
   ByteWriter Table;

@@ -23,6 +23,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace vmjit::vm {
@@ -421,10 +422,30 @@ std::map<int64_t, std::string> registerNames(const Executable &Exe,
   return Names;
 }
 
+/// The names `.const` lines give the constants: the ones the text gave
+/// (Executable::constantName) and cN for the others, unless a given name
+/// is another constant's cN; then cN for all, so that the text reassembles.
+std::vector<std::string> constantNames(const Executable &Exe) {
+  const size_t N = Exe.constants().size();
+  std::vector<std::string> Names(N);
+  std::unordered_set<std::string> Seen;
+  bool Clash = false;
+  for (size_t I = 0; I < N; ++I) {
+    const std::string *Given = Exe.constantName(I);
+    Names[I] = Given ? *Given : fmt::format("c{}", I);
+    Clash |= !Seen.insert(Names[I]).second;
+  }
+  if (Clash)
+    for (size_t I = 0; I < N; ++I)
+      Names[I] = fmt::format("c{}", I);
+  return Names;
+}
+
 class FunctionWriter {
 public:
-  FunctionWriter(const Executable &Exe, int64_t Index, std::string &Out)
-      : Exe(Exe), F(Exe.function(Index)), Out(Out) {
+  FunctionWriter(const Executable &Exe, int64_t Index,
+                 const std::vector<std::string> &ConstNames, std::string &Out)
+      : Exe(Exe), F(Exe.function(Index)), ConstNames(ConstNames), Out(Out) {
     if (const DebugNames *D = Exe.debugNames(Index)) {
       Debug = D;
       if (F.StartInstr >= 0 && F.StartInstr <= F.EndInstr &&
@@ -567,7 +588,8 @@ private:
         case uint8_t(ArgKind::ConstIdx):
           if (X.value() >= 0 &&
               X.value() < static_cast<int64_t>(Exe.constants().size()))
-            fmt::format_to(OutIt(Out), "$c{}", X.value());
+            fmt::format_to(OutIt(Out), "${}",
+                           ConstNames[static_cast<size_t>(X.value())]);
           else
             fmt::format_to(OutIt(Out), "${}", X.value());
           break;
@@ -602,6 +624,7 @@ private:
 
   const Executable &Exe;
   const FunctionInfo &F;
+  const std::vector<std::string> &ConstNames;
   std::string &Out;
   const DebugNames *Debug = nullptr;
   std::map<int64_t, std::string> RegNames; // empty: registers by number
@@ -615,8 +638,9 @@ std::string disassemble(const Executable &Exe, const DisassembleOptions &Opts) {
     checkWritable(Exe.functions()[I], I);
   std::string Out;
   const auto &Consts = Exe.constants();
+  const std::vector<std::string> ConstNames = constantNames(Exe);
   for (size_t I = 0; I < Consts.size(); ++I) {
-    fmt::format_to(OutIt(Out), ".const $c{} = ", I);
+    fmt::format_to(OutIt(Out), ".const ${} = ", ConstNames[I]);
     writeConstant(Out, Consts[I], I, Opts);
     Out += '\n';
   }
@@ -645,7 +669,7 @@ std::string disassemble(const Executable &Exe, const DisassembleOptions &Opts) {
       Out += '\n';
       break;
     case FunctionKind::Bytecode:
-      FunctionWriter(Exe, &F - Exe.functions().data(), Out).write();
+      FunctionWriter(Exe, &F - Exe.functions().data(), ConstNames, Out).write();
       break;
     }
   }

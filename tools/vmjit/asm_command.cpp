@@ -31,8 +31,8 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
       ->check(CLI::IsMember({"vmjit", "tvm"}))
       ->capture_default_str();
   Cmd->add_flag("--strip-names", *Strip,
-                "leave out the register and label names (the NAME section "
-                "`vmjit dis` reads them back from)");
+                "leave out the register, label and constant names (the NAME "
+                "and CNAM sections `vmjit dis` reads them back from)");
   Cmd->callback([&Run, Input, Output, Format, Strip] {
     Run = [Input, Output, Format, Strip] {
       try {
@@ -48,8 +48,10 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
                                  "writes it in another format)",
                                  Name, vm::describeProgramFormat(F)));
         auto Exe = vm::assemble(Text, Name);
-        if (*Strip)
+        if (*Strip) {
           Exe->setDebugNames({});
+          Exe->setConstantNames({});
+        }
         vm::writeProgram(*Exe, *Format, *Input, *Output);
         return kExitOk;
       } catch (const Error &E) {

@@ -152,6 +152,34 @@ TEST(DisassemblerTest, NamesThatWouldRenumberAreNotUsed) {
   EXPECT_TRUE(assemble(Text, "again.vmasm")->equals(*Exe));
 }
 
+TEST(DisassemblerTest, ConstantNamesAreWrittenBack) {
+  auto Exe = assemble(".const $eps = float 0.5\n.const $1 = int 2\n"
+                      ".func main()\n  %r = call scalar.add($eps, $1)\n"
+                      "  ret %r\n.end\n",
+                      "names.vmasm");
+  std::string Text = disassemble(*Exe);
+  EXPECT_NE(Text.find(".const $eps = float 0.5\n.const $c1 = int 2\n"),
+            std::string::npos)
+      << Text;
+  EXPECT_NE(Text.find("call scalar.add($eps, $c1)"), std::string::npos) << Text;
+  EXPECT_TRUE(assemble(Text, "again.vmasm")->equals(*Exe));
+}
+
+TEST(DisassemblerTest, AConstantNamedLikeAnotherConstantsNumberIsNotUsed) {
+  // The assembler keeps no name of the form cN, and the reader refuses
+  // one; given one anyway (constant 0 named c1, constant 1 unnamed),
+  // writing $c1 for both would not reassemble, so every constant is $cN.
+  auto Exe = assemble(".const $c1 = int 5\n.const $1 = int 2\n"
+                      ".func main()\n  %r = call scalar.add($c1, $1)\n"
+                      "  ret %r\n.end\n",
+                      "clash.vmasm");
+  EXPECT_EQ(Exe->constantName(0), nullptr);
+  Exe->setConstantNames({"c1", ""});
+  std::string Text = disassemble(*Exe);
+  EXPECT_NE(Text.find("call scalar.add($c0, $c1)"), std::string::npos) << Text;
+  EXPECT_TRUE(assemble(Text, "again.vmasm")->equals(*Exe));
+}
+
 TEST(DisassemblerTest, InstructionForms) {
   auto Exe = assemble(".const $k = str \"key\"\n"
                       ".func main(x, y)\n"
@@ -164,7 +192,9 @@ TEST(DisassemblerTest, InstructionForms) {
                       "  ret %y\n"
                       ".end\n",
                       "forms.vmasm");
-  Exe->setDebugNames({}); // the forms as numbers and generated labels
+  // The forms as numbers and generated labels.
+  Exe->setDebugNames({});
+  Exe->setConstantNames({});
   EXPECT_EQ(disassemble(*Exe),
             ".const $c0 = str \"key\"\n"
             "\n"

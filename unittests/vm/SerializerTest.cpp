@@ -232,6 +232,47 @@ TEST(SerializerTest, ForgedDebugNamesAreRejected) {
   }
 }
 
+/// Constants named, unnamed and named by index.
+std::shared_ptr<Executable> namedConstants() {
+  return assemble(".const $eps = float 1.5\n.const $1 = int 7\n"
+                  ".const $scale = int 3\n"
+                  ".func main()\n  %r = call scalar.add($eps, $1)\n"
+                  "  %s = call scalar.mul(%r, $scale)\n  ret %s\n.end\n",
+                  "consts.vmasm");
+}
+
+TEST(SerializerTest, ConstantNamesRoundTripInTheirOwnSection) {
+  auto Exe = namedConstants();
+  ASSERT_NE(Exe->constantName(0), nullptr);
+  EXPECT_EQ(*Exe->constantName(0), "eps");
+  EXPECT_EQ(Exe->constantName(1), nullptr);
+  std::string Image = serializeExecutable(*Exe);
+  ASSERT_NE(sectionOffset(Image, "CNAM"), 0u);
+  auto Back = loadExecutableFromBytes(Image, "img.bin");
+  ASSERT_NE(Back->constantName(2), nullptr);
+  EXPECT_EQ(*Back->constantName(2), "scale");
+  EXPECT_EQ(Back->constantName(1), nullptr);
+  EXPECT_EQ(serializeExecutable(*Back), Image);
+  EXPECT_EQ(sectionOffset(serializeExecutable(*sampleProgram()), "CNAM"), 0u);
+}
+
+TEST(SerializerTest, ForgedConstantNamesAreRejected) {
+  std::string Image = serializeExecutable(*namedConstants());
+  const size_t Names = sectionOffset(Image, "CNAM");
+  // u64 count, u32 length, "eps", u32 length (0), u32 length, "scale".
+  auto Forge = [&](size_t Off, auto V) {
+    std::string Bad = Image;
+    writeAt(Bad, Names + Off, V);
+    fixChecksums(Bad);
+    return loadError(Bad);
+  };
+  EXPECT_THAT(Forge(0, uint64_t(2)),
+              HasSubstr("constant names: 2 names for 3 constants"));
+  EXPECT_THAT(Forge(12, char('-')),
+              HasSubstr("constant 0: '-ps' is not a name vmasm can give it"));
+  EXPECT_THAT(Forge(4, uint32_t(9)), HasSubstr("constant names"));
+}
+
 TEST(SerializerTest, TensorDataChecksumCanBeSkipped) {
   std::string Image = serializeExecutable(*sampleProgram());
   size_t Data = sectionOffset(Image, "DATA");

@@ -110,6 +110,19 @@ public:
   /// function without names). The reader and the assembler check them.
   void setDebugNames(std::vector<DebugNames> N) { Names = std::move(N); }
 
+  /// The name vmasm text gave constant `Const` (`.const $NAME`), or null:
+  /// `vmjit dis` writes it back. Names change nothing a program does.
+  const std::string *constantName(size_t Const) const noexcept {
+    return Const < ConstNames.size() && !ConstNames[Const].empty()
+               ? &ConstNames[Const]
+               : nullptr;
+  }
+  /// Sets the constant names: empty, or one per constant ("" for one
+  /// without a name). The reader and the assembler check them.
+  void setConstantNames(std::vector<std::string> N) {
+    ConstNames = std::move(N);
+  }
+
   /// The bytes TVM's format held after the data of tensor constant `Const`
   /// (TVM's writer records Elems * ((bits + 7) / 8) bytes for a packed
   /// sub-byte tensor, reading past its data), or null when there were none.
@@ -147,6 +160,7 @@ private:
   std::unordered_map<std::string, int64_t, NameHash, std::equal_to<>>
       NameIndex;
   std::vector<DebugNames> Names;
+  std::vector<std::string> ConstNames;
   std::map<size_t, std::string> TvmTails;
 };
 
