@@ -74,9 +74,14 @@ std::vector<CalleeBinding> aotBindings(const vm::Executable &Exe, bool Inline,
   std::vector<CalleeBinding> Out(Exe.functions().size());
   for (size_t K = 0; K < Out.size(); ++K) {
     const vm::FunctionInfo &F = Exe.functions()[K];
+    // Packed functions; a library's function may be TVM-compiled code,
+    // which counts its own entries.
+    Out[K].CountAtCall = F.Kind == vm::FunctionKind::Packed;
     if (F.Kind == vm::FunctionKind::Bytecode || !Inline)
       continue;
     Out[K].Inline = inlineBuiltinFor(F.Name);
+    if (Out[K].Inline != InlineBuiltin::None && vm::inlinedWithoutCount(F.Name))
+      Out[K].CountAtCall = false;
     if (Out[K].Inline != InlineBuiltin::None)
       Inlined.push_back(static_cast<uint32_t>(K));
   }

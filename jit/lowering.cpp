@@ -112,6 +112,7 @@ constexpr int64_t kOffsetResult = offsetof(vm::NativeContext, Result);
 constexpr int64_t kOffsetErrorPC = offsetof(vm::NativeContext, ErrorPC);
 constexpr int64_t kOffsetControl = offsetof(vm::NativeContext, Control);
 constexpr int64_t kOffsetSites = offsetof(vm::NativeContext, Sites);
+constexpr int64_t kOffsetCallCounts = offsetof(vm::NativeContext, CallCounts);
 constexpr int64_t kOffsetSiteObj = offsetof(vm::AllocSite, Obj);
 constexpr int64_t kOffsetSiteStorage = offsetof(vm::AllocSite, Storage);
 constexpr int64_t kOffsetFuel = offsetof(vm::StepControl, Fuel);
@@ -338,6 +339,7 @@ private:
   bool embeddable(int64_t ConstIdx) const;
 
   // Instructions.
+  void countCall(int64_t Callee);
   void lowerCall(int64_t PC, InstrView I);
   /// The call itself: args to the stack, call, check, move the result.
   void emitCallPath(int64_t PC, InstrView I);
@@ -587,8 +589,19 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
     moveInto(I.callDst(), Result);
 }
 
+/// Adds one to the VM's count of `Callee` (NativeContext::CallCounts).
+void FunctionLowering::countCall(int64_t Callee) {
+  Value *Counts =
+      B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetCallCounts), Align(8));
+  Value *Slot = bytePtr(Counts, 8 * Callee);
+  Value *N = B.CreateAlignedLoad(I64, Slot, Align(8));
+  B.CreateAlignedStore(B.CreateAdd(N, B.getInt64(1)), Slot, Align(8));
+}
+
 void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
   const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
+  if (Bind.CountAtCall)
+    countCall(I.callFunc());
   if (Opts.InlineBuiltins && Bind.Inline != InlineBuiltin::None &&
       emitInline(PC, I, Bind.Inline)) {
     B.CreateBr(next(PC));
@@ -1451,6 +1464,10 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
     Out.KeyText += fmt::format("c{}={}:{};", K, Exe.function(K).Name,
                                static_cast<int>(Callees[K].Inline));
   }
+  // Which callees the code counts (pool-bound ones have no symbol).
+  for (size_t K = 0; K < Callees.size(); ++K)
+    if (Callees[K].CountAtCall)
+      Out.KeyText += fmt::format("n{};", K);
   return Out;
 }
 

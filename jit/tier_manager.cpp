@@ -127,10 +127,14 @@ Bindings bindingsOf(const vm::VirtualMachine &VM, const JITOptions &Opts) {
         if (IB != InlineBuiltin::None && Std && Std->get() == P)
           CB.Inline = IB;
       }
+      CB.CountAtCall = VM.countsAtCall(static_cast<int64_t>(K)) &&
+                       !(CB.Inline != InlineBuiltin::None &&
+                         vm::inlinedWithoutCount(F.Name));
       Out.KeepAlive.push_back(Function(ObjectPtr<Object>::share(P)));
     }
-    Out.Key += fmt::format("{}:{:x}:{:x}:{};", static_cast<int>(CB.How),
-                           CB.Entry, CB.Self, static_cast<int>(CB.Inline));
+    Out.Key += fmt::format("{}:{:x}:{:x}:{}:{};", static_cast<int>(CB.How),
+                           CB.Entry, CB.Self, static_cast<int>(CB.Inline),
+                           static_cast<int>(CB.CountAtCall));
     Out.Callees.push_back(CB);
   }
   return Out;
@@ -252,6 +256,12 @@ FunctionJITStats TierManager::stats(int64_t Func) const {
   S.BaselineCalls = __atomic_load_n(&Site.Tier1Calls, __ATOMIC_RELAXED);
   S.BaselineMode = Opts.Mode == vm::ExecMode::Baseline;
   return S;
+}
+
+bool TierManager::countsEveryCall(int64_t Func) const noexcept {
+  const CalleeBinding &B = I->Bind.Callees[static_cast<size_t>(Func)];
+  return B.Inline == InlineBuiltin::None ||
+         !vm::inlinedWithoutCount(I->Exe->function(Func).Name);
 }
 
 void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
@@ -494,16 +504,20 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
     FunctionJITStats &S = I->Stats[static_cast<size_t>(K)];
     S.Compiled = true;
     S.CacheHit = Unit->stats().CacheHit;
-    S.CompileMs = Ms / static_cast<double>(Funcs.size());
-    S.UnitCompileMs = Ms;
+    // A cache hit compiled nothing: its time is the object's load.
+    const double Share = Ms / static_cast<double>(Funcs.size());
+    S.CompileMs = S.CacheHit ? 0 : Share;
+    S.CacheLoadMs = S.CacheHit ? Share : 0;
+    S.UnitCompileMs = S.CacheHit ? 0 : Ms;
     S.UnitFunctions = static_cast<int64_t>(Funcs.size());
     auto Code = reinterpret_cast<vm::NativeFn>(Unit->address(Sym));
     I->Code[static_cast<size_t>(K)].store(Code, std::memory_order_release);
     // Counted tier-1 code moves a looping frame here.
     __atomic_store_n(&I->Sites[static_cast<size_t>(K)].Tier2,
                      reinterpret_cast<void *>(Code), __ATOMIC_RELEASE);
-    logger().debug("compiled function '{}' in {:.3f} ms{}", Exe.function(K).Name,
-                   S.CompileMs, S.CacheHit ? " (object cache hit)" : "");
+    logger().debug("{} function '{}' in {:.3f} ms",
+                   S.CacheHit ? "loaded (object cache hit)" : "compiled",
+                   Exe.function(K).Name, Share);
   }
   I->Units.push_back(std::move(Unit));
   return true;

@@ -101,6 +101,20 @@ EXPORT int __vmjit_demo_fail(void *self, const VMJITAny *args,
   return fail("ValueError", message);
 }
 
+/* demo_count() -> int: how many times it was called in this process, this
+ * call included (for checking the call counts of `vmjit run --stats`). */
+EXPORT int __vmjit_demo_count(void *self, const VMJITAny *args,
+                              int32_t num_args, VMJITAny *result) {
+  static long long calls;
+  (void)self;
+  (void)args;
+  (void)num_args;
+  result->type_index = kVMJITInt;
+  result->zero_padding = 0;
+  result->v_int64 = ++calls;
+  return 0;
+}
+
 /* demo_negate(x: int) -> int, exported under the tvm-ffi prefix. */
 EXPORT int __tvm_ffi_demo_negate(void *self, const VMJITAny *args,
                                  int32_t num_args, VMJITAny *result) {

@@ -273,6 +273,10 @@ private:
                  fmt::format("baseline: a call with {} arguments in '{}'", N,
                              F.Name));
     ArgBytes = std::max(ArgBytes, 16 * N);
+    if (Callees[static_cast<size_t>(I.callFunc())].CountAtCall) {
+      E[Hole::FUNC] = 8 * I.callFunc();
+      E.put(StencilId::CountCall);
+    }
     emitAllocTensorHit(E, I);
     for (int64_t K = 0; K < N; ++K) {
       E[Hole::ARG] = 16 * K;

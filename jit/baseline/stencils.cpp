@@ -284,6 +284,13 @@ STENCIL(alloc_tensor_hit) {
   NEXT();
 }
 
+/// Adds one to the VM's count of the callee at FUNC (8 * index, as the
+/// counts are 8 bytes each), ahead of a call of a packed function.
+STENCIL(count_call) {
+  ++*(uint64_t *)((char *)Ctx->CallCounts + SMALL(FUNC));
+  NEXT();
+}
+
 CALL_STENCILS(pool, poolEntry(Funcs, &Self))
 CALL_STENCILS(direct, (Self = (void *)WIDE(SELF), (SafeCall)WIDE(ENTRY)))
 

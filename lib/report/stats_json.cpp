@@ -7,6 +7,7 @@
 #include "vmjit/vm/tvm_format.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
@@ -74,6 +75,8 @@ ordered_json functionRow(const vm::FunctionStats &F) {
   E["kind"] = std::string(vm::functionKindName(F.Kind));
   E["calls"] = F.Calls;
   E["tier"] = F.Tier;
+  if (!F.CallsCounted)
+    E["calls_counted"] = false;
   if (F.Kind != vm::FunctionKind::Bytecode)
     return E;
   E["backward_jumps"] = F.BackwardJumps;
@@ -92,6 +95,8 @@ ordered_json functionRow(const vm::FunctionStats &F) {
     if (JS->AheadOfTime)
       E["aot"] = true;
     E["cache_hit"] = JS->CacheHit;
+    if (JS->CacheHit)
+      E["cache_load_ms"] = JS->CacheLoadMs;
     if (JS->UnitFunctions > 1)
       E["unit_functions"] = JS->UnitFunctions;
     if (!F.Tier2State.empty())
@@ -207,18 +212,32 @@ std::string executableStatsText(const ordered_json &J) {
   return Out;
 }
 
+/// The text of one row's tier column: the tier, what tier 2 does with
+/// the function, and whether its code came with the program.
+static std::string tierText(const ordered_json &F) {
+  std::string Tier = F["tier"].get<std::string>();
+  if (F.contains("tier2")) {
+    const std::string T2 = F["tier2"].get<std::string>();
+    Tier += T2 == "not worth it" ? " (" + T2 + ")" : "+" + T2;
+  }
+  if (F.value("aot", false))
+    Tier += "+aot";
+  return Tier;
+}
+
 std::string vmStatsTable(const ordered_json &S) {
+  // Columns as wide as their longest entry (TVM's names run long).
+  size_t NameW = 20, TierW = 16;
+  for (const auto &F : S["functions"]) {
+    NameW = std::max(NameW, F["name"].get<std::string>().size());
+    TierW = std::max(TierW, tierText(F).size());
+  }
   std::string Out;
   Out +=
-      fmt::format("{:<20} {:<8} {:>10} {:<16} {:>22} {:>11} {:>10} {:>4}\n",
-                  "function", "kind", "calls", "tier", "calls interp/base/opt",
-                  "baseline us", "compile ms", "osr");
+      fmt::format("{:<{}} {:<8} {:>11} {:<{}} {:>22} {:>11} {:>10} {:>4}\n",
+                  "function", NameW, "kind", "calls", "tier", TierW,
+                  "calls interp/base/opt", "baseline us", "compile ms", "osr");
   for (const auto &F : S["functions"]) {
-    std::string Tier = F["tier"].get<std::string>();
-    if (F.contains("tier2") && F["tier2"] != "not worth it")
-      Tier += "+" + F["tier2"].get<std::string>();
-    if (F.value("aot", false))
-      Tier += "+aot";
     std::string ByTier = "-";
     if (F.contains("calls_by_tier")) {
       const auto &B = F["calls_by_tier"];
@@ -226,11 +245,21 @@ std::string vmStatsTable(const ordered_json &S) {
                            B["baseline"].get<uint64_t>(),
                            B["optimized"].get<uint64_t>());
     }
-    Out += fmt::format(
-        "{:<20} {:<8} {:>10} {:<16} {:>22} {:>11.1f} {:>10.3f} {:>4}\n",
-        F["name"].get<std::string>(), F["kind"].get<std::string>(),
-        F["calls"].get<uint64_t>(), Tier, ByTier, F.value("baseline_us", 0.0),
-        F.value("compile_ms", 0.0), F.value("osr_entries", uint64_t(0)));
+    // A cache hit compiled nothing.
+    std::string Compile =
+        F.value("cache_hit", false)
+            ? std::string("cached")
+            : fmt::format("{:.3f}", F.value("compile_ms", 0.0));
+    // JIT code runs some builtins inline without counting them.
+    std::string Calls = F.value("calls_counted", true)
+                            ? std::to_string(F["calls"].get<uint64_t>())
+                            : std::string("not counted");
+    Out += fmt::format("{:<{}} {:<8} {:>11} {:<{}} {:>22} {:>11.1f} {:>10} "
+                       "{:>4}\n",
+                       F["name"].get<std::string>(), NameW,
+                       F["kind"].get<std::string>(), Calls, tierText(F), TierW,
+                       ByTier, F.value("baseline_us", 0.0), Compile,
+                       F.value("osr_entries", uint64_t(0)));
   }
   return Out;
 }

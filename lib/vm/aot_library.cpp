@@ -65,6 +65,10 @@ public:
     S.AheadOfTime = S.Compiled;
     return S;
   }
+  bool countsEveryCall(int64_t Func) const noexcept override {
+    return !Code->inlines(Func) ||
+           !inlinedWithoutCount(Code->executable()->function(Func).Name);
+  }
 
 private:
   std::shared_ptr<const AotCode> Code;
@@ -116,6 +120,13 @@ std::shared_ptr<AotCode> AotCode::open(std::shared_ptr<KernelLibrary> Lib,
 
 NativeFn AotCode::code(int64_t Func) const noexcept {
   return Manifest->Functions[Func];
+}
+
+bool AotCode::inlines(int64_t Func) const noexcept {
+  for (uint32_t I = 0; I < Manifest->NumInlined; ++I)
+    if (Manifest->Inlined[I] == Func)
+      return true;
+  return false;
 }
 
 std::string AotCode::attach(VirtualMachine &VM) const {

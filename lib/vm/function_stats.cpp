@@ -2,6 +2,7 @@
 
 #include "vmjit/vm/function_stats.h"
 
+#include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/vm/virtual_machine.h"
 
 namespace vmjit::vm {
@@ -22,8 +23,12 @@ void describeTier(const VirtualMachine &VM, int64_t K, FunctionStats &S) {
   S.JIT = JS;
   if (Native)
     S.Tier = JS.tier() == 2 ? "optimized" : "baseline";
-  S.BaselineCalls =
-      JS.BaselineMode ? S.Calls - S.InterpretedCalls : JS.BaselineCalls;
+  // Without tier-2 code every native call ran tier 1 (baseline mode, a
+  // function kept at tier 1, one whose tier-2 compile is pending or
+  // failed); with it, counted tier-1 code counted its own calls.
+  S.BaselineCalls = JS.BaselineMode || (Native && JS.tier() < 2)
+                        ? S.Calls - S.InterpretedCalls
+                        : JS.BaselineCalls;
   S.OptimizedCalls = S.Calls - S.InterpretedCalls - S.BaselineCalls;
   if (JS.Requested && !JS.Compiled && !JS.Failed)
     S.Tier2State = JS.Compiling ? "compiling" : "queued";
@@ -34,6 +39,12 @@ void describeTier(const VirtualMachine &VM, int64_t K, FunctionStats &S) {
 }
 
 } // namespace
+
+bool inlinedWithoutCount(std::string_view Name) noexcept {
+  kernels::scalar::Op Op;
+  return kernels::scalar::lookup(Name, Op) || Name == "vm.builtin.copy" ||
+         Name == "vm.builtin.read_if_cond";
+}
 
 std::vector<FunctionStats> collectFunctionStats(const VirtualMachine &VM) {
   std::vector<FunctionStats> Rows;
@@ -46,7 +57,10 @@ std::vector<FunctionStats> collectFunctionStats(const VirtualMachine &VM) {
     S.Kind = F.Kind;
     S.Calls = VM.callCount(K);
     if (F.Kind != FunctionKind::Bytecode) {
-      if (S.Calls == 0)
+      if (const TierController *TC = VM.tierController())
+        S.CallsCounted = TC->countsEveryCall(K);
+      // (A row for every function JIT code may have run uncounted.)
+      if (S.Calls == 0 && S.CallsCounted)
         continue;
       S.Tier = VM.isTvmCompiled(K) ? "tvm-compiled" : "packed";
     } else {

@@ -52,8 +52,13 @@ int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
   VM.adoptNativeCode(Func);
   ++VM.OSREntries[static_cast<size_t>(Func)];
   detail::setNone(RetVal);
-  NativeContext Ctx{&VM,  reinterpret_cast<Any *>(&RetVal), -1, &VM.Control,
-                    Func, VM.Sites.madeSitesOf(Func)};
+  NativeContext Ctx{&VM,
+                    reinterpret_cast<Any *>(&RetVal),
+                    -1,
+                    &VM.Control,
+                    Func,
+                    VM.Sites.madeSitesOf(Func),
+                    VM.CallCounts.data()};
   F->PC = PC;
   int Rc = Code(&Ctx, R, Consts, VM.Pool.get(), PC);
   F = &VM.Frames[FrameIdx];
@@ -109,8 +114,13 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   }
   ++VM->NativeDepth;
   // The function's allocation sites, once a call made them.
-  NativeContext Ctx{VM,           Out,     -1,
-                    &VM->Control, F->Func, VM->Sites.madeSitesOf(F->Func)};
+  NativeContext Ctx{VM,
+                    Out,
+                    -1,
+                    &VM->Control,
+                    F->Func,
+                    VM->Sites.madeSitesOf(F->Func),
+                    VM->CallCounts.data()};
   NativeFn Code = F->Slot->load(std::memory_order_acquire);
   int Rc = Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
   --VM->NativeDepth;

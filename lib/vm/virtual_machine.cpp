@@ -158,6 +158,11 @@ bool VirtualMachine::isTvmCompiled(int64_t Func) const noexcept {
   return Stateful->TvmCompiled[static_cast<size_t>(Func)] != 0;
 }
 
+bool VirtualMachine::countsAtCall(int64_t Func) const noexcept {
+  return Exe->function(Func).Kind != FunctionKind::Bytecode &&
+         !isTvmCompiled(Func);
+}
+
 VirtualMachine::~VirtualMachine() {
   // Function objects that escaped (closures handed to the caller) must not
   // reach this VM any more.
@@ -267,6 +272,8 @@ int VirtualMachine::Interpreter::callSlow(Frame &F, const Word *I,
   auto Start = std::chrono::steady_clock::now();
   Any Result;
   FunctionObj *Fn = VM.poolEntry(Callee);
+  if (InterpEntries[Callee] == nullptr && !TvmCompiled[Callee])
+    ++VM.CallCounts[static_cast<size_t>(Callee)];
   int Rc = Fn->safeCall(Args, static_cast<int32_t>(N), &Result);
   if (VM.Profiling) {
     ProfileEntry &P = VM.Profile[static_cast<size_t>(Callee)];
@@ -414,11 +421,12 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
                    : Fn == MakeShape
                        ? VM.Sites.makeShape(VM, F->Func, PC, A, NA, &Result)
                        : Fn->entry()(Fn, A, NA, &Result);
-          if (Rc != 0) [[unlikely]]
-            return fail(takeRaisedError());
-          // (TVM-compiled code counts its own calls, as frames do.)
+          // Every call made is counted, one that fails too (bytecode
+          // functions and TVM-compiled code count their own entries).
           if (InterpEntries[Callee] == nullptr && !TvmCompiled[Callee])
             ++VM.CallCounts[static_cast<size_t>(Callee)];
+          if (Rc != 0) [[unlikely]]
+            return fail(takeRaisedError());
           moveIntoRegister(Dst, Result);
         }
         if (DstReg == kVoidRegister)

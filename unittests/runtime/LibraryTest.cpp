@@ -51,10 +51,10 @@ protected:
 
 TEST_F(LibraryTest, FunctionNames) {
   EXPECT_EQ(Lib->path(), DemoPath);
-  EXPECT_EQ(
-      Lib->functionNames(),
-      (std::vector<std::string>{"demo_add_int", "demo_fail", "demo_identity",
-                                "demo_negate", "demo_sum_f32"}));
+  EXPECT_EQ(Lib->functionNames(),
+            (std::vector<std::string>{"demo_add_int", "demo_count", "demo_fail",
+                                      "demo_identity", "demo_negate",
+                                      "demo_sum_f32"}));
 }
 
 TEST_F(LibraryTest, AddInt) {

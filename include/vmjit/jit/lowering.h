@@ -120,6 +120,10 @@ struct CalleeBinding {
   /// checks that the callee is the standard function of that name: for
   /// Pool, every VM the code runs in must resolve it so).
   InlineBuiltin Inline = InlineBuiltin::None;
+  /// The code adds one to the VM's count of this function
+  /// (NativeContext::CallCounts) before each call, inlined or not
+  /// (vm::VirtualMachine::countsAtCall).
+  bool CountAtCall = false;
 };
 
 struct LoweringOptions {

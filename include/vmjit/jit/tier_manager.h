@@ -131,6 +131,7 @@ public:
 
   FunctionJITStats stats(int64_t Func) const;
   vm::TierStats tierStats(int64_t Func) const override { return stats(Func); }
+  bool countsEveryCall(int64_t Func) const noexcept override;
   const JITOptions &options() const noexcept { return Opts; }
   Engine &engine() noexcept { return *Eng; }
 

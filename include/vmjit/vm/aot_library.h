@@ -91,6 +91,9 @@ public:
   }
   /// The native code of function-table entry `Func`, or null.
   NativeFn code(int64_t Func) const noexcept;
+  /// Whether the code inlines function-table entry `Func` (a standard
+  /// builtin).
+  bool inlines(int64_t Func) const noexcept;
   const std::string &producer() const noexcept { return Producer; }
 
   /// Makes `VM` (of executable()) run this code: every bytecode function

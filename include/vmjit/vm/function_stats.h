@@ -26,9 +26,13 @@ class VirtualMachine;
 struct FunctionStats {
   std::string Name;
   FunctionKind Kind = FunctionKind::Bytecode;
-  /// Times the function was entered (packed functions: called from the
-  /// interpreter).
+  /// Times the function was entered; a packed function's calls by the
+  /// VM's code, in every tier (VirtualMachine::callCount).
   uint64_t Calls = 0;
+  /// False when JIT code runs the function inline without counting
+  /// (inlinedWithoutCount): Calls then counts only the interpreter's calls
+  /// and those the JIT code made out of line.
+  bool CallsCounted = true;
   /// Where it runs now: "packed" (not bytecode), "tvm-compiled" (TVM's
   /// compiled-mode code of a VMTIR function, from the model library),
   /// "interpreter", "native" (no JIT statistics), "baseline" (tier 1) or
@@ -48,8 +52,9 @@ struct FunctionStats {
   std::string_view Tier2State;
 };
 
-/// One row per bytecode function and per packed function that was called,
-/// in function-table order.
+/// One row per bytecode function and per packed function that was called
+/// (or that JIT code runs inline without counting), in function-table
+/// order.
 std::vector<FunctionStats> collectFunctionStats(const VirtualMachine &VM);
 
 } // namespace vmjit::vm

@@ -34,6 +34,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace vmjit::vm {
 
@@ -68,6 +69,11 @@ struct NativeContext {
   /// vmjit_jit_alloc_tensor or _make_shape; null until then. The JIT
   /// tiers' inline checks of a site read it.
   AllocSite *Sites;
+  /// The VM's call counts, one per function (VirtualMachine::callCount):
+  /// JIT code adds one at every call of a function counted at its call
+  /// site (CalleeBinding::CountAtCall), before the call, as the
+  /// interpreter does.
+  uint64_t *CallCounts;
 };
 static_assert(offsetof(NativeContext, VM) == 0);
 static_assert(offsetof(NativeContext, Result) == 8);
@@ -75,6 +81,7 @@ static_assert(offsetof(NativeContext, ErrorPC) == 16);
 static_assert(offsetof(NativeContext, Control) == 24);
 static_assert(offsetof(NativeContext, Func) == 32);
 static_assert(offsetof(NativeContext, Sites) == 40);
+static_assert(offsetof(NativeContext, CallCounts) == 48);
 
 using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,
                          std::atomic<FunctionObj *> *Funcs, int64_t EntryPC);
@@ -104,9 +111,13 @@ struct TierStats {
   bool Failed = false;
   bool CacheHit = false;
   /// This function's share of its unit's compile time (the unit's time
-  /// divided by its functions).
+  /// divided by its functions); 0 for a cache hit, which compiled nothing.
   double CompileMs = 0;
-  /// The unit's lowering + optimization + codegen + link time.
+  /// A cache hit: this function's share of the time to lower, find and
+  /// link the cached object.
+  double CacheLoadMs = 0;
+  /// The unit's lowering + optimization + codegen + link time (0 for a
+  /// cache hit).
   double UnitCompileMs = 0;
   /// Functions compiled in the same unit (compiled mode: all of them).
   int64_t UnitFunctions = 0;
@@ -142,7 +153,21 @@ public:
   virtual void requestCompile(VirtualMachine &VM, int64_t Func) = 0;
   /// What the tier did for bytecode function `Func` so far.
   virtual TierStats tierStats(int64_t Func) const = 0;
+  /// Whether the VM's count of `Func` includes every call its native code
+  /// makes: false for a builtin the code runs inline without counting
+  /// (inlinedWithoutCount).
+  virtual bool countsEveryCall(int64_t Func) const noexcept {
+    (void)Func;
+    return true;
+  }
 };
+
+/// The builtins JIT code runs inline without counting the calls
+/// (VirtualMachine::callCount): the standard scalar.* operations,
+/// vm.builtin.copy and vm.builtin.read_if_cond, whose inline forms are a
+/// few instructions in the hottest loops, where a count costs 10-40%
+/// (docs/command.md). Every other call is counted in every tier.
+bool inlinedWithoutCount(std::string_view Name) noexcept;
 
 } // namespace vmjit::vm
 

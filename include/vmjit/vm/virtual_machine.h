@@ -198,7 +198,9 @@ public:
   std::string profileTable() const;
   void resetProfile();
 
-  /// Times bytecode function `Func` was entered (by any tier).
+  /// Times function `Func` was called by this VM, in any tier: a bytecode
+  /// or TVM-compiled function's entries (also from outside), every call
+  /// the VM's code made of a packed function (one that failed too).
   uint64_t callCount(int64_t Func) const noexcept {
     return CallCounts[static_cast<size_t>(Func)];
   }
@@ -277,6 +279,11 @@ public:
   /// Whether function `Func` runs TVM compiled-mode code (a VMTIR function
   /// whose `__vmtir__NAME` a loaded library provides).
   bool isTvmCompiled(int64_t Func) const noexcept;
+  /// Whether calls of `Func` are counted where they are made (every tier
+  /// adds one to callCount(Func) before the call): packed functions and
+  /// library code. Bytecode functions and TVM-compiled code count their
+  /// own entries.
+  bool countsAtCall(int64_t Func) const noexcept;
   bool isNative(int64_t Func) const noexcept {
     return IsNative[static_cast<size_t>(Func)] != 0;
   }
