@@ -1,8 +1,10 @@
 //===- tensor_object.cpp - vmjit.Tensor -----------------------------------===//
 //
 // A tensor vmjit owns or shares, as Python sees it: shape, dtype, device,
-// DLPack export (__dlpack__, __dlpack_device__) and the buffer protocol,
-// both without copying, and .numpy() (a NumPy array over the same memory).
+// DLPack export (__dlpack__ with the array API's stream, max_version,
+// dl_device and copy; __dlpack_device__) and the buffer protocol (with its
+// contiguity requests), without copying unless asked, and .numpy() (a
+// NumPy array over the same memory).
 // A CPython type rather than a pybind11 class: every tensor a call returns
 // is wrapped in one, and pybind11's instance bookkeeping would double the
 // cost of such a call.
@@ -16,6 +18,9 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+#include <iterator>
+#include <memory>
 #include <new>
 
 namespace vmjit::python {
@@ -59,6 +64,64 @@ std::optional<DLDataType> bufferDType(const Py_buffer &B) {
   return std::nullopt;
 }
 
+std::string deviceName(DLDevice D) {
+  static const char *const Names[] = {
+      nullptr,   "cpu",          "cuda",   "cuda_host", "opencl",  nullptr,
+      nullptr,   "vulkan",       "metal",  "vpi",       "rocm",    "rocm_host",
+      "ext_dev", "cuda_managed", "oneapi", "webgpu",    "hexagon", "maia"};
+  const auto Type = static_cast<size_t>(D.device_type);
+  const char *Name = Type < std::size(Names) ? Names[Type] : nullptr;
+  return Name ? fmt::format("{}:{}", Name, D.device_id)
+              : fmt::format("DLPack device ({}, {})", Type, D.device_id);
+}
+
+namespace {
+
+/// Copies the elements of strided tensor `Src` into compact `Dst`, in
+/// row-major order (an odometer over the indices; strides may be zero or
+/// negative).
+void copyStrided(const Tensor &Src, char *Dst) {
+  const size_t Item = dtypeBytes(Src.dtype());
+  const int N = Src.ndim();
+  const int64_t *Dims = Src.dl()->shape;
+  const int64_t *Strides = Src.dl()->strides;
+  const int64_t Count = Src.numel();
+  std::vector<int64_t> Index(static_cast<size_t>(N), 0);
+  const char *Base = static_cast<const char *>(Src.data());
+  int64_t Offset = 0; // in elements
+  for (int64_t K = 0; K < Count; ++K, Dst += Item) {
+    std::memcpy(Dst, Base + Offset * static_cast<int64_t>(Item), Item);
+    for (int D = N - 1; D >= 0; --D) {
+      if (++Index[static_cast<size_t>(D)] < Dims[D]) {
+        Offset += Strides[D];
+        break;
+      }
+      Offset -= Strides[D] * (Dims[D] - 1);
+      Index[static_cast<size_t>(D)] = 0;
+    }
+  }
+}
+
+} // namespace
+
+Tensor compactCopy(const Tensor &Src) {
+  if (Src.device().device_type != kDLCPU)
+    throwError("ValueError", fmt::format("cannot copy a tensor on {}: vmjit "
+                                         "copies only on the CPU",
+                                         deviceName(Src.device())));
+  if (!Src.isContiguous() && !isByteAligned(Src.dtype()))
+    throwError("ValueError",
+               fmt::format("cannot copy a strided {} tensor (its elements are "
+                           "packed, several to a byte)",
+                           dtypeName(Src.dtype())));
+  Tensor Out = Tensor::empty(Src.shape(), Src.dtype());
+  if (!Src.isContiguous())
+    copyStrided(Src, Out.data<char>());
+  else if (Out.nbytes())
+    std::memcpy(Out.data(), Src.data(), Out.nbytes());
+  return Out;
+}
+
 namespace {
 
 struct TensorObject {
@@ -74,10 +137,46 @@ const Tensor &self(PyObject *Obj) {
 
 //===--- Buffer protocol ----------------------------------------------------===//
 
+/// Whether dims and strides (in bytes) lay the elements out in Fortran
+/// (column-major) order with no gaps.
+bool isFortranOrder(int N, const Py_ssize_t *Dims, const Py_ssize_t *Strides,
+                    Py_ssize_t Item) {
+  Py_ssize_t Expected = Item;
+  for (int D = 0; D < N; ++D) {
+    if (Dims[D] != 1 && Strides[D] != Expected)
+      return false;
+    Expected *= Dims[D];
+  }
+  return true;
+}
+
+/// Null, or why the tensor's layout cannot be exported as the request
+/// `Flags` asks for (a contiguous order, or no strides at all).
+const char *layoutRefusal(int Flags, bool COrder, bool FOrder) {
+  if ((Flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !COrder)
+    return "the tensor is not C-contiguous (row-major, no gaps)";
+  if ((Flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !FOrder)
+    return "the tensor is not Fortran-contiguous (column-major, no gaps)";
+  if ((Flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !COrder &&
+      !FOrder)
+    return "the tensor is not contiguous";
+  if ((Flags & PyBUF_STRIDES) != PyBUF_STRIDES && !COrder)
+    return "the tensor is not contiguous, and the request takes no strides";
+  return nullptr;
+}
+
+/// The buffer protocol: vmjit's tensors are always writable (a request
+/// with PyBUF_WRITABLE is met); a request for a contiguous order the tensor
+/// does not have is refused with BufferError, never met with strides.
 int getBuffer(PyObject *Obj, Py_buffer *View, int Flags) {
   const Tensor &T = self(Obj);
+  if (T.device().device_type != kDLCPU) {
+    PyErr_Format(PyExc_BufferError, "a tensor on %s has no buffer",
+                 deviceName(T.device()).c_str());
+    return -1;
+  }
   const char *Format = bufferFormat(T.dtype());
-  if (!Format || T.device().device_type != kDLCPU) {
+  if (!Format) {
     PyErr_Format(PyExc_BufferError,
                  "a %s tensor has no buffer format (NumPy has no such "
                  "dtype); export it with __dlpack__ instead",
@@ -87,13 +186,19 @@ int getBuffer(PyObject *Obj, Py_buffer *View, int Flags) {
   const int N = T.ndim();
   const auto Item = static_cast<Py_ssize_t>(dtypeBytes(T.dtype()));
   // Shape and strides, alive until releaseBuffer.
-  auto *Dims = new Py_ssize_t[2 * static_cast<size_t>(N) + 1];
-  Py_ssize_t *Strides = Dims + N;
+  auto Dims = std::make_unique<Py_ssize_t[]>(2 * static_cast<size_t>(N) + 1);
+  Py_ssize_t *Strides = Dims.get() + N;
   Py_ssize_t Step = Item;
   for (int D = N; D-- > 0;) {
     Dims[D] = static_cast<Py_ssize_t>(T.shape()[D]);
     Strides[D] = T.dl()->strides ? T.dl()->strides[D] * Item : Step;
     Step *= Dims[D];
+  }
+  const bool COrder = T.isContiguous();
+  if (const char *Why = layoutRefusal(
+          Flags, COrder, isFortranOrder(N, Dims.get(), Strides, Item))) {
+    PyErr_SetString(PyExc_BufferError, Why);
+    return -1;
   }
   View->buf = T.data();
   View->obj = Py_NewRef(Obj);
@@ -102,16 +207,10 @@ int getBuffer(PyObject *Obj, Py_buffer *View, int Flags) {
   View->readonly = 0;
   View->ndim = N;
   View->format = (Flags & PyBUF_FORMAT) ? const_cast<char *>(Format) : nullptr;
-  View->shape = (Flags & PyBUF_ND) == PyBUF_ND ? Dims : nullptr;
+  View->shape = (Flags & PyBUF_ND) == PyBUF_ND ? Dims.get() : nullptr;
   View->strides = (Flags & PyBUF_STRIDES) == PyBUF_STRIDES ? Strides : nullptr;
   View->suboffsets = nullptr;
-  View->internal = Dims;
-  if (!View->strides && !T.isContiguous()) {
-    delete[] Dims;
-    Py_CLEAR(View->obj);
-    PyErr_SetString(PyExc_BufferError, "the tensor is not contiguous");
-    return -1;
-  }
+  View->internal = Dims.release();
   return 0;
 }
 
@@ -136,8 +235,108 @@ void deleteUnusedCapsule(PyObject *Cap) {
   deleteIfUnused<DLManagedTensorVersioned>(Cap, "dltensor_versioned");
 }
 
+/// A capsule owning `M` (whose deleter runs if the capsule cannot be made).
+template <typename ManagedT>
+PyObject *newCapsule(ManagedT *M, const char *Name) {
+  PyObject *Cap = PyCapsule_New(M, Name, deleteUnusedCapsule);
+  if (!Cap)
+    M->deleter(M);
+  return Cap;
+}
+
+/// `Obj` as an int (anything with __index__: an IntEnum such as a
+/// DLDeviceType); nullopt with a TypeError naming `What` otherwise.
+std::optional<long> indexArg(PyObject *Obj, const char *What) {
+  if (!PyIndex_Check(Obj)) {
+    PyErr_Format(PyExc_TypeError, "__dlpack__: %s must be an int, not '%s'",
+                 What, Py_TYPE(Obj)->tp_name);
+    return std::nullopt;
+  }
+  long V = PyLong_AsLong(Obj);
+  if (V == -1 && PyErr_Occurred())
+    return std::nullopt;
+  return V;
+}
+
+/// The two ints of a pair argument (max_version, dl_device); nullopt with
+/// a TypeError naming the argument if it is not one.
+std::optional<std::pair<long, long>> intPair(PyObject *Obj, const char *What) {
+  if (!PyTuple_Check(Obj) || PyTuple_GET_SIZE(Obj) != 2) {
+    PyErr_Format(PyExc_TypeError,
+                 "__dlpack__: %s must be a tuple of two ints, not %R", What,
+                 Obj);
+    return std::nullopt;
+  }
+  std::optional<long> A = indexArg(PyTuple_GET_ITEM(Obj, 0), What);
+  if (!A)
+    return std::nullopt;
+  std::optional<long> B = indexArg(PyTuple_GET_ITEM(Obj, 1), What);
+  if (!B)
+    return std::nullopt;
+  return std::make_pair(*A, *B);
+}
+
+/// What a consumer asked __dlpack__ for.
+struct ExportRequest {
+  bool Versioned = false; ///< max_version's major is at least 1
+  bool Copy = false;      ///< copy=True
+};
+
+/// Checks __dlpack__'s arguments against tensor `T`: the request, or
+/// nullopt with the Python error set (BufferError for what a CPU tensor
+/// cannot do, TypeError for arguments of the wrong type).
+std::optional<ExportRequest> exportRequest(const Tensor &T, PyObject *Stream,
+                                           PyObject *MaxVersion,
+                                           PyObject *Device, PyObject *Copy) {
+  ExportRequest R;
+  if (Stream && Stream != Py_None) {
+    PyErr_Format(PyExc_BufferError,
+                 "__dlpack__: a tensor on %s takes stream=None, not %R",
+                 deviceName(T.device()).c_str(), Stream);
+    return std::nullopt;
+  }
+  if (MaxVersion && MaxVersion != Py_None) {
+    auto V = intPair(MaxVersion, "max_version");
+    if (!V)
+      return std::nullopt;
+    R.Versioned = V->first >= 1;
+  }
+  if (Copy && Copy != Py_None) {
+    if (!PyBool_Check(Copy)) {
+      PyErr_Format(PyExc_TypeError,
+                   "__dlpack__: copy must be True, False or None, not %R",
+                   Copy);
+      return std::nullopt;
+    }
+    R.Copy = Copy == Py_True;
+  }
+  if (Device && Device != Py_None) {
+    auto D = intPair(Device, "dl_device");
+    if (!D)
+      return std::nullopt;
+    DLDevice Want{static_cast<DLDeviceType>(D->first),
+                  static_cast<int>(D->second)};
+    DLDevice Have = T.device();
+    if (Want.device_type != Have.device_type ||
+        Want.device_id != Have.device_id) {
+      PyErr_Format(PyExc_BufferError,
+                   "__dlpack__: cannot export a tensor on %s to %s: vmjit "
+                   "%s",
+                   deviceName(Have).c_str(), deviceName(Want).c_str(),
+                   Copy == Py_False
+                       ? "shares memory only on the tensor's own device "
+                         "(and copy=False forbids a copy)"
+                       : "copies only on the CPU");
+      return std::nullopt;
+    }
+  }
+  return R;
+}
+
 /// __dlpack__(*, stream, max_version, dl_device, copy): a versioned
-/// capsule when the consumer asks for DLPack 1.x.
+/// capsule when the consumer asks for DLPack 1.x; the tensor's memory, or
+/// a compact copy of it (flagged IS_COPIED) for copy=True. copy=False is
+/// always met on the tensor's own device: vmjit never needs to copy there.
 PyObject *dlpack(PyObject *Obj, PyObject *Args, PyObject *Kwargs) {
   static const char *Names[] = {"stream", "max_version", "dl_device", "copy",
                                 nullptr};
@@ -147,22 +346,23 @@ PyObject *dlpack(PyObject *Obj, PyObject *Args, PyObject *Kwargs) {
                                    const_cast<char **>(Names), &Stream,
                                    &MaxVersion, &Device, &Copy))
     return nullptr;
-  int Major = 0;
-  if (MaxVersion && MaxVersion != Py_None) {
-    PyObject *First = PySequence_GetItem(MaxVersion, 0);
-    if (!First)
-      return nullptr;
-    Major = static_cast<int>(PyLong_AsLong(First));
-    Py_DECREF(First);
-    if (Major == -1 && PyErr_Occurred())
-      return nullptr;
-  }
+  const Tensor &T = self(Obj);
+  std::optional<ExportRequest> R =
+      exportRequest(T, Stream, MaxVersion, Device, Copy);
+  if (!R)
+    return nullptr;
   try {
-    if (Major >= 1)
-      return PyCapsule_New(self(Obj).toDLPackVersioned(), "dltensor_versioned",
-                           deleteUnusedCapsule);
-    return PyCapsule_New(self(Obj).toDLPack(), "dltensor",
-                         deleteUnusedCapsule);
+    Tensor Out = R->Copy ? compactCopy(T) : T;
+    if (R->Versioned) {
+      DLManagedTensorVersioned *M = Out.toDLPackVersioned();
+      if (R->Copy)
+        M->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+      return newCapsule(M, "dltensor_versioned");
+    }
+    return newCapsule(Out.toDLPack(), "dltensor");
+  } catch (const Error &E) {
+    setPythonError(E);
+    return nullptr;
   } catch (const std::bad_alloc &) {
     return PyErr_NoMemory();
   }
@@ -330,16 +530,26 @@ void registerTensor(py::module_ &M) {
       "A new uninitialized CPU tensor.");
   M.def(
       "tensor",
-      [Wrap](py::handle Obj) {
-        Any V = toAny(Obj.ptr(), 0);
-        if (auto T = V.as<Tensor>())
+      [Wrap](py::handle Obj, py::object Copy) {
+        CopyPolicy Policy = Copy.is_none()             ? CopyPolicy::IfNeeded
+                            : Copy.is(py::bool_(true)) ? CopyPolicy::Always
+                                                       : CopyPolicy::Never;
+        if (!Copy.is_none() && !PyBool_Check(Copy.ptr()))
+          throw py::type_error("copy must be True, False or None");
+        if (const Tensor *T = tensorOf(Obj.ptr()))
+          return Policy == CopyPolicy::Always
+                     ? Wrap(compactCopy(*T))
+                     : py::reinterpret_borrow<py::object>(Obj);
+        if (std::optional<Tensor> T = arrayToTensor(Obj.ptr(), 0, Policy))
           return Wrap(std::move(*T));
         throw py::type_error(fmt::format("vmjit.tensor: a '{}' is not a tensor",
                                          Py_TYPE(Obj.ptr())->tp_name));
       },
-      py::arg("obj"),
-      "A vmjit.Tensor sharing the memory of `obj` (anything with __dlpack__ "
-      "or a writable buffer; a read-only buffer is copied).");
+      py::arg("obj"), py::arg("copy") = py::none(),
+      "A vmjit.Tensor over `obj` (anything with a buffer or __dlpack__): "
+      "its memory when writable and compact, else a compact copy; "
+      "copy=True always copies, copy=False raises BufferError instead of "
+      "copying.");
 }
 
 } // namespace vmjit::python
