@@ -13,11 +13,13 @@
 
 #include "bindings.h"
 
+#include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -432,17 +434,6 @@ PyObject *getDevice(PyObject *Obj, void *) {
   }
 }
 
-PyObject *repr(PyObject *Obj) {
-  const Tensor &T = self(Obj);
-  std::string Dims;
-  for (int64_t D : T.shape())
-    Dims += (Dims.empty() ? "" : ", ") + std::to_string(D);
-  std::string S = fmt::format("<vmjit.Tensor shape=({}{}) dtype={}>", Dims,
-                              T.ndim() == 1 ? "," : "", dtypeName(T.dtype()));
-  return PyUnicode_FromStringAndSize(S.data(),
-                                     static_cast<Py_ssize_t>(S.size()));
-}
-
 void dealloc(PyObject *Obj) {
   reinterpret_cast<TensorObject *>(Obj)->T.~Tensor();
   PyTypeObject *Type = Py_TYPE(Obj);
@@ -475,7 +466,6 @@ PyGetSetDef GetSet[] = {
 
 PyType_Slot Slots[] = {
     {Py_tp_dealloc, reinterpret_cast<void *>(dealloc)},
-    {Py_tp_repr, reinterpret_cast<void *>(repr)},
     {Py_tp_methods, Methods},
     {Py_tp_getset, GetSet},
     {Py_bf_getbuffer, reinterpret_cast<void *>(getBuffer)},
@@ -493,6 +483,25 @@ DLDataType parseDTypeOrThrow(const std::string &Name) {
   if (auto T = parseDType(Name))
     return *T;
   throw py::value_error(fmt::format("'{}' is not a dtype vmjit knows", Name));
+}
+
+/// Copies the elements of `Src` into `Dst` (Tensor.copyfrom's core): same
+/// shape and dtype, `Dst` compact; any layout of `Src`.
+void copyElements(const Tensor &Dst, const Tensor &Src) {
+  if (Dst.dtype() != Src.dtype() ||
+      !std::equal(Dst.shape().begin(), Dst.shape().end(), Src.shape().begin(),
+                  Src.shape().end()))
+    throw py::value_error(fmt::format(
+        "cannot copy a {} {} tensor into a {} {} tensor: the shapes "
+        "and dtypes must be equal",
+        shapeString(Src.shape()), dtypeName(Src.dtype()),
+        shapeString(Dst.shape()), dtypeName(Dst.dtype())));
+  if (!Dst.isContiguous())
+    throw py::value_error("cannot copy into a strided tensor: vmjit "
+                          "copies into compact tensors only");
+  Tensor Compact = Src.isContiguous() ? Src : compactCopy(Src);
+  if (Dst.nbytes() && Dst.data() != Compact.data())
+    std::memmove(Dst.data(), Compact.data(), Dst.nbytes());
 }
 
 } // namespace
@@ -550,6 +559,17 @@ void registerTensor(py::module_ &M) {
       "its memory when writable and compact, else a compact copy; "
       "copy=True always copies, copy=False raises BufferError instead of "
       "copying.");
+  M.def(
+      "_copy_elements",
+      [](py::handle Dst, py::handle Src) {
+        const Tensor *D = tensorOf(Dst.ptr());
+        const Tensor *S = tensorOf(Src.ptr());
+        if (!D || !S)
+          throw py::type_error("_copy_elements takes two vmjit.Tensor");
+        copyElements(*D, *S);
+      },
+      "Copies the elements of a tensor into another of the same shape and "
+      "dtype (Tensor.copyfrom).");
 }
 
 } // namespace vmjit::python

@@ -1,7 +1,67 @@
-"""Making vmjit tensors from Python: vmjit.tensor, vmjit.from_dlpack."""
+"""Making and filling vmjit tensors from Python: vmjit.tensor,
+vmjit.from_dlpack, and the methods of vmjit.Tensor written in Python
+(copyfrom, copyto, and a repr that shows the values as NumPy does), which
+are added to the extension's type here."""
 
 from . import _vmjit
 from .values import device as _device
+
+Tensor = _vmjit.Tensor
+
+
+def _numpy():
+    import numpy
+    return numpy
+
+
+def _is_values(data):
+    """Whether `data` is Python values (nested lists, a scalar, a NumPy
+    scalar) rather than an array."""
+    if isinstance(data, (list, tuple, int, float, bool, complex)):
+        return True
+    numpy = _numpy()
+    return isinstance(data, numpy.generic)
+
+
+def _dtype_name(dtype):
+    """NumPy's name of a dtype given as a string, a NumPy dtype or type."""
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        raise TypeError("cannot convert values to bfloat16: NumPy has no "
+                        "such dtype (make a float32 tensor, or fill a "
+                        "vmjit.empty(shape, 'bfloat16') through DLPack)")
+    try:
+        return _numpy().dtype(dtype).name
+    except TypeError:
+        raise TypeError("%r is not a dtype NumPy and vmjit share" % (dtype,)) \
+            from None
+
+
+def tensor(data, dtype=None, device=None):
+    """A :class:`vmjit.Tensor` of ``data``, as ``tvm.nd.array`` /
+    ``tvm_ffi`` tensors are made.
+
+    ``data``: an array (a NumPy array, anything with ``__dlpack__`` or a
+    buffer, a vmjit.Tensor), nested lists of numbers, or a scalar (Python
+    or NumPy). An array of the requested dtype (or with ``dtype=None``)
+    is shared, not copied, under the rules of :func:`from_dlpack` (a
+    read-only or strided one is copied); lists and scalars are converted
+    as ``numpy.array(data, dtype)`` converts them (``int`` to int64,
+    ``float`` to float64 by default), and an array of another dtype as
+    ``numpy.asarray(data).astype(dtype)``: both copy. ``device``: None or
+    the CPU (``vmjit.cpu()``, ``"cpu"``); another raises ValueError.
+    """
+    if device is not None:
+        _device(device)
+    if _is_values(data):
+        name = None if dtype is None else _dtype_name(dtype)
+        return _vmjit.tensor(_numpy().array(data, dtype=name))
+    result = _vmjit.tensor(data)
+    if dtype is None or result.dtype == dtype:
+        return result
+    name = _dtype_name(dtype)
+    if result.dtype == name:
+        return result
+    return _vmjit.tensor(result.numpy().astype(name))
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -20,3 +80,59 @@ def from_dlpack(x, /, *, device=None, copy=None):
     if device is not None:
         _device(device)
     return _vmjit.tensor(x, copy)
+
+
+def _copyfrom(self, source):
+    """Copies ``source`` into this tensor and returns the tensor, as TVM's
+    ``NDArray.copyfrom``: a vmjit.Tensor of the same shape and dtype, or an
+    array (any layout) or nested lists of the same shape, whose values are
+    converted as ``numpy.asarray(source, dtype=self.dtype)`` converts them.
+    Another shape (or a vmjit.Tensor of another dtype) raises ValueError."""
+    if not isinstance(source, Tensor):
+        if _is_values(source):
+            source = _numpy().asarray(source, dtype=_dtype_name(self.dtype))
+        source = _vmjit.tensor(source)
+        if source.dtype != self.dtype:
+            source = _vmjit.tensor(
+                source.numpy().astype(_dtype_name(self.dtype)))
+    _vmjit._copy_elements(self, source)
+    return self
+
+
+def _copyto(self, target):
+    """Copies this tensor, as TVM's ``NDArray.copyto``: into ``target`` if
+    it is a vmjit.Tensor (of the same shape and dtype, else ValueError;
+    returns it), or onto a device (``vmjit.cpu()``, ``"cpu"``): a new
+    compact tensor."""
+    if isinstance(target, Tensor):
+        _vmjit._copy_elements(target, self)
+        return target
+    if not (isinstance(target, (str, int, tuple))
+            or hasattr(target, "device_type")):
+        raise TypeError("copyto: expected a vmjit.Tensor or a device, not "
+                        "a '%s'" % type(target).__name__)
+    _device(target)
+    return _vmjit.tensor(self, copy=True)
+
+
+_PREFIX = "vmjit.Tensor("
+
+
+def _repr(self):
+    """The values as NumPy shows them (summarized when large), with the
+    dtype: ``vmjit.Tensor([1., 2.], dtype=float32)``."""
+    try:
+        numpy = _numpy()
+        values = self.numpy()
+    except (ImportError, TypeError):  # no NumPy, or a dtype it lacks
+        return "<vmjit.Tensor shape=%s dtype=%s>" % (tuple(self.shape),
+                                                     self.dtype)
+    body = numpy.array2string(values, separator=", ", prefix=_PREFIX)
+    shape = ", shape=%s" % (tuple(self.shape),) if values.size == 0 \
+        and values.ndim != 1 else ""
+    return "%s%s%s, dtype=%s)" % (_PREFIX, body, shape, self.dtype)
+
+
+Tensor.copyfrom = _copyfrom
+Tensor.copyto = _copyto
+Tensor.__repr__ = _repr
