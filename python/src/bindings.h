@@ -38,6 +38,9 @@ struct Hooks {
   py::object ShapeType;  ///< vmjit.Shape (a tuple subclass)
   py::object DeviceType; ///< vmjit.Device (a named tuple)
   py::object MakeError;  ///< vmjit.errors._make(kind, message, frames, text)
+  /// vmjit.tensors._tensor_general(data, dtype, device): vmjit.tensor for
+  /// what is not an array taken as it is (lists, scalars, a dtype).
+  py::object TensorGeneral;
 };
 Hooks &hooks();
 
@@ -58,6 +61,13 @@ enum class CopyPolicy {
 /// vmjit cannot take: another device, an unknown dtype, big-endian data.
 std::optional<Tensor> arrayToTensor(PyObject *Obj, size_t Arg,
                                     CopyPolicy Policy);
+/// An exact numpy.ndarray that is writable and C-contiguous, of a dtype
+/// vmjit has, as a tensor over its memory (holding the array); nullopt
+/// for anything else (numpy_arrays.cpp).
+std::optional<Tensor> numpyArrayToTensor(PyObject *Obj);
+/// Py_DECREF, taking the GIL if this thread does not hold it (nothing
+/// while the interpreter exits).
+void releaseWithGil(PyObject *Obj) noexcept;
 /// A vmjit value as a new Python reference. Functions and closures it
 /// holds call through `Owner` (the VM that made them; may be null).
 PyObject *toPython(const AnyView &V, const std::shared_ptr<Machine> &Owner);

@@ -424,6 +424,9 @@ Any otherToAny(PyObject *Obj, size_t Arg) {
 
 std::optional<Tensor> arrayToTensor(PyObject *Obj, size_t Arg,
                                     CopyPolicy Policy) {
+  if (Policy != CopyPolicy::Always)
+    if (std::optional<Tensor> Ten = numpyArrayToTensor(Obj))
+      return Ten;
   // Arrays: their buffer when it has a vmjit dtype (a NumPy array's, with
   // no copy), else DLPack (torch, JAX, ... and NumPy's other dtypes).
   PyTypeObject *T = Py_TYPE(Obj);
@@ -468,6 +471,8 @@ Any toAny(PyObject *Obj, size_t Arg) {
     return Any();
   if (const Tensor *Ten = tensorOf(Obj))
     return Any(*Ten);
+  if (std::optional<Tensor> Ten = numpyArrayToTensor(Obj))
+    return Any(std::move(*Ten));
   if (T == &PyUnicode_Type)
     return stringToAny(Obj);
   if (std::optional<Any> Scalar = numpyScalarToAny(Obj, Arg))

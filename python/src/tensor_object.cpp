@@ -24,6 +24,7 @@
 #include <iterator>
 #include <memory>
 #include <new>
+#include <span>
 
 namespace vmjit::python {
 
@@ -504,6 +505,109 @@ void copyElements(const Tensor &Dst, const Tensor &Src) {
     std::memmove(Dst.data(), Compact.data(), Dst.nbytes());
 }
 
+/// Runs `Body` (returning a new reference), turning a C++ exception into
+/// the Python error (null).
+template <typename F> PyObject *catchErrors(F &&Body) {
+  try {
+    return Body();
+  } catch (py::error_already_set &E) {
+    E.restore();
+  } catch (const py::builtin_exception &E) {
+    E.set_error();
+  } catch (const Error &E) {
+    setPythonError(E);
+  } catch (const std::bad_alloc &) {
+    PyErr_NoMemory();
+  } catch (const std::exception &E) {
+    PyErr_SetString(PyExc_RuntimeError, E.what());
+  }
+  return nullptr;
+}
+
+/// Binds vectorcall arguments to `Params` (positional, then by keyword);
+/// false with a TypeError for an unknown, repeated or missing one. `Params`
+/// holds the defaults (null: required).
+bool bindArgs(const char *Fn, std::span<const char *const> Names,
+              PyObject *const *Args, Py_ssize_t NArgs, PyObject *KwNames,
+              std::span<PyObject *> Params) {
+  if (static_cast<size_t>(NArgs) > Params.size()) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s() takes at most %zu arguments (%zd given)", Fn,
+                 Params.size(), NArgs);
+    return false;
+  }
+  std::copy(Args, Args + NArgs, Params.begin());
+  const Py_ssize_t NKw = KwNames ? PyTuple_GET_SIZE(KwNames) : 0;
+  for (Py_ssize_t K = 0; K < NKw; ++K) {
+    const char *Key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(KwNames, K));
+    auto It = std::find_if(Names.begin(), Names.end(), [&](const char *N) {
+      return Key && std::strcmp(N, Key) == 0;
+    });
+    const auto I = static_cast<Py_ssize_t>(It - Names.begin());
+    if (It == Names.end() || I < NArgs) {
+      PyErr_Format(PyExc_TypeError, "%s() got %s argument '%s'", Fn,
+                   It == Names.end() ? "an unexpected keyword" : "a repeated",
+                   Key ? Key : "?");
+      return false;
+    }
+    Params[static_cast<size_t>(I)] = Args[NArgs + K];
+  }
+  for (size_t I = 0; I < Params.size(); ++I)
+    if (!Params[I]) {
+      PyErr_Format(PyExc_TypeError, "%s() is missing the argument '%s'", Fn,
+                   Names[I]);
+      return false;
+    }
+  return true;
+}
+
+/// vmjit.tensor(data, dtype=None, device=None): an array taken as it is
+/// here, in C (the path of vmjit.tensor(a)); lists, scalars and dtype or
+/// device arguments in vmjit.tensors._tensor_general.
+PyObject *tensorFunction(PyObject *, PyObject *const *Args, size_t NArgsF,
+                         PyObject *KwNames) {
+  static const char *const Names[] = {"data", "dtype", "device"};
+  PyObject *Params[] = {nullptr, Py_None, Py_None};
+  if (!bindArgs("tensor", Names, Args, PyVectorcall_NARGS(NArgsF), KwNames,
+                Params))
+    return nullptr;
+  PyObject *Data = Params[0];
+  if (Params[1] == Py_None && Params[2] == Py_None) {
+    if (tensorOf(Data))
+      return Py_NewRef(Data);
+    PyObject *Made = catchErrors([&]() -> PyObject * {
+      if (std::optional<Tensor> T =
+              arrayToTensor(Data, 0, CopyPolicy::IfNeeded))
+        return wrapTensor(std::move(*T));
+      return Py_NewRef(Py_None);
+    });
+    if (Made != Py_None)
+      return Made;
+    Py_DECREF(Made);
+  }
+  PyObject *General = hooks().TensorGeneral.ptr();
+  if (!General) {
+    PyErr_SetString(PyExc_RuntimeError, "vmjit.tensor: vmjit is not set up");
+    return nullptr;
+  }
+  return PyObject_Vectorcall(General, Params, 3, nullptr);
+}
+
+PyMethodDef TensorFunctions[] = {
+    {"tensor",
+     reinterpret_cast<PyCFunction>(
+         reinterpret_cast<void (*)()>(tensorFunction)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "tensor(data, dtype=None, device=None)\n--\n\n"
+     "A vmjit.Tensor of `data`, as tvm.nd.array makes one. An array (NumPy, "
+     "anything with __dlpack__ or a buffer, a vmjit.Tensor) of the requested "
+     "dtype, or any with dtype=None, is shared as vmjit.from_dlpack shares "
+     "it (a read-only or strided one is copied); nested lists and scalars "
+     "are converted as numpy.array(data, dtype) converts them, an array of "
+     "another dtype as numpy.asarray(data).astype(dtype): both copy. "
+     "device: None or the CPU."},
+    {nullptr, nullptr, 0, nullptr}};
+
 } // namespace
 
 PyObject *wrapTensor(Tensor T) {
@@ -537,8 +641,12 @@ void registerTensor(py::module_ &M) {
       },
       py::arg("shape"), py::arg("dtype") = "float32",
       "A new uninitialized CPU tensor.");
+  if (PyModule_AddFunctions(M.ptr(), TensorFunctions) != 0)
+    throw py::error_already_set();
+  M.def("_set_tensor_hook",
+        [](py::object General) { hooks().TensorGeneral = std::move(General); });
   M.def(
-      "tensor",
+      "_from_dlpack",
       [Wrap](py::handle Obj, py::object Copy) {
         CopyPolicy Policy = Copy.is_none()             ? CopyPolicy::IfNeeded
                             : Copy.is(py::bool_(true)) ? CopyPolicy::Always

@@ -7,11 +7,20 @@ from . import _vmjit
 from .values import device as _device
 
 Tensor = _vmjit.Tensor
+#: vmjit.tensor(data, dtype=None, device=None): in C, calling
+#: _tensor_general for what is not an array taken as it is.
+tensor = _vmjit.tensor
+
+
+_numpy_module = None
 
 
 def _numpy():
-    import numpy
-    return numpy
+    global _numpy_module
+    if _numpy_module is None:
+        import numpy
+        _numpy_module = numpy
+    return _numpy_module
 
 
 def _is_values(data):
@@ -36,32 +45,22 @@ def _dtype_name(dtype):
             from None
 
 
-def tensor(data, dtype=None, device=None):
-    """A :class:`vmjit.Tensor` of ``data``, as ``tvm.nd.array`` /
-    ``tvm_ffi`` tensors are made.
-
-    ``data``: an array (a NumPy array, anything with ``__dlpack__`` or a
-    buffer, a vmjit.Tensor), nested lists of numbers, or a scalar (Python
-    or NumPy). An array of the requested dtype (or with ``dtype=None``)
-    is shared, not copied, under the rules of :func:`from_dlpack` (a
-    read-only or strided one is copied); lists and scalars are converted
-    as ``numpy.array(data, dtype)`` converts them (``int`` to int64,
-    ``float`` to float64 by default), and an array of another dtype as
-    ``numpy.asarray(data).astype(dtype)``: both copy. ``device``: None or
-    the CPU (``vmjit.cpu()``, ``"cpu"``); another raises ValueError.
-    """
+def _tensor_general(data, dtype, device):
+    """vmjit.tensor for what its C part does not take as it is: nested
+    lists, scalars, a dtype or device argument (vmjit.tensor's docstring
+    says what each gives)."""
     if device is not None:
         _device(device)
     if _is_values(data):
         name = None if dtype is None else _dtype_name(dtype)
-        return _vmjit.tensor(_numpy().array(data, dtype=name))
-    result = _vmjit.tensor(data)
+        return _vmjit._from_dlpack(_numpy().array(data, dtype=name))
+    result = _vmjit._from_dlpack(data)
     if dtype is None or result.dtype == dtype:
         return result
     name = _dtype_name(dtype)
     if result.dtype == name:
         return result
-    return _vmjit.tensor(result.numpy().astype(name))
+    return _vmjit._from_dlpack(result.numpy().astype(name))
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -79,7 +78,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     """
     if device is not None:
         _device(device)
-    return _vmjit.tensor(x, copy)
+    return _vmjit._from_dlpack(x, copy)
 
 
 def _copyfrom(self, source):
@@ -91,9 +90,9 @@ def _copyfrom(self, source):
     if not isinstance(source, Tensor):
         if _is_values(source):
             source = _numpy().asarray(source, dtype=_dtype_name(self.dtype))
-        source = _vmjit.tensor(source)
+        source = _vmjit._from_dlpack(source)
         if source.dtype != self.dtype:
-            source = _vmjit.tensor(
+            source = _vmjit._from_dlpack(
                 source.numpy().astype(_dtype_name(self.dtype)))
     _vmjit._copy_elements(self, source)
     return self
@@ -112,7 +111,7 @@ def _copyto(self, target):
         raise TypeError("copyto: expected a vmjit.Tensor or a device, not "
                         "a '%s'" % type(target).__name__)
     _device(target)
-    return _vmjit.tensor(self, copy=True)
+    return _vmjit._from_dlpack(self, copy=True)
 
 
 _PREFIX = "vmjit.Tensor("
@@ -133,6 +132,7 @@ def _repr(self):
     return "%s%s%s, dtype=%s)" % (_PREFIX, body, shape, self.dtype)
 
 
+_vmjit._set_tensor_hook(_tensor_general)
 Tensor.copyfrom = _copyfrom
 Tensor.copyto = _copyto
 Tensor.__repr__ = _repr
