@@ -11,6 +11,8 @@ held function object `f = vm["f"]` and through `vm["f"]` each time:
   array    g(a)      a float32 NumPy array [4] in, an int out
   array_id f(a)      the array in, the same tensor out (a vmjit.Tensor)
   python   a Python function of one argument (the floor of a call here)
+  wrap     vmjit.tensor(a): the array as a vmjit.Tensor (no copy)
+  memoryview  memoryview(a): Python's own wrapping of the array's buffer
 Each figure is the median over the repetitions of the mean per call, in
 nanoseconds. docs/python.md quotes a run.
 """
@@ -56,6 +58,8 @@ def main():
         return x
 
     floor = median_ns(lambda: python_floor(1), args.number, args.repetitions)
+    wrap = median_ns(lambda: vmjit.tensor(a), args.number, args.repetitions)
+    view = median_ns(lambda: memoryview(a), args.number, args.repetitions)
     for mode in args.modes.split(","):
         vm = vmjit.VirtualMachine(exe, mode)
         f, g = vm["ident"], vm["drop"]
@@ -71,11 +75,14 @@ def main():
                          "ns": median_ns(fn, args.number, args.repetitions)})
     print("%-10s %-14s %10s" % ("mode", "case", "ns/call"))
     print("%-10s %-14s %10.0f" % ("-", "python", floor))
+    print("%-10s %-14s %10.0f" % ("-", "wrap", wrap))
+    print("%-10s %-14s %10.0f" % ("-", "memoryview", view))
     for r in rows:
         print("%-10s %-14s %10.0f" % (r["mode"], r["case"], r["ns"]))
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"python_floor_ns": floor, "rows": rows}, out, indent=1)
+            json.dump({"python_floor_ns": floor, "wrap_ns": wrap,
+                       "memoryview_ns": view, "rows": rows}, out, indent=1)
     return 0
 
 

@@ -38,6 +38,9 @@ struct Hooks {
   py::object ShapeType;  ///< vmjit.Shape (a tuple subclass)
   py::object DeviceType; ///< vmjit.Device (a named tuple)
   py::object MakeError;  ///< vmjit.errors._make(kind, message, frames, text)
+  /// vmjit.tensors._tensor_general(data, dtype, device): vmjit.tensor for
+  /// what is not an array taken as it is (lists, scalars, a dtype).
+  py::object TensorGeneral;
 };
 Hooks &hooks();
 
@@ -47,6 +50,24 @@ Hooks &hooks();
 /// argument) names the argument in the TypeError raised for a value that
 /// has no vmjit form.
 Any toAny(PyObject *Obj, size_t Arg);
+/// Whether an array going into vmjit is copied.
+enum class CopyPolicy {
+  IfNeeded, ///< shared, unless read-only or strided (then a compact copy)
+  Always,   ///< copied
+  Never,    ///< shared, or BufferError if it would have to be copied
+};
+/// An array (an object with a buffer or __dlpack__) as a CPU tensor, under
+/// `Policy`; nullopt if `Obj` is neither. Raises (throws) for an array
+/// vmjit cannot take: another device, an unknown dtype, big-endian data.
+std::optional<Tensor> arrayToTensor(PyObject *Obj, size_t Arg,
+                                    CopyPolicy Policy);
+/// An exact numpy.ndarray that is writable and C-contiguous, of a dtype
+/// vmjit has, as a tensor over its memory (holding the array); nullopt
+/// for anything else (numpy_arrays.cpp).
+std::optional<Tensor> numpyArrayToTensor(PyObject *Obj);
+/// Py_DECREF, taking the GIL if this thread does not hold it (nothing
+/// while the interpreter exits).
+void releaseWithGil(PyObject *Obj) noexcept;
 /// A vmjit value as a new Python reference. Functions and closures it
 /// holds call through `Owner` (the VM that made them; may be null).
 PyObject *toPython(const AnyView &V, const std::shared_ptr<Machine> &Owner);
@@ -57,6 +78,11 @@ void registerTensor(py::module_ &M);
 PyObject *wrapTensor(Tensor T);
 /// The tensor a vmjit.Tensor holds, or null if `Obj` is not one.
 const Tensor *tensorOf(PyObject *Obj);
+/// A compact row-major copy of a CPU tensor, of any layout (ValueError for
+/// a strided tensor of a packed sub-byte dtype, or another device).
+Tensor compactCopy(const Tensor &Src);
+/// A device as users name it: "cpu:0", "cuda:1", or its DLPack numbers.
+std::string deviceName(DLDevice D);
 /// The buffer protocol's format of a dtype, or null if it has none.
 const char *bufferFormat(DLDataType T);
 /// The dtype of a buffer's elements, or nullopt if vmjit has none.

@@ -2,11 +2,12 @@
 //
 // Python to vmjit: None, bool, int (int64), float, str, bytes, vmjit.Shape,
 // tuples and lists (an Array of their items), vmjit.Tensor, vmjit.Function,
-// vmjit.Device, and any object with __dlpack__ (a NumPy array: no copy).
-// An object with no working __dlpack__ that exposes a buffer (a NumPy bool
-// array, a memoryview) is viewed in place when writable and copied when
-// read-only. vmjit to Python: the same types back, tuples for Arrays, a
-// vmjit.Tensor for a tensor (DLPack and the buffer protocol, no copy).
+// vmjit.Device, and arrays: a buffer (a NumPy array, a memoryview) or
+// else a DLPack capsule, shared when writable, compact and on the CPU;
+// read-only memory (a DLPack 1.x READ_ONLY flag too) and strided layouts
+// are copied into a compact tensor, other devices refused. vmjit to
+// Python: the same types back, tuples for Arrays, a vmjit.Tensor for a
+// tensor (DLPack and the buffer protocol, no copy).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace vmjit::python {
@@ -47,6 +49,39 @@ PyTypeObject *OpaqueType = nullptr;
                                    Py_TYPE(Obj)->tp_name, Why));
 }
 
+[[noreturn]] void throwBufferError(const std::string &Message) {
+  PyErr_SetString(PyExc_BufferError, Message.c_str());
+  throw py::error_already_set();
+}
+
+std::string argPrefix(size_t Arg) {
+  return Arg ? fmt::format("argument {}: ", Arg) : "";
+}
+
+/// Why an array whose memory is `ReadOnly` or not compact row-major must be
+/// copied before vmjit takes it; null when it need not be.
+const char *whyCopy(bool ReadOnly, bool Compact) {
+  if (ReadOnly)
+    return "its memory is read-only and vmjit's kernels may write into "
+           "their arguments";
+  if (!Compact)
+    return "it is strided and vmjit's kernels take compact row-major "
+           "tensors";
+  return nullptr;
+}
+
+/// Whether an array that is `ReadOnly` or not `Compact` is copied under
+/// `Policy`; a BufferError for copy=False when a copy is needed.
+bool mustCopy(bool ReadOnly, bool Compact, PyObject *Obj, size_t Arg,
+              CopyPolicy Policy) {
+  const char *Why = whyCopy(ReadOnly, Compact);
+  if (Why && Policy == CopyPolicy::Never)
+    throwBufferError(fmt::format("{}cannot share the memory of a '{}' with "
+                                 "vmjit (copy=False): {}",
+                                 argPrefix(Arg), Py_TYPE(Obj)->tp_name, Why));
+  return Why || Policy == CopyPolicy::Always;
+}
+
 //===--- Buffers (no working __dlpack__) ----------------------------------===//
 
 /// A writable buffer lent to vmjit: released (with the GIL) when the
@@ -65,10 +100,12 @@ struct LentBuffer {
   }
 };
 
-/// A tensor over `Obj`'s buffer: shared when writable, copied when
-/// read-only (vmjit may write into what it is given). nullopt when the
-/// buffer's format has no vmjit dtype.
-std::optional<Tensor> tensorFromBuffer(PyObject *Obj, bool &BigEndian) {
+/// A tensor over `Obj`'s buffer: shared when it is writable and compact
+/// row-major, else copied into a compact tensor (vmjit may write into
+/// what it is given, and takes compact tensors), as `Policy` allows.
+/// nullopt when the buffer's format has no vmjit dtype.
+std::optional<Tensor> tensorFromBuffer(PyObject *Obj, size_t Arg,
+                                       CopyPolicy Policy, bool &BigEndian) {
   auto L = std::make_unique<LentBuffer>();
   if (PyObject_GetBuffer(Obj, &L->View, PyBUF_RECORDS_RO) != 0) {
     // NumPy refuses a buffer of a dtype the buffer protocol cannot spell
@@ -89,10 +126,15 @@ std::optional<Tensor> tensorFromBuffer(PyObject *Obj, bool &BigEndian) {
   }
   const Py_buffer &V = L->View;
   L->Shape.assign(V.shape, V.shape + V.ndim);
-  // vmjit's kernels take compact row-major tensors: other layouts are
-  // copied into one, as are read-only buffers (kernels may write into
-  // their arguments).
-  if (V.readonly || !PyBuffer_IsContiguous(&V, 'C')) {
+  bool Copy;
+  try {
+    Copy =
+        mustCopy(V.readonly, PyBuffer_IsContiguous(&V, 'C'), Obj, Arg, Policy);
+  } catch (...) {
+    PyBuffer_Release(&L->View);
+    throw;
+  }
+  if (Copy) {
     Tensor T = Tensor::empty(L->Shape, *DT);
     int Rc = PyBuffer_ToContiguous(T.data(), &L->View, V.len, 'C');
     PyBuffer_Release(&L->View);
@@ -154,10 +196,10 @@ std::optional<std::string> ownDTypeName(PyObject *Obj) {
 /// the argument it is, from 1, or 0).
 [[noreturn]] void throwNoSuchDType(PyObject *Obj, size_t Arg,
                                    const std::string &Name) {
-  std::string Where = Arg ? fmt::format("argument {}: ", Arg) : "";
   throw py::type_error(fmt::format("{}cannot pass a '{}' of dtype {} to "
                                    "vmjit: vmjit has no such dtype",
-                                   Where, Py_TYPE(Obj)->tp_name, Name));
+                                   argPrefix(Arg), Py_TYPE(Obj)->tp_name,
+                                   Name));
 }
 
 Tensor checkedDType(Tensor T, PyObject *Obj, size_t Arg) {
@@ -167,23 +209,72 @@ Tensor checkedDType(Tensor T, PyObject *Obj, size_t Arg) {
   return T;
 }
 
-/// Imports the capsule `Obj.__dlpack__()` returns; nullopt (with no Python
-/// error set) when the object refused to export (BufferError, TypeError).
+/// What DLPack capsule `Cap` holds may go into vmjit: on the CPU, of a
+/// version vmjit reads. Checked before the capsule is taken, so that its
+/// destructor frees a refused one.
+void checkImportable(const DLTensor &DL, uint32_t Major, PyObject *Obj,
+                     size_t Arg) {
+  if (Major > DLPACK_MAJOR_VERSION)
+    throwBufferError(fmt::format("{}'{}'.__dlpack__() gave a DLPack {}.x "
+                                 "tensor; vmjit reads DLPack {}.x and older",
+                                 argPrefix(Arg), Py_TYPE(Obj)->tp_name, Major,
+                                 DLPACK_MAJOR_VERSION));
+  if (DL.device.device_type != kDLCPU)
+    throwBufferError(fmt::format("{}cannot pass a '{}' on {} to vmjit: vmjit "
+                                 "runs on the CPU only (copy it to the CPU "
+                                 "first)",
+                                 argPrefix(Arg), Py_TYPE(Obj)->tp_name,
+                                 deviceName(DL.device)));
+}
+
+uint32_t majorOf(const DLManagedTensor *) { return 0; }
+uint32_t majorOf(const DLManagedTensorVersioned *M) { return M->version.major; }
+bool readOnly(const DLManagedTensor *) { return false; }
+bool readOnly(const DLManagedTensorVersioned *M) {
+  return (M->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+}
+
 /// The tensor of DLPack capsule `Cap` if it is named `Name` (then renamed
-/// `Used`, which tells its producer it was consumed).
+/// `Used`, which tells its producer it was consumed), shared or copied as
+/// `Policy` says: read-only memory (a versioned capsule's READ_ONLY flag)
+/// and strided layouts are copied, never aliased.
 template <typename ManagedT>
 std::optional<Tensor> importCapsule(PyObject *Cap, const char *Name,
-                                    const char *Used) {
+                                    const char *Used, PyObject *Obj, size_t Arg,
+                                    CopyPolicy Policy) {
   if (!PyCapsule_IsValid(Cap, Name))
     return std::nullopt;
-  Tensor T = Tensor::fromDLPack(
-      static_cast<ManagedT *>(PyCapsule_GetPointer(Cap, Name)));
+  auto *M = static_cast<ManagedT *>(PyCapsule_GetPointer(Cap, Name));
+  checkImportable(M->dl_tensor, majorOf(M), Obj, Arg);
+  const bool ReadOnly = readOnly(M);
+  Tensor T = Tensor::fromDLPack(M);
   PyCapsule_SetName(Cap, Used);
+  T = checkedDType(std::move(T), Obj, Arg);
+  if (mustCopy(ReadOnly, T.isContiguous(), Obj, Arg, Policy))
+    return compactCopy(T); // T, and with it the capsule's memory, goes
   return T;
 }
 
-std::optional<Tensor> tensorFromDLPack(PyObject *Obj, size_t Arg) {
-  PyObject *Cap = PyObject_CallMethodNoArgs(Obj, dlpackName());
+/// Obj.__dlpack__(max_version=(1, minor)), or Obj.__dlpack__() from a
+/// producer older than DLPack 1.0 (which refuses max_version with a
+/// TypeError). Null, with the error set, if it fails.
+PyObject *callDLPack(PyObject *Obj) {
+  static PyObject *KwNames = Py_BuildValue("(s)", "max_version");
+  static PyObject *Version =
+      Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+  PyObject *Args[] = {Obj, Version};
+  PyObject *Cap = PyObject_VectorcallMethod(dlpackName(), Args, 1, KwNames);
+  if (Cap || !PyErr_ExceptionMatches(PyExc_TypeError))
+    return Cap;
+  PyErr_Clear();
+  return PyObject_CallMethodNoArgs(Obj, dlpackName());
+}
+
+/// Imports the capsule `Obj.__dlpack__()` returns; nullopt (with no Python
+/// error set) when the object refused to export (BufferError, TypeError).
+std::optional<Tensor> tensorFromDLPack(PyObject *Obj, size_t Arg,
+                                       CopyPolicy Policy) {
+  PyObject *Cap = callDLPack(Obj);
   if (!Cap) {
     if (PyErr_ExceptionMatches(PyExc_BufferError) ||
         PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -193,13 +284,13 @@ std::optional<Tensor> tensorFromDLPack(PyObject *Obj, size_t Arg) {
     throw py::error_already_set();
   }
   py::object Owner = py::reinterpret_steal<py::object>(Cap);
-  std::optional<Tensor> T =
-      importCapsule<DLManagedTensor>(Cap, "dltensor", "used_dltensor");
+  std::optional<Tensor> T = importCapsule<DLManagedTensor>(
+      Cap, "dltensor", "used_dltensor", Obj, Arg, Policy);
   if (!T)
-    T = importCapsule<DLManagedTensorVersioned>(Cap, "dltensor_versioned",
-                                                "used_dltensor_versioned");
+    T = importCapsule<DLManagedTensorVersioned>(
+        Cap, "dltensor_versioned", "used_dltensor_versioned", Obj, Arg, Policy);
   if (T)
-    return checkedDType(std::move(*T), Obj, Arg);
+    return T;
   throw py::type_error(fmt::format(
       "{}.__dlpack__() returned a '{}', not a DLPack capsule",
       Py_TYPE(Obj)->tp_name, Py_TYPE(Cap)->tp_name));
@@ -331,6 +422,38 @@ Any otherToAny(PyObject *Obj, size_t Arg) {
 
 } // namespace
 
+std::optional<Tensor> arrayToTensor(PyObject *Obj, size_t Arg,
+                                    CopyPolicy Policy) {
+  if (Policy != CopyPolicy::Always)
+    if (std::optional<Tensor> Ten = numpyArrayToTensor(Obj))
+      return Ten;
+  // Arrays: their buffer when it has a vmjit dtype (a NumPy array's, with
+  // no copy), else DLPack (torch, JAX, ... and NumPy's other dtypes).
+  PyTypeObject *T = Py_TYPE(Obj);
+  const bool Buffer = hasBuffer(T);
+  bool BigEndian = false;
+  if (Buffer)
+    if (std::optional<Tensor> Ten =
+            tensorFromBuffer(Obj, Arg, Policy, BigEndian))
+      return Ten;
+  if (hasDLPack(T))
+    if (std::optional<Tensor> Ten = tensorFromDLPack(Obj, Arg, Policy))
+      return Ten;
+  if (BigEndian)
+    throwArgTypeError(Obj, Arg,
+                      ": its data is big-endian; vmjit takes the machine's "
+                      "byte order (NumPy: a.astype(a.dtype.newbyteorder("
+                      "'=')))");
+  if (Buffer || hasDLPack(T))
+    if (std::optional<std::string> Name = ownDTypeName(Obj))
+      throwNoSuchDType(Obj, Arg, *Name);
+  if (hasDLPack(T))
+    throwArgTypeError(Obj, Arg, ": its __dlpack__ refused to export it");
+  if (Buffer)
+    throwArgTypeError(Obj, Arg, ": its buffer's format has no vmjit dtype");
+  return std::nullopt;
+}
+
 Any toAny(PyObject *Obj, size_t Arg) {
   PyTypeObject *T = Py_TYPE(Obj);
   if (T == &PyLong_Type) {
@@ -348,32 +471,14 @@ Any toAny(PyObject *Obj, size_t Arg) {
     return Any();
   if (const Tensor *Ten = tensorOf(Obj))
     return Any(*Ten);
+  if (std::optional<Tensor> Ten = numpyArrayToTensor(Obj))
+    return Any(std::move(*Ten));
   if (T == &PyUnicode_Type)
     return stringToAny(Obj);
   if (std::optional<Any> Scalar = numpyScalarToAny(Obj, Arg))
     return std::move(*Scalar);
-  // Arrays: their buffer when it has a vmjit dtype (a NumPy array's, with
-  // no copy), else DLPack (torch, JAX, ... and NumPy's other dtypes).
-  const bool Buffer = hasBuffer(T);
-  bool BigEndian = false;
-  if (Buffer)
-    if (std::optional<Tensor> Ten = tensorFromBuffer(Obj, BigEndian))
-      return Any(std::move(*Ten));
-  if (hasDLPack(T))
-    if (std::optional<Tensor> Ten = tensorFromDLPack(Obj, Arg))
-      return Any(std::move(*Ten));
-  if (BigEndian)
-    throwArgTypeError(Obj, Arg,
-                      ": its data is big-endian; vmjit takes the machine's "
-                      "byte order (NumPy: a.astype(a.dtype.newbyteorder("
-                      "'=')))");
-  if (Buffer || hasDLPack(T))
-    if (std::optional<std::string> Name = ownDTypeName(Obj))
-      throwNoSuchDType(Obj, Arg, *Name);
-  if (hasDLPack(T))
-    throwArgTypeError(Obj, Arg, ": its __dlpack__ refused to export it");
-  if (Buffer)
-    throwArgTypeError(Obj, Arg, ": its buffer's format has no vmjit dtype");
+  if (std::optional<Tensor> Ten = arrayToTensor(Obj, Arg, CopyPolicy::IfNeeded))
+    return Any(std::move(*Ten));
   return otherToAny(Obj, Arg);
 }
 

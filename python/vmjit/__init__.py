@@ -17,17 +17,17 @@ from . import errors
 from .errors import Error
 from .executable import Executable, FunctionInfo, Stats, assemble, load
 from .functions import (get_global_func, list_global_func_names,
-                        register_func, remove_global_func)
-from .values import Device, Shape, cpu
+                        register_func, register_global_func,
+                        remove_global_func)
+from .tensors import from_dlpack, tensor
+from .values import Device, Shape, cpu, device
 from .virtual_machine import (BenchmarkResult, InstrumentReturnKind,
-                              VirtualMachine)
+                              ProfileReport, ProfileRow, VirtualMachine)
 
 Tensor = _vmjit.Tensor
 Function = _vmjit.Function
 Object = _vmjit.Object
 empty = _vmjit.empty
-tensor = _vmjit.tensor
-from_dlpack = _vmjit.tensor
 jit_available = _vmjit.jit_available
 baseline_available = _vmjit.baseline_available
 
@@ -49,9 +49,10 @@ def _at_exit():
 
 __all__ = [
     "BenchmarkResult", "Device", "Error", "Executable", "Function",
-    "FunctionInfo", "InstrumentReturnKind", "Object", "Shape", "Stats",
+    "FunctionInfo", "InstrumentReturnKind", "Object", "ProfileReport",
+    "ProfileRow", "Shape", "Stats",
     "Tensor", "VirtualMachine", "assemble", "baseline_available", "cpu",
-    "empty", "errors", "from_dlpack", "get_global_func", "jit_available",
-    "list_global_func_names", "load", "register_func", "remove_global_func",
-    "tensor",
+    "device", "empty", "errors", "from_dlpack", "get_global_func",
+    "jit_available", "list_global_func_names", "load", "register_func",
+    "register_global_func", "remove_global_func", "tensor",
 ]

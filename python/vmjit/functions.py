@@ -33,6 +33,12 @@ def register_func(func_name, f=None, override=False):
     return register if f is None else register(f)
 
 
+def register_global_func(func_name, f=None, override=False):
+    """tvm-ffi's name of :func:`register_func`, with the same arguments and
+    behaviour (also as a decorator)."""
+    return register_func(func_name, f, override)
+
+
 def get_global_func(name, allow_missing=False):
     """The global function ``name`` (the standard library's, a kernel
     library's registration, or a registered Python function) as a

@@ -5,10 +5,12 @@ import json
 import math
 import statistics
 import warnings
+from typing import NamedTuple
 
 from . import _vmjit
 from .executable import Executable, Stats, load
 from .values import Device
+from .values import device as _device
 
 MODES = ("bytecode", "baseline", "compiled", "tiered")
 
@@ -53,6 +55,68 @@ class BenchmarkResult:
                                  len(self.results)))
 
 
+class ProfileRow(NamedTuple):
+    """One callee of a profiled call: how often the interpreter called it
+    and for how long in all (inclusive of what it called), in ns."""
+
+    name: str
+    calls: int
+    total_ns: float
+
+    @property
+    def mean_ns(self):
+        return self.total_ns / self.calls if self.calls else 0.0
+
+
+class ProfileReport:
+    """What :meth:`VirtualMachine.profile` returns: ``rows`` (one
+    :class:`ProfileRow` per callee, the most total time first) and
+    ``total_ns`` (the whole call). Prints as a table, as TVM's report."""
+
+    def __init__(self, total_ns, rows):
+        self.total_ns = float(total_ns)
+        self.rows = sorted((ProfileRow(*r) for r in rows),
+                           key=lambda r: -r.total_ns)
+
+    def table(self):
+        """The rows as a text table: callee, calls, total, mean, share of
+        the call."""
+        width = max([6] + [len(r.name) for r in self.rows])
+        lines = ["%-*s  %8s  %12s  %12s  %6s" % (
+            width, "callee", "calls", "total (us)", "mean (us)", "%")]
+        for r in self.rows:
+            share = 100.0 * r.total_ns / self.total_ns if self.total_ns else 0
+            lines.append("%-*s  %8d  %12.3f  %12.3f  %6.1f" % (
+                width, r.name, r.calls, r.total_ns / 1e3, r.mean_ns / 1e3,
+                share))
+        lines.append("the call: %.3f us" % (self.total_ns / 1e3))
+        return "\n".join(lines)
+
+    def json(self):
+        """The report as JSON text: total_ns and the rows."""
+        return json.dumps({"total_ns": self.total_ns, "calls": [
+            {"name": r.name, "calls": r.calls, "total_ns": r.total_ns,
+             "mean_ns": r.mean_ns} for r in self.rows]})
+
+    def __str__(self):
+        return self.table()
+
+    def __repr__(self):
+        return "<vmjit.ProfileReport %d callees, %.3f us>" % (
+            len(self.rows), self.total_ns / 1e3)
+
+
+def _is_device(value):
+    return isinstance(value, Device) or hasattr(value, "device_type")
+
+
+def _check_devices(device):
+    """Raises ValueError unless `device` (one, or a list of them as TVM
+    takes) is the CPU."""
+    for d in device if isinstance(device, list) else [device]:
+        _device(d)
+
+
 def _seconds(timeout):
     if timeout is None:
         return 0.0
@@ -87,12 +151,12 @@ class VirtualMachine:
     def __init__(self, exe, mode="tiered", *, tier_threshold=None,
                  baseline_threshold=None, opt_level=None, libs=(),
                  max_steps=None, timeout=None, cache_dir=None,
-                 no_cache=False, device=None):
-        if isinstance(mode, Device) or hasattr(mode, "device_type"):
+                 no_cache=False, device=None, profile=False):
+        if _is_device(mode) or (isinstance(mode, list) and mode
+                                and all(_is_device(d) for d in mode)):
             device, mode = mode, "tiered"
-        if device is not None and int(getattr(device, "device_type",
-                                              device[0])) != 1:
-            raise ValueError("vmjit runs on the CPU; got device %r" % (device,))
+        if device is not None:
+            _check_devices(device)
         if mode not in MODES:
             raise ValueError("mode %r: expected one of %s" % (mode, ", ".join(MODES)))
         if not isinstance(exe, Executable):
@@ -207,6 +271,17 @@ class VirtualMachine:
                 float(min_repeat_ms), float(cooldown_interval_ms)))
 
         return evaluate
+
+    def profile(self, func_name, *args, **kwargs):
+        """Calls ``func_name(*args)`` once with the VM's profiler on and
+        returns a :class:`ProfileReport`: per callee (the packed functions,
+        TVM's ops, and bytecode functions it calls), the calls and the time
+        spent in them, as ``tvm.relax.VirtualMachine.profile``. During the
+        call bytecode functions run on the interpreter, which times every
+        call it makes; the result of the call is dropped."""
+        args = self._positional(func_name, args, kwargs)
+        total_ns, rows = self._m.profile_call(func_name, args)
+        return ProfileReport(total_ns, rows)
 
     def set_instrument(self, instrument):
         """Calls ``instrument(func, func_symbol, before_run, ret_value,

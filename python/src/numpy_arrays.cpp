@@ -1,0 +1,203 @@
+//===- numpy_arrays.cpp - NumPy arrays in without the buffer protocol -----===//
+//
+// The fast path of the commonest argument, an exact numpy.ndarray that is
+// writable, C-contiguous and of a dtype vmjit has: its data pointer, shape
+// and dtype are read from the array object itself, and the tensor holds a
+// reference to the array (released with the GIL), where the buffer protocol
+// costs a format string, a lookup in NumPy's buffer-info cache and a heap
+// block per call. Everything else (subclasses, read-only, strided, other
+// dtypes) takes the general path in convert.cpp.
+//
+// The fields read are the leading members of NumPy's array and dtype
+// objects, part of NumPy's C ABI since 1.7 and the same in NumPy 2.x
+// (data, nd, dimensions, strides, base, descr, flags; a dtype's
+// byteorder and type_num), and the type numbers and flag bits of NumPy's
+// public headers. The first array taken is checked against its buffer
+// protocol view; should they ever disagree, the fast path turns itself off.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bindings.h"
+
+#include "vmjit/runtime/object_pool.h"
+
+#include <cstring>
+
+namespace vmjit::python {
+
+namespace {
+
+/// The leading members of NumPy's PyArrayObject_fields.
+struct NumpyArrayHead {
+  PyObject_HEAD;
+  char *Data;
+  int NDim;
+  Py_ssize_t *Dims;
+  Py_ssize_t *Strides;
+  PyObject *Base;
+  PyObject *Descr;
+  int Flags;
+};
+
+/// The leading members of NumPy's PyArray_Descr.
+struct NumpyDescrHead {
+  PyObject_HEAD;
+  PyTypeObject *ScalarType;
+  char Kind;
+  char Type;
+  char ByteOrder;
+  char DescrFlags;
+  int TypeNum;
+};
+
+// NumPy's flag bits (NPY_ARRAY_C_CONTIGUOUS, NPY_ARRAY_WRITEABLE).
+constexpr int kCContiguous = 0x0001;
+constexpr int kWriteable = 0x0400;
+
+static_assert(sizeof(Py_ssize_t) == sizeof(int64_t),
+              "NumPy's dimensions are read as int64");
+
+/// vmjit's dtype of NumPy type number `TypeNum` (NPY_BOOL, ..., NPY_HALF),
+/// or nullopt.
+std::optional<DLDataType> dtypeOfTypeNum(int TypeNum) {
+  static constexpr bool LongIs64 = sizeof(long) == 8;
+  switch (TypeNum) {
+  case 0: // NPY_BOOL
+    return dtype::Bool;
+  case 1: // NPY_BYTE
+    return dtype::Int8;
+  case 2: // NPY_UBYTE
+    return dtype::UInt8;
+  case 3: // NPY_SHORT
+    return dtype::Int16;
+  case 4: // NPY_USHORT
+    return dtype::UInt16;
+  case 5: // NPY_INT
+    return dtype::Int32;
+  case 6: // NPY_UINT
+    return dtype::UInt32;
+  case 7: // NPY_LONG
+    return LongIs64 ? dtype::Int64 : dtype::Int32;
+  case 8: // NPY_ULONG
+    return LongIs64 ? dtype::UInt64 : dtype::UInt32;
+  case 9: // NPY_LONGLONG
+    return dtype::Int64;
+  case 10: // NPY_ULONGLONG
+    return dtype::UInt64;
+  case 11: // NPY_FLOAT
+    return dtype::Float32;
+  case 12: // NPY_DOUBLE
+    return dtype::Float64;
+  case 23: // NPY_HALF
+    return dtype::Float16;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// A Python object that owns memory a tensor views: the tensor keeps it
+/// alive, and the last reference to the tensor releases it (taking the
+/// GIL when the thread does not hold it).
+class PythonOwnerObj : public Object {
+public:
+  static int32_t typeIndex() {
+    static const int32_t Index = registerDynamicType("python.Owner");
+    return Index;
+  }
+  explicit PythonOwnerObj(PyObject *Owned)
+      : Object(typeIndex(), recycledObjectDeleter<PythonOwnerObj>),
+        Owned(Py_NewRef(Owned)) {}
+  ~PythonOwnerObj() { releaseWithGil(Owned); }
+  PythonOwnerObj(const PythonOwnerObj &) = delete;
+  PythonOwnerObj &operator=(const PythonOwnerObj &) = delete;
+
+private:
+  PyObject *Owned;
+};
+
+/// numpy.ndarray (a strong reference kept for the process), once NumPy is
+/// imported; null before.
+PyTypeObject *ndarrayType() {
+  static PyTypeObject *Type = nullptr;
+  if (!Type) {
+    PyObject *NumPy = PyImport_GetModule(py::str("numpy").ptr());
+    if (!NumPy) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    PyObject *T = PyObject_GetAttrString(NumPy, "ndarray");
+    Py_DECREF(NumPy);
+    if (!T || !PyType_Check(T)) {
+      Py_XDECREF(T);
+      PyErr_Clear();
+      return nullptr;
+    }
+    Type = reinterpret_cast<PyTypeObject *>(T);
+  }
+  return Type;
+}
+
+/// Whether the fields read agree with the buffer protocol's view of array
+/// `Obj` (checked once: the first array decides for the process).
+bool layoutAgrees(PyObject *Obj, const NumpyArrayHead &A, DLDataType DT) {
+  Py_buffer View;
+  if (PyObject_GetBuffer(Obj, &View, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  bool Same =
+      View.buf == A.Data && View.ndim == A.NDim &&
+      static_cast<size_t>(View.itemsize) == dtypeBytes(DT) && !View.readonly &&
+      (A.NDim == 0 ||
+       std::memcmp(View.shape, A.Dims,
+                   sizeof(Py_ssize_t) * static_cast<size_t>(A.NDim)) == 0) &&
+      bufferDType(View) == DT;
+  PyBuffer_Release(&View);
+  return Same;
+}
+
+} // namespace
+
+void releaseWithGil(PyObject *Obj) noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  const bool HoldsGil = PyThreadState_GetUnchecked() != nullptr;
+#else
+  const bool HoldsGil = _PyThreadState_UncheckedGet() != nullptr;
+#endif
+  if (HoldsGil) {
+    Py_DECREF(Obj);
+    return;
+  }
+  if (std::optional<PyGILState_STATE> S = ensureGilUnlessClosing()) {
+    parkIfPythonEnds([Obj] { Py_DECREF(Obj); });
+    PyGILState_Release(*S);
+  } // else the interpreter is exiting: the object is left to it
+}
+
+std::optional<Tensor> numpyArrayToTensor(PyObject *Obj) {
+  // Off: -1 unknown, 0 off (the layout disagreed), 1 on.
+  static int State = -1;
+  PyTypeObject *NDArray = ndarrayType();
+  if (!NDArray || Py_TYPE(Obj) != NDArray || State == 0)
+    return std::nullopt;
+  const auto &A = *reinterpret_cast<const NumpyArrayHead *>(Obj);
+  if ((A.Flags & (kCContiguous | kWriteable)) != (kCContiguous | kWriteable))
+    return std::nullopt;
+  const auto &D = *reinterpret_cast<const NumpyDescrHead *>(A.Descr);
+  if (D.ByteOrder != '=' && D.ByteOrder != '|')
+    return std::nullopt;
+  std::optional<DLDataType> DT = dtypeOfTypeNum(D.TypeNum);
+  if (!DT)
+    return std::nullopt;
+  if (State < 0) {
+    State = layoutAgrees(Obj, A, *DT) ? 1 : 0;
+    if (!State)
+      return std::nullopt;
+  }
+  std::span<const int64_t> Shape(reinterpret_cast<const int64_t *>(A.Dims),
+                                 static_cast<size_t>(A.NDim));
+  return Tensor::viewChecked(ObjectRef(makeRecycledObject<PythonOwnerObj>(Obj)),
+                             A.Data, Shape, *DT);
+}
+
+} // namespace vmjit::python
