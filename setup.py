@@ -95,10 +95,12 @@ class no_editable(Command):
     """pip install -e: not supported (the package is CMake's build)."""
 
     description = "refuse an editable install"
-    user_options = []
+    # The options setuptools' build backend passes to editable_wheel.
+    user_options = [("dist-dir=", "d", ""), ("dist-info-dir=", "I", ""),
+                    ("mode=", None, "")]
 
     def initialize_options(self):
-        pass
+        self.dist_dir = self.dist_info_dir = self.mode = None
 
     def finalize_options(self):
         pass

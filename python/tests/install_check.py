@@ -13,7 +13,8 @@ stubs and py.typed, a program run on the JIT when the package has it.
 cmake: ``cmake --install BUILD --prefix VENV``. pip-install: ``pip install
 --no-build-isolation SRC`` (setup.py builds in DIR with the CMake
 arguments given, those of the calling build, so that ccache has every
-object); checks the dist-info too. pip-uninstall: ``pip uninstall -y
+object); checks the dist-info too, and that ``pip install -e`` is refused
+with a message. pip-uninstall: ``pip uninstall -y
 vmjit``, then checks that nothing of it is left. Prints the time of each
 step.
 """
@@ -115,6 +116,15 @@ def main():
     step("pip install", pip + ["install", "--no-build-isolation", "--no-index",
                                "--no-cache-dir", str(args.source)])
     step("check", check + ["1"])
+    # pip install -e: refused with a message, the installed package kept.
+    editable = subprocess.run(
+        pip + ["install", "--no-build-isolation", "--no-index",
+               "--no-cache-dir", "-e", str(args.source)],
+        env=env, cwd=cwd, capture_output=True, text=True)
+    said = editable.stdout + editable.stderr
+    if editable.returncode == 0 or "vmjit has no editable install" not in said:
+        sys.exit("pip install -e: exit %d\n%s" % (editable.returncode, said))
+    step("check after pip install -e", check + ["1"])
     print("pip install ok")
 
 
