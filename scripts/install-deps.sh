@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build ccache g++ git python3 python3-numpy
   python3-dev python3-pybind11 pybind11-dev python3-pytest
+  python3-venv python3-pip python3-setuptools python3-wheel python3-mypy
   llvm-19-dev libzstd-dev zlib1g-dev
   libdlpack-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -13,6 +13,7 @@ See docs/python.md.
 import atexit
 
 from . import _vmjit
+from ._version import __version__
 from . import errors
 from .errors import Error
 from .executable import Executable, FunctionInfo, Stats, assemble, load

@@ -31,22 +31,27 @@ class BenchmarkResult:
 
     @property
     def mean(self):
+        """The mean of ``results``."""
         return statistics.fmean(self.results)
 
     @property
     def median(self):
+        """The median of ``results``."""
         return statistics.median(self.results)
 
     @property
     def min(self):
+        """The smallest of ``results``."""
         return min(self.results)
 
     @property
     def max(self):
+        """The largest of ``results``."""
         return max(self.results)
 
     @property
     def std(self):
+        """The population standard deviation of ``results``."""
         return statistics.pstdev(self.results)
 
     def __repr__(self):
@@ -183,6 +188,7 @@ class VirtualMachine:
 
     @property
     def mode(self):
+        """The execution mode: "bytecode", "baseline", "compiled" or "tiered"."""
         return self._m.mode
 
     def __getitem__(self, name):
@@ -312,10 +318,12 @@ class VirtualMachine:
         self._m.interrupt()
 
     def clear_interrupt(self):
+        """Withdraws an interrupt() that no call has taken yet."""
         self._m.clear_interrupt()
 
     @property
     def max_steps(self):
+        """The step limit of every call (None: no limit); settable."""
         return self._limits[0] or None
 
     @max_steps.setter
@@ -325,6 +333,7 @@ class VirtualMachine:
 
     @property
     def timeout(self):
+        """The time limit of every call in seconds (None: no limit); settable."""
         return self._limits[1] or None
 
     @timeout.setter
