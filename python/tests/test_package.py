@@ -4,6 +4,7 @@ the extension (also by mypy's stubtest, and mypy reads them: Debian's
 python3-mypy), and a docstring on every public name."""
 
 import ast
+import inspect
 import importlib.metadata
 import pathlib
 import os
@@ -97,7 +98,12 @@ def test_stub_has_every_member_of_each_class(cls):
 def _pybind11_params(func):
     """The parameters of a pybind11 function, from the signature that
     pybind11 writes as the first line of its docstring: (name, has
-    default) pairs, without self."""
+    default) pairs, without self. A function written in C with a text
+    signature (vmjit.tensor) gives its parameters to inspect."""
+    if getattr(func, "__text_signature__", None):
+        sig = inspect.signature(func)
+        return [(p.name, p.default is not inspect.Parameter.empty)
+                for p in sig.parameters.values() if p.name != "self"]
     first = func.__doc__.splitlines()[0]
     match = re.fullmatch(r"\w+\((.*)\) -> .*", first)
     assert match, first

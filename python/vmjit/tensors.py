@@ -133,6 +133,7 @@ def _repr(self):
 
 
 _vmjit._set_tensor_hook(_tensor_general)
-Tensor.copyfrom = _copyfrom
-Tensor.copyto = _copyto
-Tensor.__repr__ = _repr
+# (The stubs declare them on the extension's type.)
+Tensor.copyfrom = _copyfrom  # type: ignore[assignment]
+Tensor.copyto = _copyto  # type: ignore[assignment]
+Tensor.__repr__ = _repr  # type: ignore[assignment]

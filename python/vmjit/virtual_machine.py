@@ -70,6 +70,7 @@ class ProfileRow(NamedTuple):
 
     @property
     def mean_ns(self):
+        """The mean time of one call in ns (0 for no calls)."""
         return self.total_ns / self.calls if self.calls else 0.0
 
 
