@@ -80,7 +80,7 @@ std::vector<CalleeBinding> aotBindings(const vm::Executable &Exe, bool Inline,
     if (F.Kind == vm::FunctionKind::Bytecode || !Inline)
       continue;
     Out[K].Inline = inlineBuiltinFor(F.Name);
-    if (Out[K].Inline != InlineBuiltin::None && vm::inlinedWithoutCount(F.Name))
+    if (inlinesUncounted(Out[K], F.Name))
       Out[K].CountAtCall = false;
     if (Out[K].Inline != InlineBuiltin::None)
       Inlined.push_back(static_cast<uint32_t>(K));

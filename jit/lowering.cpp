@@ -1438,6 +1438,10 @@ bool lowersFlat(const vm::FunctionInfo &F, const LoweringOptions &Opts) {
          F.numInstrs() * F.RegisterFileSize > Opts.PromoteLimit;
 }
 
+bool inlinesUncounted(const CalleeBinding &B, std::string_view Name) {
+  return B.Inline != InlineBuiltin::None && vm::inlinedWithoutCount(Name);
+}
+
 LoweredModule lowerFunctions(const vm::Executable &Exe,
                              std::span<const int64_t> Funcs,
                              const std::vector<CalleeBinding> &Callees,

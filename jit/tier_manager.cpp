@@ -128,8 +128,7 @@ Bindings bindingsOf(const vm::VirtualMachine &VM, const JITOptions &Opts) {
           CB.Inline = IB;
       }
       CB.CountAtCall = VM.countsAtCall(static_cast<int64_t>(K)) &&
-                       !(CB.Inline != InlineBuiltin::None &&
-                         vm::inlinedWithoutCount(F.Name));
+                       !inlinesUncounted(CB, F.Name);
       Out.KeepAlive.push_back(Function(ObjectPtr<Object>::share(P)));
     }
     Out.Key += fmt::format("{}:{:x}:{:x}:{}:{};", static_cast<int>(CB.How),
@@ -259,9 +258,8 @@ FunctionJITStats TierManager::stats(int64_t Func) const {
 }
 
 bool TierManager::countsEveryCall(int64_t Func) const noexcept {
-  const CalleeBinding &B = I->Bind.Callees[static_cast<size_t>(Func)];
-  return B.Inline == InlineBuiltin::None ||
-         !vm::inlinedWithoutCount(I->Exe->function(Func).Name);
+  return !inlinesUncounted(I->Bind.Callees[static_cast<size_t>(Func)],
+                           I->Exe->function(Func).Name);
 }
 
 void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {

@@ -88,6 +88,8 @@ std::optional<std::span<const int64_t>> dimsOf(const AnyView &V) {
   return std::nullopt;
 }
 
+} // namespace builtin
+
 void copyElements(const Tensor &Src, void *Dst) {
   const size_t Elem = dtypeBytes(Src.dtype());
   if (Src.isContiguous()) {
@@ -124,6 +126,8 @@ void copyElements(const Tensor &Src, void *Dst) {
     }
   }
 }
+
+namespace builtin {
 
 void needCpu(const char *Fn, const Tensor &T, std::string_view What) {
   if (T.device().device_type != kDLCPU)

@@ -19,6 +19,7 @@
 #include "vmjit/runtime/function.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/builtins.h"
 
 #include <cstdint>
 #include <optional>
@@ -108,10 +109,6 @@ ShapeHeap heapArg(const char *Fn, const AnyView &V, int32_t I);
 /// match_shape takes); nullopt for anything else. The span stays valid
 /// while `V` does.
 std::optional<std::span<const int64_t>> dimsOf(const AnyView &V);
-
-/// Copies Src's elements, following its strides, into `Dst`: compact
-/// row-major memory of Src.nbytes() bytes. Src must be on the CPU.
-void copyElements(const Tensor &Src, void *Dst);
 
 /// ValueError unless `T` is on the CPU (its memory is read or written).
 void needCpu(const char *Fn, const Tensor &T, std::string_view What);

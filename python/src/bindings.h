@@ -65,6 +65,9 @@ std::optional<Tensor> arrayToTensor(PyObject *Obj, size_t Arg,
 /// vmjit has, as a tensor over its memory (holding the array); nullopt
 /// for anything else (numpy_arrays.cpp).
 std::optional<Tensor> numpyArrayToTensor(PyObject *Obj);
+/// The type numpy.`Name` once NumPy is imported (kept in `Cache` for the
+/// process), or null while it is not (convert.cpp).
+PyTypeObject *numpyType(const char *Name, PyTypeObject *&Cache);
 /// Py_DECREF, taking the GIL if this thread does not hold it (nothing
 /// while the interpreter exits).
 void releaseWithGil(PyObject *Obj) noexcept;

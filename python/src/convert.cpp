@@ -338,31 +338,11 @@ Any intToAny(PyObject *Obj, size_t Arg) {
   return Any(static_cast<int64_t>(V));
 }
 
-/// NumPy's scalar types (numpy.generic), once NumPy is imported.
-PyTypeObject *numpyScalarType() {
-  static PyTypeObject *Generic = nullptr;
-  if (!Generic) {
-    PyObject *NumPy = PyImport_GetModule(py::str("numpy").ptr());
-    if (!NumPy) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    PyObject *G = PyObject_GetAttrString(NumPy, "generic");
-    Py_DECREF(NumPy);
-    if (!G || !PyType_Check(G)) {
-      Py_XDECREF(G);
-      PyErr_Clear();
-      return nullptr;
-    }
-    Generic = reinterpret_cast<PyTypeObject *>(G); // kept for the process
-  }
-  return Generic;
-}
-
 /// A NumPy scalar (numpy.int64(2), numpy.float32(0.5), numpy.bool_) as the
 /// Python scalar it stands for; nullopt for other objects.
 std::optional<Any> numpyScalarToAny(PyObject *Obj, size_t Arg) {
-  PyTypeObject *Generic = numpyScalarType();
+  static PyTypeObject *GenericType = nullptr;
+  PyTypeObject *Generic = numpyType("generic", GenericType);
   if (!Generic || !PyObject_TypeCheck(Obj, Generic))
     return std::nullopt;
   py::object Item = py::reinterpret_borrow<py::object>(Obj).attr("item")();
@@ -421,6 +401,25 @@ Any otherToAny(PyObject *Obj, size_t Arg) {
 }
 
 } // namespace
+
+PyTypeObject *numpyType(const char *Name, PyTypeObject *&Cache) {
+  if (Cache)
+    return Cache;
+  PyObject *NumPy = PyImport_GetModule(py::str("numpy").ptr());
+  if (!NumPy) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject *T = PyObject_GetAttrString(NumPy, Name);
+  Py_DECREF(NumPy);
+  if (!T || !PyType_Check(T)) {
+    Py_XDECREF(T);
+    PyErr_Clear();
+    return nullptr;
+  }
+  Cache = reinterpret_cast<PyTypeObject *>(T); // kept for the process
+  return Cache;
+}
 
 std::optional<Tensor> arrayToTensor(PyObject *Obj, size_t Arg,
                                     CopyPolicy Policy) {

@@ -115,28 +115,6 @@ private:
   PyObject *Owned;
 };
 
-/// numpy.ndarray (a strong reference kept for the process), once NumPy is
-/// imported; null before.
-PyTypeObject *ndarrayType() {
-  static PyTypeObject *Type = nullptr;
-  if (!Type) {
-    PyObject *NumPy = PyImport_GetModule(py::str("numpy").ptr());
-    if (!NumPy) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    PyObject *T = PyObject_GetAttrString(NumPy, "ndarray");
-    Py_DECREF(NumPy);
-    if (!T || !PyType_Check(T)) {
-      Py_XDECREF(T);
-      PyErr_Clear();
-      return nullptr;
-    }
-    Type = reinterpret_cast<PyTypeObject *>(T);
-  }
-  return Type;
-}
-
 /// Whether the fields read agree with the buffer protocol's view of array
 /// `Obj` (checked once: the first array decides for the process).
 bool layoutAgrees(PyObject *Obj, const NumpyArrayHead &A, DLDataType DT) {
@@ -177,7 +155,8 @@ void releaseWithGil(PyObject *Obj) noexcept {
 std::optional<Tensor> numpyArrayToTensor(PyObject *Obj) {
   // Off: -1 unknown, 0 off (the layout disagreed), 1 on.
   static int State = -1;
-  PyTypeObject *NDArray = ndarrayType();
+  static PyTypeObject *NDArrayType = nullptr;
+  PyTypeObject *NDArray = numpyType("ndarray", NDArrayType);
   if (!NDArray || Py_TYPE(Obj) != NDArray || State == 0)
     return std::nullopt;
   const auto &A = *reinterpret_cast<const NumpyArrayHead *>(Obj);

@@ -15,6 +15,7 @@
 
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/builtins.h"
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -78,50 +79,13 @@ std::string deviceName(DLDevice D) {
               : fmt::format("DLPack device ({}, {})", Type, D.device_id);
 }
 
-namespace {
-
-/// Copies the elements of strided tensor `Src` into compact `Dst`, in
-/// row-major order (an odometer over the indices; strides may be zero or
-/// negative).
-void copyStrided(const Tensor &Src, char *Dst) {
-  const size_t Item = dtypeBytes(Src.dtype());
-  const int N = Src.ndim();
-  const int64_t *Dims = Src.dl()->shape;
-  const int64_t *Strides = Src.dl()->strides;
-  const int64_t Count = Src.numel();
-  std::vector<int64_t> Index(static_cast<size_t>(N), 0);
-  const char *Base = static_cast<const char *>(Src.data());
-  int64_t Offset = 0; // in elements
-  for (int64_t K = 0; K < Count; ++K, Dst += Item) {
-    std::memcpy(Dst, Base + Offset * static_cast<int64_t>(Item), Item);
-    for (int D = N - 1; D >= 0; --D) {
-      if (++Index[static_cast<size_t>(D)] < Dims[D]) {
-        Offset += Strides[D];
-        break;
-      }
-      Offset -= Strides[D] * (Dims[D] - 1);
-      Index[static_cast<size_t>(D)] = 0;
-    }
-  }
-}
-
-} // namespace
-
 Tensor compactCopy(const Tensor &Src) {
   if (Src.device().device_type != kDLCPU)
     throwError("ValueError", fmt::format("cannot copy a tensor on {}: vmjit "
                                          "copies only on the CPU",
                                          deviceName(Src.device())));
-  if (!Src.isContiguous() && !isByteAligned(Src.dtype()))
-    throwError("ValueError",
-               fmt::format("cannot copy a strided {} tensor (its elements are "
-                           "packed, several to a byte)",
-                           dtypeName(Src.dtype())));
   Tensor Out = Tensor::empty(Src.shape(), Src.dtype());
-  if (!Src.isContiguous())
-    copyStrided(Src, Out.data<char>());
-  else if (Out.nbytes())
-    std::memcpy(Out.data(), Src.data(), Out.nbytes());
+  vm::copyElements(Src, Out.data()); // (a strided packed dtype: ValueError)
   return Out;
 }
 

@@ -207,3 +207,23 @@ def run_script(tmp_path):
                               cwd=tmp_path, env=_child_env(),
                               capture_output=True, text=True, timeout=timeout)
     return run
+
+
+class _DLPackOnly:
+    """An array that offers only DLPack (no buffer), as torch or JAX do."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, stream=None):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+@pytest.fixture
+def dlpack_only():
+    """dlpack_only(array): the array behind DLPack alone, without its
+    buffer (as torch or JAX arrays are)."""
+    return _DLPackOnly

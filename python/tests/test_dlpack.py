@@ -194,26 +194,13 @@ def test_strided_capsule_is_compacted(tensors_vm, versioned):
         vmjit.from_dlpack(p, copy=False)
 
 
-class _DLPackOnly:
-    """A NumPy array behind DLPack alone (as torch or JAX arrays are)."""
-
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, stream=None):
-        return self._array.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
-
-
-def test_strided_dlpack_argument_is_compacted(tensors_vm):
+def test_strided_dlpack_argument_is_compacted(tensors_vm, dlpack_only):
     base = np.arange(12, dtype="float32").reshape(3, 4)
     s = base[:, ::2]
-    y = tensors_vm["identity"](_DLPackOnly(s))
+    y = tensors_vm["identity"](dlpack_only(s))
     assert y.numpy().flags.c_contiguous
     assert np.array_equal(y.numpy(), s)
-    assert tensors_vm["total"](_DLPackOnly(s)) == s.sum()
+    assert tensors_vm["total"](dlpack_only(s)) == s.sum()
 
 
 def test_from_dlpack_copy_of_buffers():
@@ -308,9 +295,9 @@ def test_export_stream(exported):
         exported.__dlpack__(stream=1)
 
 
-def test_export_round_trip_through_vmjit(exported):
+def test_export_round_trip_through_vmjit(exported, dlpack_only):
     # vmjit as its own consumer: versioned capsules, shared memory.
-    again = vmjit.from_dlpack(_DLPackOnly(exported))
+    again = vmjit.from_dlpack(dlpack_only(exported))
     assert again.data_ptr == exported.data_ptr
 
 

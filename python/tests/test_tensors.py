@@ -54,26 +54,13 @@ def test_input_tensor_is_passed_as_itself(tensors_vm):
     assert tensors_vm["total"](t) == 3.0
 
 
-class _DLPackOnly:
-    """An array that offers only DLPack (no buffer), as torch or JAX do."""
-
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, stream=None):
-        return self._array.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
-
-
-def test_dlpack_input_shares_memory(tensors_vm):
+def test_dlpack_input_shares_memory(tensors_vm, dlpack_only):
     a = np.arange(4, dtype="float64")
-    y = tensors_vm["identity"](_DLPackOnly(a))
+    y = tensors_vm["identity"](dlpack_only(a))
     assert y.data_ptr == a.ctypes.data
     a[3] = 30.0
     assert y.numpy()[3] == 30.0
-    assert tensors_vm["total"](_DLPackOnly(a)) == 0 + 1 + 2 + 30
+    assert tensors_vm["total"](dlpack_only(a)) == 0 + 1 + 2 + 30
 
 
 def test_writable_buffer_input_shares_memory(tensors_vm):

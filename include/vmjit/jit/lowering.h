@@ -38,6 +38,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llvm {
@@ -125,6 +126,11 @@ struct CalleeBinding {
   /// (vm::VirtualMachine::countsAtCall).
   bool CountAtCall = false;
 };
+
+/// Whether code bound with `B` runs callee `Name` inline without counting
+/// its calls (a builtin vm::inlinedWithoutCount names, bound inline): the
+/// one rule behind CountAtCall and TierController::countsEveryCall.
+bool inlinesUncounted(const CalleeBinding &B, std::string_view Name);
 
 struct LoweringOptions {
   /// Inline builtins (off: every call is a call).

@@ -16,6 +16,7 @@
 #define VMJIT_VM_BUILTINS_H
 
 #include "vmjit/runtime/function.h"
+#include "vmjit/runtime/tensor.h"
 
 #include <optional>
 #include <span>
@@ -27,6 +28,12 @@ class Registry;
 }
 
 namespace vmjit::vm {
+
+/// Copies Src's elements, following its strides (zero or negative too),
+/// into `Dst`: compact row-major memory of Src.nbytes() bytes. Src must be
+/// on the CPU; a strided tensor of a packed (sub-byte) dtype is a
+/// ValueError.
+void copyElements(const Tensor &Src, void *Dst);
 
 /// Registers vm.builtin.* and the standard kernels into the global
 /// registry, once per process; a name registered there earlier (a user's
