@@ -48,10 +48,6 @@ void registerShapeFunctions(Registry &R);
 void registerReduceFunctions(Registry &R);
 void registerValueFunctions(Registry &R);
 
-/// Sets OpenBLAS to one thread unless OPENBLAS_NUM_THREADS is set; once
-/// per process (matmul.cpp).
-void configureBlasThreads();
-
 namespace detail {
 
 //===----------------------------------------------------------------------===//

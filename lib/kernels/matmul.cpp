@@ -4,28 +4,18 @@
 // 2-D, the leading dimensions of a fold into m and the whole product is one
 // GEMM (cblas_sgemm for float32, cblas_dgemm for float64), also for one
 // row: OpenBLAS's small-matrix GEMM path beats its GEMV there on current
-// x86 kernels. OpenBLAS runs on one thread unless OPENBLAS_NUM_THREADS is
-// set (configureBlasThreads).
+// x86 kernels. OpenBLAS is loaded at the first product and runs on one
+// thread unless OPENBLAS_NUM_THREADS is set (blas.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "blas.h"
 #include "common.h"
 
-#include <cblas.h>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 namespace vmjit::kernels {
-
-void configureBlasThreads() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    if (!std::getenv("OPENBLAS_NUM_THREADS"))
-      openblas_set_num_threads(1);
-  });
-}
 
 namespace {
 
@@ -40,16 +30,16 @@ constexpr int kMaxMatmulRank = 32;
              shapeOf(A), shapeOf(B));
 }
 
-void gemm(float *C, const float *A, const float *B, blasint M, blasint N,
-          blasint K) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A, K, B,
-              N, 0.0f, C, N);
+void gemm(const char *Name, float *C, const float *A, const float *B, blasint M,
+          blasint N, blasint K) {
+  blasFunctions(Name).Sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K,
+                            1.0f, A, K, B, N, 0.0f, C, N);
 }
 
-void gemm(double *C, const double *A, const double *B, blasint M, blasint N,
-          blasint K) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A, K, B,
-              N, 0.0, C, N);
+void gemm(const char *Name, double *C, const double *A, const double *B,
+          blasint M, blasint N, blasint K) {
+  blasFunctions(Name).Dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K,
+                            1.0, A, K, B, N, 0.0, C, N);
 }
 
 Tensor matmul(const char *Name, const DLTensor *A, const DLTensor *B,
@@ -97,8 +87,8 @@ Tensor matmul(const char *Name, const DLTensor *A, const DLTensor *B,
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
       valueError("{}: shapes {} and {} are too large for BLAS", Name,
                  shapeOf(A), shapeOf(B));
-    gemm(C, dataOf<const T>(A), dataOf<const T>(B), blasint(M), blasint(N),
-         blasint(K));
+    gemm(Name, C, dataOf<const T>(A), dataOf<const T>(B), blasint(M),
+         blasint(N), blasint(K));
   };
   dispatchFloat(Name, A->dtype, Run);
   return Result;
@@ -117,7 +107,6 @@ void dpsMatmul(DLTensor *A, DLTensor *B, DLTensor *Out) {
 } // namespace
 
 void registerMatmulFunctions(Registry &R) {
-  configureBlasThreads();
   addEntry<kTensorMatmul, &allocMatmul>(R);
   addEntry<kKernelMatmul, &dpsMatmul>(R);
 }

@@ -1,13 +1,9 @@
-//===- RegisterTest.cpp - Registration and OpenBLAS threads ---------------===//
+//===- RegisterTest.cpp - Registration of the standard functions ----------===//
 
 #include "KernelTestUtil.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <thread>
-
-// From OpenBLAS (the test links it through vmjit_kernels).
-extern "C" int openblas_get_num_threads(void);
 
 using namespace vmjit;
 using namespace vmjit::kernels::test;
@@ -72,13 +68,6 @@ TEST(RegisterTest, StandardKernelsRegisterOnceIntoTheGlobalRegistry) {
   Function Add = *Registry::global().find("tensor.add");
   Tensor A = iota<float>({2});
   EXPECT_EQ(values<float>(tensorOf(Add(A, A))), (std::vector<float>{0, 2}));
-}
-
-TEST(RegisterTest, OpenBlasRunsOnOneThreadByDefault) {
-  testRegistry(); // registration configured OpenBLAS
-  if (std::getenv("OPENBLAS_NUM_THREADS"))
-    GTEST_SKIP() << "OPENBLAS_NUM_THREADS is set";
-  EXPECT_EQ(openblas_get_num_threads(), 1);
 }
 
 } // namespace
