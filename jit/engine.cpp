@@ -321,7 +321,9 @@ struct EngineState {
   }
 
   /// The IR pipeline: buildPerModuleDefaultPipeline(O<level>); none at O0.
-  void runIRPipeline(Module &M, TargetMachine &TM) const {
+  /// Once `Cancel` is set, the passes still to come are skipped.
+  void runIRPipeline(Module &M, TargetMachine &TM,
+                     const std::atomic<bool> *Cancel = nullptr) const {
     if (Opts.OptLevel == 0)
       return;
     LoopAnalysisManager LAM;
@@ -332,7 +334,12 @@ struct EngineState {
     PipelineTuningOptions Tuning;
     Tuning.LoopVectorization = Opts.OptLevel >= 2;
     Tuning.SLPVectorization = Opts.OptLevel >= 2;
-    PassBuilder PB(&TM, Tuning);
+    PassInstrumentationCallbacks PIC;
+    if (Cancel)
+      PIC.registerShouldRunOptionalPassCallback([Cancel](StringRef, Any) {
+        return !Cancel->load(std::memory_order_relaxed);
+      });
+    PassBuilder PB(&TM, Tuning, std::nullopt, &PIC);
     PB.registerModuleAnalyses(MAM);
     PB.registerCGSCCAnalyses(CGAM);
     PB.registerFunctionAnalyses(FAM);
@@ -435,7 +442,7 @@ public:
   compile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
           const std::map<std::string, uint64_t> &Absolute,
           const std::vector<std::string> &Exports, const std::string &CacheKey,
-          std::string &Error) override;
+          std::string &Error, const std::atomic<bool> *Cancel) override;
 
   void optimize(Module &M) override;
 
@@ -448,7 +455,7 @@ private:
   Expected<std::unique_ptr<CompiledUnit>>
   compileUnit(Module &M, const std::map<std::string, uint64_t> &Absolute,
               const std::vector<std::string> &Exports,
-              const std::string &CacheKey);
+              const std::string &CacheKey, const std::atomic<bool> *Cancel);
 
   /// Links a tiny object through every plugin, so that a broken perf or
   /// debugger set-up fails Engine::create rather than every compile.
@@ -615,11 +622,13 @@ Error EngineImpl::probe() {
   return Error::success();
 }
 
-Expected<std::unique_ptr<CompiledUnit>>
-EngineImpl::compileUnit(Module &M,
-                        const std::map<std::string, uint64_t> &Absolute,
-                        const std::vector<std::string> &Exports,
-                        const std::string &CacheKey) {
+Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
+    Module &M, const std::map<std::string, uint64_t> &Absolute,
+    const std::vector<std::string> &Exports, const std::string &CacheKey,
+    const std::atomic<bool> *Cancel) {
+  auto Abandoned = [Cancel] {
+    return Cancel && Cancel->load(std::memory_order_relaxed);
+  };
   // The bindings: functions the module declares are Callable, everything
   // else (data, names the module does not mention) plain Exported.
   SymbolMap Bindings;
@@ -667,13 +676,20 @@ EngineImpl::compileUnit(Module &M,
 
   CompileStats Stats;
   auto Start = Clock::now();
-  State->runIRPipeline(M, **TM);
+  if (Abandoned())
+    return makeError(kCompileAbandoned);
+  State->runIRPipeline(M, **TM, Cancel);
   Stats.OptimizeMs = msSince(Start);
 
+  // Code generation cannot be stopped once it runs: the last check.
+  if (Abandoned())
+    return makeError(kCompileAbandoned);
   Start = Clock::now();
   auto Object = emitObjectFile(M, **TM);
   if (!Object)
     return Object.takeError();
+  if (Abandoned())
+    return makeError(kCompileAbandoned);
   Stats.ObjectBytes = Object->size();
   std::map<std::string, uint64_t> Addresses;
   auto JD = State->link(
@@ -683,6 +699,9 @@ EngineImpl::compileUnit(Module &M,
   Stats.CodegenMs = msSince(Start);
   if (!JD)
     return JD.takeError();
+  logger().debug("JIT unit {}: IR passes {:.1f} ms, code generation and link "
+                 "{:.1f} ms",
+                 UnitName, Stats.OptimizeMs, Stats.CodegenMs);
   if (UseCache)
     State->Cache->store(FullKey,
                         std::string_view(Object->data(), Object->size()));
@@ -690,11 +709,11 @@ EngineImpl::compileUnit(Module &M,
 }
 
 std::unique_ptr<CompiledUnit>
-EngineImpl::compile(std::unique_ptr<LLVMContext> Ctx,
-                    std::unique_ptr<Module> M,
+EngineImpl::compile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
                     const std::map<std::string, uint64_t> &Absolute,
                     const std::vector<std::string> &Exports,
-                    const std::string &CacheKey, std::string &Error) {
+                    const std::string &CacheKey, std::string &Error,
+                    const std::atomic<bool> *Cancel) {
   if (!Ctx || !M) {
     Error = "JIT compile: no module";
     return nullptr;
@@ -703,7 +722,7 @@ EngineImpl::compile(std::unique_ptr<LLVMContext> Ctx,
     Error = "JIT compile: the module does not live in the given context";
     return nullptr;
   }
-  auto Unit = compileUnit(*M, Absolute, Exports, CacheKey);
+  auto Unit = compileUnit(*M, Absolute, Exports, CacheKey, Cancel);
   M.reset(); // Before its context.
   Ctx.reset();
   if (!Unit) {

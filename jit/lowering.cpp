@@ -14,6 +14,7 @@
 
 #include "vmjit/jit/lowering.h"
 #include "runtime_helpers.h"
+#include "vmjit/jit/engine.h"
 #include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/c_api.h"
@@ -37,11 +38,12 @@
 #include <array>
 #include <cassert>
 #include <cstddef>
-#include <map>
 #include <cstring>
 #include <fmt/format.h>
+#include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 using namespace llvm;
 
@@ -1373,6 +1375,9 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   B.CreateRet(B.getInt32(-1));
 
   for (int64_t PC = 0; PC < N; ++PC) {
+    if (Opts.Cancel && PC % 256 == 0 &&
+        Opts.Cancel->load(std::memory_order_relaxed))
+      throw std::runtime_error(kCompileAbandoned);
     InstrView I = Exe.instr(F.StartInstr + PC);
     B.SetInsertPoint(Blocks[static_cast<size_t>(PC)]);
     switch (I.opcode()) {

@@ -3,6 +3,7 @@
 #include "vmjit/jit/tier_manager.h"
 #include "baseline/baseline_compiler.h"
 #include "call_size.h"
+#include "compile_pool.h"
 #include "runtime_helpers.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/lowering.h"
@@ -14,12 +15,9 @@
 #include "llvm/IR/Module.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
-#include <deque>
 #include <fmt/format.h>
 #include <map>
-#include <set>
 #include <mutex>
 #include <thread>
 #include <xxhash.h>
@@ -87,6 +85,7 @@ std::shared_ptr<Engine> sharedEngine(const EngineOptions &O) {
   static std::mutex Mutex;
   static std::map<std::string, std::weak_ptr<Engine>> Engines;
   std::lock_guard Lock(Mutex);
+  std::erase_if(Engines, [](const auto &KV) { return KV.second.expired(); });
   std::string Key = engineKey(O);
   if (auto E = Engines[Key].lock())
     return E;
@@ -162,15 +161,10 @@ struct TierManager::Impl {
   /// What counted tier-1 code reads and writes.
   std::unique_ptr<baseline::TierUpSite[]> Sites;
 
-  mutable std::mutex Mutex; // Stats, Units, Queue
+  mutable std::mutex Mutex; // Stats, Units, BaselineUnits
   std::vector<FunctionJITStats> Stats;
   std::vector<std::unique_ptr<CompiledUnit>> Units;
   std::vector<std::unique_ptr<baseline::BaselineCode>> BaselineUnits;
-  std::deque<int64_t> Queue;
-  std::condition_variable Wake, Idle;
-  bool Busy = false;
-  bool Stop = false;
-  std::thread Worker;
 
   /// Whether JIT code can run `Func` (argumentsFitNativeStack); if not, it
   /// stays on the interpreter, which its stats say.
@@ -178,56 +172,24 @@ struct TierManager::Impl {
 };
 
 //===----------------------------------------------------------------------===//
-// Background workers and the end of the process
+// Background compiles and the end of the process
 //===----------------------------------------------------------------------===//
 
-// A compile still running when the process exits would run into LLVM's
+// Tier-2 compiles run on the process's compile pool (compile_pool.h). A
+// compile still running when the process exits would run into LLVM's
 // static objects as they are destroyed (a Python program may end with its
-// VMs alive and a compile queued). stopBackgroundCompiles stops every
-// manager's worker; a stopped manager starts none again. Python's vmjit
-// calls it at interpreter exit, before any static is destroyed; the atexit
+// VMs alive and a compile queued). stopBackgroundCompiles shuts the pool
+// down: queued compiles are dropped and the running ones abandoned at
+// their next check (compile_pool.h, Engine::compile). Python's vmjit calls
+// it at interpreter exit, before any static is destroyed; the atexit
 // handler registered when the first manager is made is the fallback for
 // other programs (it runs before the destructors of the statics made until
-// then, not of those a compile makes later). Lock order: LiveMutex, then a
-// manager's Mutex.
-namespace {
-std::mutex LiveMutex;
-std::set<TierManager *> LiveManagers;
-
-void addLiveManager(TierManager *M) {
-  static std::once_flag AtExit;
-  std::call_once(AtExit, [] { std::atexit(stopBackgroundCompiles); });
-  std::lock_guard G(LiveMutex);
-  LiveManagers.insert(M);
-}
-} // namespace
-
-void stopBackgroundCompiles() {
-  std::lock_guard G(LiveMutex);
-  for (TierManager *M : LiveManagers)
-    M->stopWorker();
-}
-
-void TierManager::stopWorker() {
-  {
-    std::lock_guard Lock(I->Mutex);
-    I->Stop = true;
-  }
-  I->Wake.notify_all();
-  if (I->Worker.joinable())
-    I->Worker.join();
-  // A drain() waiting for the queue returns: nothing will compile it now.
-  I->Idle.notify_all();
-}
+// then, not of those a compile makes later).
+void stopBackgroundCompiles() { shutdownCompilePool(); }
 
 TierManager::~TierManager() {
-  if (!I)
-    return;
-  {
-    std::lock_guard G(LiveMutex);
-    LiveManagers.erase(this);
-  }
-  stopWorker();
+  if (I)
+    cancelCompiles(this);
 }
 
 const std::atomic<vm::NativeFn> *
@@ -321,9 +283,14 @@ void TierManager::requestOptimized(int64_t Func) {
     return; // already queued, compiling, compiled or failed
   if (!I->fitsNativeStack(Func))
     return;
-  // A function with baseline code keeps it where tier 2 would not win.
+  // A function with baseline code keeps it where tier 2 would not win; one
+  // without (the interpreter's threshold is tier 2's) gets it now, as in
+  // compiled mode: its tier-2 compile could take seconds, for slower code.
+  const bool Wins = tierTwoWins(*I->Exe, I->Exe->function(Func), Opts);
+  if (!Wins && Opts.UseBaseline && baseline::available())
+    compileBaselineNow(Func, /*Counted=*/false);
   if (I->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire) &&
-      !tierTwoWins(*I->Exe, I->Exe->function(Func), Opts)) {
+      !Wins) {
     std::lock_guard Lock(I->Mutex);
     I->Stats[static_cast<size_t>(Func)].StaysAtBaseline = true;
     logger().debug("function '{}' stays at the baseline tier: {} "
@@ -342,12 +309,23 @@ void TierManager::requestOptimized(int64_t Func) {
     compileNow({Func});
     return;
   }
+  // Refused once the pool is shut down (the end of the process): the
+  // function stays at its tier.
+  submitCompile(this, [this, Func](const CancelFlag &Cancel) {
+    compileInBackground(Func, Cancel);
+  });
+}
+
+void TierManager::compileInBackground(int64_t Func,
+                                      const std::atomic<bool> &Cancel) {
+  const size_t K = static_cast<size_t>(Func);
   {
     std::lock_guard Lock(I->Mutex);
-    I->Queue.push_back(Func);
-    startWorkerLocked();
+    I->Stats[K].Compiling = true;
   }
-  I->Wake.notify_one();
+  compileUnitNow({Func}, &Cancel);
+  std::lock_guard Lock(I->Mutex);
+  I->Stats[K].Compiling = false;
 }
 
 void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
@@ -377,38 +355,6 @@ void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
   }
 }
 
-void TierManager::startWorker() {
-  std::lock_guard Lock(I->Mutex);
-  startWorkerLocked();
-}
-
-void TierManager::startWorkerLocked() {
-  // Stop: at the end of the process (stopBackgroundCompiles) or of the manager.
-  if (I->Worker.joinable() || I->Stop)
-    return;
-  I->Worker = std::thread([this] {
-    std::unique_lock Lock(I->Mutex);
-    while (true) {
-      I->Wake.wait(Lock, [&] { return I->Stop || !I->Queue.empty(); });
-      if (I->Stop) {
-        I->Idle.notify_all();
-        return;
-      }
-      int64_t F = I->Queue.front();
-      I->Queue.pop_front();
-      I->Busy = true;
-      I->Stats[static_cast<size_t>(F)].Compiling = true;
-      Lock.unlock();
-      compileNow({F});
-      Lock.lock();
-      I->Stats[static_cast<size_t>(F)].Compiling = false;
-      I->Busy = false;
-      if (I->Queue.empty())
-        I->Idle.notify_all();
-    }
-  });
-}
-
 bool TierManager::Impl::fitsNativeStack(int64_t Func) {
   const vm::FunctionInfo &F = Exe->function(Func);
   if (argumentsFitNativeStack(*Exe, F))
@@ -422,14 +368,20 @@ bool TierManager::Impl::fitsNativeStack(int64_t Func) {
 }
 
 void TierManager::drain() {
-  // Once the worker is stopped (stopBackgroundCompiles, at exit) queued
+  // Once the pool is shut down (stopBackgroundCompiles, at exit) queued
   // functions stay where they run; drain waits only for a compile in
   // flight.
-  std::unique_lock Lock(I->Mutex);
-  I->Idle.wait(Lock, [&] { return !I->Busy && (I->Queue.empty() || I->Stop); });
+  waitForCompiles(this);
 }
 
 bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
+  return compileUnitNow(Funcs, nullptr);
+}
+
+bool TierManager::compileUnitNow(const std::vector<int64_t> &Funcs,
+                                 const std::atomic<bool> *Cancel) {
+  if (Cancel && Cancel->load(std::memory_order_relaxed))
+    return false;
   auto Start = std::chrono::steady_clock::now();
   const vm::Executable &Exe = *I->Exe;
   for (int64_t K : Funcs)
@@ -449,7 +401,9 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
     Size = std::max(Size, Exe.function(K).numInstrs());
   Engine *Eng = Size > kLargeUnitInstrs ? LargeEng.get() : this->Eng.get();
   try {
-    L = lowerFunctions(Exe, Funcs, I->Bind.Callees, loweringOptions(Opts));
+    LoweringOptions LO = loweringOptions(Opts);
+    LO.Cancel = Cancel;
+    L = lowerFunctions(Exe, Funcs, I->Bind.Callees, LO);
     for (const auto &[Name, Addr] : runtimeHelperSymbols())
       L.Absolute[Name] = Addr;
     // The key covers everything the object code depends on.
@@ -477,11 +431,9 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
     if (Opts.FailCompilesForTesting)
       Err = "compilation disabled for testing (FailCompilesForTesting)";
     else
-      Unit = Eng->compile(std::move(L.Context), std::move(L.Module),
-                          L.Absolute, Exports,
-                          Eng->options().CacheDir.empty() ? std::string()
-                                                          : Key,
-                          Err);
+      Unit = Eng->compile(
+          std::move(L.Context), std::move(L.Module), L.Absolute, Exports,
+          Eng->options().CacheDir.empty() ? std::string() : Key, Err, Cancel);
   } catch (const std::exception &E) {
     Err = E.what();
   }
@@ -489,6 +441,12 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
                   std::chrono::steady_clock::now() - Start)
                   .count();
   std::lock_guard Lock(I->Mutex);
+  if (!Unit && Err == kCompileAbandoned) {
+    for (int64_t K : Funcs)
+      logger().debug("abandoned the compile of function '{}'",
+                     Exe.function(K).Name);
+    return false;
+  }
   if (!Unit) {
     for (int64_t K : Funcs) {
       I->Stats[static_cast<size_t>(K)].Failed = true;
@@ -536,6 +494,12 @@ std::string TierManager::irText(int64_t Func, bool Optimized) {
 
 class TierManagerRegistry {
 public:
+  /// Keys that map to a manager, alive or (until the next get) expired.
+  static size_t size() {
+    std::lock_guard Lock(Mutex);
+    return Managers.size();
+  }
+
   static std::shared_ptr<TierManager> get(const vm::VirtualMachine &VM,
                                           const JITOptions &Opts) {
     Bindings B = bindingsOf(VM, Opts);
@@ -550,13 +514,12 @@ public:
     std::string Key = fmt::format(
         "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
         static_cast<const void *>(&VM.executable()), B.Key, engineKey(EO),
-        Opts.PromoteLimit,
-        Opts.Threshold, Opts.BaselineThreshold, Opts.UseBaseline,
-        Opts.Mode == vm::ExecMode::Baseline, Opts.Background,
+        Opts.PromoteLimit, Opts.Threshold, Opts.BaselineThreshold,
+        Opts.UseBaseline, Opts.Mode == vm::ExecMode::Baseline, Opts.Background,
         Opts.FailCompilesForTesting);
-    static std::mutex Mutex;
-    static std::map<std::string, std::weak_ptr<TierManager>> Managers;
     std::lock_guard Lock(Mutex);
+    // Expired keys go, or a process making executables grows without end.
+    std::erase_if(Managers, [](const auto &KV) { return KV.second.expired(); });
     if (auto M = Managers[Key].lock())
       return M;
     std::shared_ptr<TierManager> M(new TierManager());
@@ -589,11 +552,20 @@ public:
     }
     M->I->Stats.resize(N);
     M->I->Bind = std::move(B);
-    addLiveManager(M.get());
+    static std::once_flag AtExit;
+    std::call_once(AtExit, [] { std::atexit(stopBackgroundCompiles); });
     Managers[Key] = M;
     return M;
   }
+
+private:
+  static std::mutex Mutex;
+  static std::map<std::string, std::weak_ptr<TierManager>> Managers;
 };
+std::mutex TierManagerRegistry::Mutex;
+std::map<std::string, std::weak_ptr<TierManager>> TierManagerRegistry::Managers;
+
+size_t tierManagerRegistrySize() { return TierManagerRegistry::size(); }
 
 void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   JITOptions Opts = Given;
@@ -623,7 +595,7 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
     // Started now rather than at the first hot function: creating a
     // thread costs tens of microseconds, which that call would pay.
     if (Opts.Background)
-      M->startWorker();
+      warmCompilePool();
     return;
   }
   const vm::Executable &Exe = VM.executable();

@@ -16,6 +16,7 @@
 #ifndef VMJIT_JIT_ENGINE_H
 #define VMJIT_JIT_ENGINE_H
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -63,6 +64,9 @@ public:
   virtual const CompileStats &stats() const = 0;
 };
 
+/// The Error of a compile stopped through its cancellation flag.
+inline constexpr const char *kCompileAbandoned = "compile abandoned";
+
 class Engine {
 public:
   /// Creates an engine for the host. Returns nullptr and sets `Error` if
@@ -77,13 +81,17 @@ public:
   /// non-empty: look the object up in / store it into the object cache
   /// under that key (the caller makes the key cover everything the code
   /// depends on). Thread-safe. On failure returns nullptr and sets Error.
-  /// `M` must live in `Ctx`; the engine takes both.
+  /// `M` must live in `Ctx`; the engine takes both. `Cancel`, when given,
+  /// is checked between the compile's phases and between the IR passes:
+  /// once it is set the compile stops there, returns nullptr and sets
+  /// Error to kCompileAbandoned (a single function's code generation, once
+  /// begun, runs to its end).
   virtual std::unique_ptr<CompiledUnit>
   compile(std::unique_ptr<llvm::LLVMContext> Ctx,
           std::unique_ptr<llvm::Module> M,
           const std::map<std::string, uint64_t> &Absolute,
           const std::vector<std::string> &Exports, const std::string &CacheKey,
-          std::string &Error) = 0;
+          std::string &Error, const std::atomic<bool> *Cancel = nullptr) = 0;
 
   /// Runs the engine's IR optimization pipeline on `M` in place (for
   /// `vmjit ir --opt`).

@@ -33,6 +33,7 @@
 
 #include "vmjit/vm/executable.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -140,6 +141,9 @@ struct LoweringOptions {
   /// PromoteLimit; otherwise every access goes to the register file.
   bool PromoteRegisters = true;
   int64_t PromoteLimit = 256;
+  /// Checked every 256 instructions when set: once it is, lowering stops
+  /// by throwing std::runtime_error(kCompileAbandoned) (engine.h).
+  const std::atomic<bool> *Cancel = nullptr;
 };
 
 /// Whether `F` is lowered flat (registers not promoted) under `Opts`.

@@ -85,11 +85,14 @@ std::string defaultCacheDir();
 
 class TierManager;
 
-/// Stops every background tier-2 compile thread of the process, for good,
-/// after the compile each is running (VMs keep the code they have; hot
-/// functions stay at their tier). Call it before the process exits while
-/// VMs are alive (Python's vmjit does, at interpreter exit): a compile
-/// still running then would meet LLVM's static objects being destroyed.
+/// Stops the process's background tier-2 compiles for good: queued ones are
+/// dropped, running ones abandoned at their next check (between compile
+/// phases and IR passes; one function's code generation, once begun, ends
+/// first), and the compile threads are joined. VMs keep the code they
+/// have; hot functions stay at their tier. Call it before the process
+/// exits while VMs are alive (Python's vmjit does, at interpreter exit; an
+/// atexit handler does it for other programs): a compile still running
+/// then would meet LLVM's static objects being destroyed.
 void stopBackgroundCompiles();
 
 /// Attaches the JIT tier to `VM` (see the file comment). Throws
@@ -98,6 +101,11 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Opts = {});
 
 /// The manager attached to `VM`, or null.
 TierManager *tierManagerOf(const vm::VirtualMachine &VM);
+
+/// The number of keys in the process's registry of shared managers: the
+/// managers alive, plus those that expired since the last enableJIT (for
+/// tests; the registry drops expired keys at each enableJIT).
+size_t tierManagerRegistrySize();
 
 class TierManager final : public vm::TierController {
 public:
@@ -124,9 +132,9 @@ public:
   /// too large for tier 2 to win, which get tier-1 code (when the build has
   /// the baseline tier and UseBaseline is on).
   void compileAllNow(const std::vector<int64_t> &Funcs);
-  /// Waits until the background queue is empty (for tests and tools).
-  /// After stopBackgroundCompiles it returns once no compile is running,
-  /// leaving what is still queued uncompiled.
+  /// Waits until this manager has no background compile queued or running
+  /// (for tests and tools). After stopBackgroundCompiles it returns once
+  /// none is running, what was queued being dropped.
   void drain();
 
   FunctionJITStats stats(int64_t Func) const;
@@ -143,12 +151,12 @@ private:
   friend void enableJIT(vm::VirtualMachine &VM, const JITOptions &Opts);
   friend class TierManagerRegistry;
   TierManager() = default;
-  /// Starts the background compile thread if it is not running.
-  void startWorker();
-  void startWorkerLocked();
-  /// Stops the background compile thread, after the compile it is running.
-  void stopWorker();
-  friend void stopBackgroundCompiles();
+  /// A job of the compile pool: compiles `Func` at tier 2 unless `Cancel`
+  /// stops it.
+  void compileInBackground(int64_t Func, const std::atomic<bool> &Cancel);
+  /// compileNow, abandoned (returning false) once `Cancel` is set.
+  bool compileUnitNow(const std::vector<int64_t> &Funcs,
+                      const std::atomic<bool> *Cancel);
   struct Impl;
   std::unique_ptr<Impl> I;
   JITOptions Opts;
