@@ -283,11 +283,13 @@ void TierManager::requestOptimized(int64_t Func) {
     return; // already queued, compiling, compiled or failed
   if (!I->fitsNativeStack(Func))
     return;
-  // A function with baseline code keeps it where tier 2 would not win; one
-  // without (the interpreter's threshold is tier 2's) gets it now, as in
-  // compiled mode: its tier-2 compile could take seconds, for slower code.
+  // A function without baseline code yet (the interpreter's threshold is
+  // tier 2's) gets it now, in microseconds: it runs tier-1 code while its
+  // tier-2 compile is queued or running rather than stay on the
+  // interpreter, and keeps it where tier 2 would not win, as in compiled
+  // mode (that compile could take seconds, for slower code).
   const bool Wins = tierTwoWins(*I->Exe, I->Exe->function(Func), Opts);
-  if (!Wins && Opts.UseBaseline && baseline::available())
+  if (Opts.UseBaseline && baseline::available() && (!Wins || Opts.Background))
     compileBaselineNow(Func, /*Counted=*/false);
   if (I->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire) &&
       !Wins) {

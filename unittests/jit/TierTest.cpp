@@ -395,6 +395,23 @@ TEST(TierTest, SwapWhileSeveralThreadsCall) {
   EXPECT_EQ(Wrong.load(), 0);
 }
 
+TEST(TierTest, TierOneRunsWhileTierTwoCompiles) {
+  if (!baselineAvailable())
+    GTEST_SKIP() << "no baseline tier on this target";
+  // Threshold 1: the interpreter requests tier 2 at the first call. The
+  // function gets tier-1 code at that request, so it does not stay on the
+  // interpreter while the background compile runs.
+  auto VM = makeVM(ExecMode::Tiered, /*Threshold=*/1, /*Background=*/true);
+  const int64_t Fib = VM->functionIndex("fib");
+  EXPECT_EQ(VM->call("fib", 10).cast<int64_t>(), 55);
+  TierManager *TM = tierManagerOf(*VM);
+  EXPECT_TRUE(TM->stats(Fib).Baseline);
+  EXPECT_TRUE(VM->isNative(Fib));
+  TM->drain();
+  EXPECT_TRUE(TM->stats(Fib).Compiled);
+  EXPECT_EQ(VM->call("fib", 12).cast<int64_t>(), 144);
+}
+
 TEST(TierTest, DrainReturnsAfterTheWorkersAreStopped) {
   // What Python's exit hook does (stopBackgroundCompiles) leaves functions
   // queued: a later drain() returns instead of waiting for them. In a child

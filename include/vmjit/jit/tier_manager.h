@@ -5,7 +5,7 @@
 //     at the baseline threshold the function is compiled at tier 1
 //     (copy-and-patch, microseconds, on the calling thread) and swapped
 //     in; its tier-1 code counts on toward the tier-2 threshold, then the
-//     function is queued for the background compile thread (LLVM), and
+//     function is queued for the process's compile pool (LLVM), and
 //     tier 2 takes over at the next call or, for a looping frame, at its
 //     next backward jump (on-stack replacement).
 //   - baseline: every bytecode function at tier 1 before enableJIT returns.
@@ -65,7 +65,7 @@ struct JITOptions {
   /// instructions x registers is at most this; larger ones are lowered
   /// flat (see docs/jit.md). -1: the default (256); 0: always flat.
   int64_t PromoteLimit = -1;
-  /// Compile tier 2 on the background thread (false: at the request, on
+  /// Compile tier 2 on the compile pool (false: at the request, on
   /// the requesting thread; for tests that need determinism).
   bool Background = true;
   /// Testing: make every tier-2 compile fail, to exercise the fallback.

@@ -102,7 +102,7 @@ struct TierStats {
   bool StaysAtBaseline = false;
   /// Tier 2 (optimizing).
   bool Requested = false;
-  /// The background thread is compiling it now (Requested, not Compiled).
+  /// A compile-pool thread is compiling it now (Requested, not Compiled).
   bool Compiling = false;
   bool Compiled = false;
   /// The tier-2 code came with the program (`vmjit compile`), compiled
