@@ -72,7 +72,9 @@ std::unique_ptr<VirtualMachine> bigVM() {
 } // namespace
 
 TEST(CompilePoolTest, ThreadsAreBoundedAcrossExecutables) {
-  const int Before = threadCount();
+  // Counted from the first tiered VM on: it starts the pool's first thread
+  // (and a sanitizer's runtime may start one of its own with it).
+  int Before = -1;
   std::vector<std::unique_ptr<VirtualMachine>> VMs;
   // 16 executables: 16 managers (before the pool: 16 compile threads).
   for (int K = 0; K < 16; ++K) {
@@ -83,6 +85,8 @@ TEST(CompilePoolTest, ThreadsAreBoundedAcrossExecutables) {
     O.BaselineThreshold = 1;
     O.NoCache = true;
     enableJIT(*VM, O);
+    if (K == 0)
+      Before = threadCount();
     EXPECT_EQ(VM->call("twice", K).cast<int64_t>(), 2 * K);
     VMs.push_back(std::move(VM));
   }
@@ -91,7 +95,7 @@ TEST(CompilePoolTest, ThreadsAreBoundedAcrossExecutables) {
     EXPECT_EQ(VM->call("twice", 4).cast<int64_t>(), 8);
     EXPECT_TRUE(VM->isNative(VM->functionIndex("twice")));
   }
-  EXPECT_LE(threadCount(), Before + compileThreads());
+  EXPECT_LE(threadCount(), Before + compileThreads() - 1);
 }
 
 TEST(CompilePoolTest, CancelStopsTheOwnersRunningJobAndDropsItsQueue) {
