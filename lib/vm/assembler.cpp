@@ -277,11 +277,13 @@ private:
   [[noreturn]] void throwVerifyAtSource(const VerifyFailure &V,
                                         const ExecutableBuilder &B);
   std::string registerName(const Body &Bd, int64_t Reg) const;
-  /// The register and label names of every function's text.
   /// One name per constant ("" for an unnamed one), or none at all.
   std::vector<std::string> constantNames() const;
+  /// The register and label names of every function's text.
   std::vector<DebugNames> debugNames(const Executable &Exe,
                                      const ExecutableBuilder &B) const;
+  /// Where the text of each instruction begins.
+  SourceMap sourceMap(const Executable &Exe, const ExecutableBuilder &B) const;
   static const RegRef *readOf(const Stmt &S, int64_t Reg);
   bool isWrittenIn(const Body &Bd, int64_t Reg) const;
 
@@ -1233,6 +1235,7 @@ std::shared_ptr<Executable> Assembler::build() {
     auto Exe = B.finish(Limits);
     Exe->setDebugNames(debugNames(*Exe, B));
     Exe->setConstantNames(constantNames());
+    Exe->setSourceMap(sourceMap(*Exe, B));
     return Exe;
   } catch (const VerifyFailure &V) {
     throwVerifyAtSource(V, B);
@@ -1290,6 +1293,23 @@ std::vector<DebugNames> Assembler::debugNames(const Executable &Exe,
   }
   if (!Any)
     Out.clear();
+  return Out;
+}
+
+SourceMap Assembler::sourceMap(const Executable &Exe,
+                               const ExecutableBuilder &B) const {
+  SourceMap Out;
+  Out.File = FileName;
+  Out.Instrs.resize(static_cast<size_t>(Exe.numInstrs()));
+  for (const Body &Bd : Bodies) {
+    int64_t Instr = Exe.function(*B.lookup(Bd.Name)).StartInstr;
+    for (size_t Idx : Bd.Items)
+      if (const Stmt &S = Stmts[Idx]; isInstr(S.Kind))
+        Out.Instrs[static_cast<size_t>(Instr++)] = {
+            static_cast<uint32_t>(S.P.Line), static_cast<uint32_t>(S.P.Col)};
+  }
+  if (Out.Instrs.empty())
+    Out = SourceMap();
   return Out;
 }
 

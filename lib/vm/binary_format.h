@@ -33,6 +33,11 @@ inline constexpr uint32_t kSectionData = fourcc('D', 'A', 'T', 'A');
 inline constexpr uint32_t kSectionNames = fourcc('N', 'A', 'M', 'E');
 /// Optional: the constant names of vmasm text (Executable::constantName).
 inline constexpr uint32_t kSectionConstNames = fourcc('C', 'N', 'A', 'M');
+/// Optional: where vmasm text wrote each instruction (SourceMap).
+inline constexpr uint32_t kSectionSourceMap = fourcc('L', 'I', 'N', 'E');
+/// The largest line or column the LINE section holds (the assembler counts
+/// them in an int).
+inline constexpr uint32_t kMaxSourcePos = 0x7fffffff;
 
 /// Tags of constant pool entries.
 enum ConstTag : uint8_t {

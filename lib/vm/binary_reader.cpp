@@ -100,6 +100,8 @@ public:
     return P;
   }
   bool atEnd() const { return Pos == Size; }
+  /// How many bytes of the section have been read.
+  uint64_t offset() const { return Pos; }
   [[noreturn]] void fail(const std::string &Msg) const {
     throwError("FormatError", Where + ": " + Msg);
   }
@@ -354,6 +356,38 @@ std::vector<std::string> readConstNames(ByteReader R, const Executable &Exe) {
   return Out;
 }
 
+/// The LINE section (binary_writer.cpp's writeSourceMap): a file name of
+/// printable characters, then a position per instruction, each a line and
+/// column of at most kMaxSourcePos, a column only with a line.
+SourceMap readSourceMap(ByteReader R, const Executable &Exe) {
+  SourceMap Out;
+  Out.File = R.getString("file name");
+  if (Out.File.empty() ||
+      std::any_of(Out.File.begin(), Out.File.end(), [](char C) {
+        return static_cast<unsigned char>(C) < 0x20 || C == 0x7f;
+      }))
+    R.fail("the file name (at byte 0) is empty or holds a control "
+           "character");
+  const uint64_t N = R.getCount(8, "position");
+  if (N != static_cast<uint64_t>(Exe.numInstrs()))
+    R.fail(fmt::format("{} positions for {} instructions", N, Exe.numInstrs()));
+  Out.Instrs.resize(N);
+  for (SourcePos &P : Out.Instrs) {
+    const uint64_t At = R.offset();
+    P.Line = R.get<uint32_t>("line");
+    P.Col = R.get<uint32_t>("column");
+    if (P.Line > binfmt::kMaxSourcePos || P.Col > binfmt::kMaxSourcePos ||
+        (P.Line == 0 && P.Col != 0))
+      R.fail(fmt::format("instruction {} (at byte {}): line {}, column {} is "
+                         "not a position in the text",
+                         &P - Out.Instrs.data(), At, P.Line, P.Col));
+  }
+  if (!R.atEnd())
+    R.fail(
+        fmt::format("bytes after the last position (at byte {})", R.offset()));
+  return Out;
+}
+
 void checkPaddingIsZero(const char *P, uint64_t Size, uint64_t TableEnd,
                         std::vector<SectionRef> Sections,
                         const std::string &Name) {
@@ -418,7 +452,7 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
       formatError(Name, "header checksum mismatch (the file is corrupt)");
   }
 
-  SectionRef Funcs, Consts, Code, Data, Names, ConstNames;
+  SectionRef Funcs, Consts, Code, Data, Names, ConstNames, Lines;
   ByteReader T(P + kHeaderSize, TableEnd - kHeaderSize, Name + ": section table");
   for (uint32_t I = 0; I < NumSections; ++I) {
     uint32_t Kind = T.get<uint32_t>("section kind");
@@ -436,6 +470,7 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
                     : Kind == kSectionData       ? &Data
                     : Kind == kSectionNames      ? &Names
                     : Kind == kSectionConstNames ? &ConstNames
+                    : Kind == kSectionSourceMap  ? &Lines
                                                  : nullptr;
     if (!S)
       formatError(Name, fmt::format("unknown section '{}'", KindName));
@@ -449,7 +484,8 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
                                     KindName));
   }
   checkPaddingIsZero(P, Size, TableEnd,
-                     {Funcs, Consts, Code, Data, Names, ConstNames}, Name);
+                     {Funcs, Consts, Code, Data, Names, ConstNames, Lines},
+                     Name);
   for (auto [S, K] : {std::pair{&Funcs, "FUNC"}, std::pair{&Consts, "CNST"},
                       std::pair{&Code, "CODE"}, std::pair{&Data, "DATA"}})
     if (!S->Present)
@@ -472,6 +508,11 @@ std::shared_ptr<Executable> parseImage(const char *P, uint64_t Size,
       Exe->setConstantNames(readConstNames(
           ByteReader(ConstNames.Data, ConstNames.Size, "constant names"),
           *Exe));
+    if (Lines.Present)
+      Exe->setSourceMap(
+          readSourceMap(ByteReader(Lines.Data, Lines.Size,
+                                   "section 'LINE' (source positions)"),
+                        *Exe));
   } catch (const Error &E) {
     throwError(E.kind(), Name + ": " + E.message());
   }

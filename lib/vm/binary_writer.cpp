@@ -188,6 +188,23 @@ std::string writeConstNames(const Executable &Exe) {
   return std::move(W.buffer());
 }
 
+/// The LINE section: the file name, u64 count (the number of
+/// instructions), then per instruction u32 line and u32 column. Empty when
+/// the program has no source positions.
+std::string writeSourceMap(const Executable &Exe) {
+  const SourceMap *M = Exe.sourceMap();
+  if (!M)
+    return {};
+  ByteWriter W;
+  W.putString(M->File);
+  W.put<uint64_t>(M->Instrs.size());
+  for (const SourcePos &P : M->Instrs) {
+    W.put<uint32_t>(P.Line);
+    W.put<uint32_t>(P.Col);
+  }
+  return std::move(W.buffer());
+}
+
 } // namespace
 
 std::string serializeExecutable(const Executable &Exe) {
@@ -206,6 +223,8 @@ std::string serializeExecutable(const Executable &Exe) {
     Sections.push_back({kSectionNames, std::move(Names)});
   if (std::string Names = writeConstNames(Exe); !Names.empty())
     Sections.push_back({kSectionConstNames, std::move(Names)});
+  if (std::string Lines = writeSourceMap(Exe); !Lines.empty())
+    Sections.push_back({kSectionSourceMap, std::move(Lines)});
   const auto NumSections = static_cast<uint32_t>(Sections.size());
 
   ByteWriter Table;

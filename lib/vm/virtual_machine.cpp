@@ -179,20 +179,39 @@ Error ifConditionError(const VMJITAny &Cond) {
                            valueTypeName(Cond)));
 }
 
+namespace {
+/// What a frame line says about instruction `I`: its kind where it is a
+/// call or an if (" (call 'G')", " (if)"), else nothing.
+std::string instrNote(const Executable &Exe, InstrView I) {
+  switch (I.opcode()) {
+  case Opcode::Call:
+    return fmt::format(" (call '{}')", Exe.function(I.callFunc()).Name);
+  case Opcode::If:
+    return " (if)";
+  default:
+    return {};
+  }
+}
+
+/// " at FILE:LINE:COL" (" at FILE:LINE" without a column) where the
+/// program knows the text of instruction `Index`, else nothing.
+std::string sourceNote(const Executable &Exe, int64_t Index) {
+  const SourcePos *P = Exe.sourcePos(Index);
+  if (!P)
+    return {};
+  const std::string &File = Exe.sourceMap()->File;
+  return P->Col ? fmt::format(" at {}:{}:{}", File, P->Line, P->Col)
+                : fmt::format(" at {}:{}", File, P->Line);
+}
+} // namespace
+
 std::string VirtualMachine::frameLine(int64_t Func, int64_t PC) const {
   const FunctionInfo &Fn = Exe->function(Func);
   std::string S = fmt::format("in function '{}', instruction {}", Fn.Name, PC);
   if (PC < 0 || PC >= Fn.numInstrs())
     return S;
-  InstrView I = Exe->instr(Fn.StartInstr + PC);
-  switch (I.opcode()) {
-  case Opcode::Call:
-    return S + fmt::format(" (call '{}')", Exe->function(I.callFunc()).Name);
-  case Opcode::If:
-    return S + " (if)";
-  default:
-    return S;
-  }
+  const int64_t Index = Fn.StartInstr + PC;
+  return S + instrNote(*Exe, Exe->instr(Index)) + sourceNote(*Exe, Index);
 }
 
 void VirtualMachine::replacePoolEntry(int64_t Func, Function Entry) {

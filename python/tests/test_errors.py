@@ -144,6 +144,24 @@ def test_parse_error(input_path):
     assert vmjit.assemble(".func main(x)\n  ret %x\n.end\n") is not None
 
 
+def test_frames_name_the_source_line(tmp_path, mode):
+    # Each frame of a program assembled from text ends with where its
+    # instruction's text begins; a saved binary keeps the positions.
+    text = (".func inner(x)\n  %q = call scalar.div(1, %x)\n  ret %q\n.end\n"
+            ".func main(x)\n  %r = call inner(%x)\n  ret %r\n.end\n")
+    exe = vmjit.assemble(text, "lines.vmasm")
+    path = tmp_path / "lines.bin"
+    exe.save(path)
+    for program in (exe, vmjit.load(path)):
+        with pytest.raises(vmjit.errors.ValueError) as info:
+            vmjit.VirtualMachine(program, mode)["main"](0)
+        assert info.value.frames == [
+            "in function 'inner', instruction 0 (call 'scalar.div') at "
+            "lines.vmasm:2:3",
+            "in function 'main', instruction 0 (call 'inner') at "
+            "lines.vmasm:6:3"]
+
+
 def test_verify_error(input_path):
     with pytest.raises(vmjit.errors.VerifyError) as info:
         vmjit.load(input_path("bad/verify_error"))

@@ -89,5 +89,6 @@ def load(path):
 
 
 def assemble(text, name="<string>"):
-    """Assembles vmasm text; errors name ``name`` with the line and column."""
+    """Assembles vmasm text; errors name ``name`` with the line and column,
+    runtime errors too (each frame ends with ``at NAME:LINE:COL``)."""
     return Executable(_vmjit.assemble(text, name))

@@ -21,6 +21,7 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
   auto Output = std::make_shared<std::string>();
   auto Format = std::make_shared<std::string>("vmjit");
   auto Strip = std::make_shared<bool>(false);
+  auto StripLines = std::make_shared<bool>(false);
   Cmd->add_option("PROG", *Input, "the vmasm text (- reads standard input)")
       ->required();
   Cmd->add_option("-o,--output", *Output, "the binary executable to write")
@@ -32,9 +33,13 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
       ->capture_default_str();
   Cmd->add_flag("--strip-names", *Strip,
                 "leave out the register, label and constant names (the NAME "
-                "and CNAM sections `vmjit dis` reads them back from)");
-  Cmd->callback([&Run, Input, Output, Format, Strip] {
-    Run = [Input, Output, Format, Strip] {
+                "and CNAM sections `vmjit dis` reads them back from) and the "
+                "source positions");
+  Cmd->add_flag("--strip-lines", *StripLines,
+                "leave out the source positions only (the LINE section: "
+                "runtime errors name each frame's FILE:LINE:COL from it)");
+  Cmd->callback([&Run, Input, Output, Format, Strip, StripLines] {
+    Run = [Input, Output, Format, Strip, StripLines] {
       try {
         // "-" is standard input. A program in another format is named as
         // what it is; text that is not vmasm gets the assembler's message.
@@ -52,6 +57,8 @@ void addAsmCommand(CLI::App &App, Runner &Run) {
           Exe->setDebugNames({});
           Exe->setConstantNames({});
         }
+        if (*Strip || *StripLines)
+          Exe->setSourceMap({});
         vm::writeProgram(*Exe, *Format, *Input, *Output);
         return kExitOk;
       } catch (const Error &E) {

@@ -157,8 +157,10 @@ TEST(TierTest, ErrorsFromNativeFramesMatchTheInterpreter) {
     }
     EXPECT_EQ(errorOf(*Native, "outer", -1),
               "ValueError: scalar.div: integer division by zero\n"
-              "  in function 'inner', instruction 0 (call 'scalar.div')\n"
-              "  in function 'outer', instruction 1 (call 'inner')");
+              "  in function 'inner', instruction 0 (call 'scalar.div') at "
+              "tier.vmasm:29:3\n"
+              "  in function 'outer', instruction 1 (call 'inner') at "
+              "tier.vmasm:34:3");
     // And the VM keeps working.
     EXPECT_EQ(Native->call("outer", 4).cast<int64_t>(), 2);
   }

@@ -273,6 +273,88 @@ TEST(SerializerTest, ForgedConstantNamesAreRejected) {
   EXPECT_THAT(Forge(4, uint32_t(9)), HasSubstr("constant names"));
 }
 
+/// An error two calls deep, with a label and indentation: the positions
+/// are where each instruction's text begins.
+std::shared_ptr<Executable> withSourcePositions() {
+  return assemble(".func inner(a)\n  %r = call scalar.div(%a, 0)\n"
+                  "  ret %r\n.end\n\n.func main(x)\nentry:\n"
+                  "    %r = call inner(%x)\n  ret %r\n.end\n",
+                  "dir/lines.vmasm");
+}
+
+TEST(SerializerTest, SourcePositionsRoundTripInTheirOwnSection) {
+  auto Exe = withSourcePositions();
+  const SourceMap *M = Exe->sourceMap();
+  ASSERT_NE(M, nullptr);
+  EXPECT_EQ(M->File, "dir/lines.vmasm");
+  const int64_t Main = Exe->function(*Exe->findFunction("main")).StartInstr;
+  const int64_t Inner = Exe->function(*Exe->findFunction("inner")).StartInstr;
+  ASSERT_EQ(M->Instrs.size(), 4u);
+  EXPECT_EQ(*Exe->sourcePos(Inner), (SourcePos{2, 3}));
+  EXPECT_EQ(*Exe->sourcePos(Inner + 1), (SourcePos{3, 3}));
+  EXPECT_EQ(*Exe->sourcePos(Main), (SourcePos{8, 5}));
+  EXPECT_EQ(*Exe->sourcePos(Main + 1), (SourcePos{9, 3}));
+  EXPECT_EQ(Exe->sourcePos(4), nullptr);
+  EXPECT_EQ(Exe->sourcePos(-1), nullptr);
+
+  std::string Image = serializeExecutable(*Exe);
+  ASSERT_NE(sectionOffset(Image, "LINE"), 0u);
+  auto Back = loadExecutableFromBytes(Image, "img.bin");
+  ASSERT_NE(Back->sourceMap(), nullptr);
+  EXPECT_EQ(*Back->sourceMap(), *M);
+  EXPECT_EQ(serializeExecutable(*Back), Image);
+  // They change nothing a program does: not compared, and without them
+  // there is no LINE section (nor in a program from the builder).
+  Back->setSourceMap({});
+  EXPECT_EQ(Back->sourceMap(), nullptr);
+  EXPECT_TRUE(Back->equals(*Exe));
+  EXPECT_EQ(sectionOffset(serializeExecutable(*Back), "LINE"), 0u);
+  EXPECT_EQ(sectionOffset(serializeExecutable(*sampleProgram()), "LINE"), 0u);
+  EXPECT_EQ(sampleProgram()->sourceMap(), nullptr);
+}
+
+TEST(SerializerTest, ForgedSourcePositionsAreRejected) {
+  std::string Image = serializeExecutable(*withSourcePositions());
+  const size_t Lines = sectionOffset(Image, "LINE");
+  // u32 length, "dir/lines.vmasm" (15 bytes), u64 count at 19, then u32
+  // line and u32 column per instruction from byte 27.
+  auto Forge = [&](size_t Off, auto V) {
+    std::string Bad = Image;
+    writeAt(Bad, Lines + Off, V);
+    fixChecksums(Bad);
+    return loadError(Bad);
+  };
+  ASSERT_EQ(Forge(27, uint32_t(2)), "ok");
+  EXPECT_EQ(Forge(19, uint64_t(3)),
+            "FormatError: img.bin: section 'LINE' (source positions): 3 "
+            "positions for 4 instructions");
+  EXPECT_THAT(Forge(19, uint64_t(5)),
+              HasSubstr("section 'LINE' (source positions): position count 5 "
+                        "is larger than the section can hold"));
+  EXPECT_THAT(Forge(27, uint32_t(0)),
+              HasSubstr("section 'LINE' (source positions): instruction 0 (at "
+                        "byte 27): line 0, column 3 is not a position in the "
+                        "text"));
+  EXPECT_THAT(Forge(39, uint32_t(0x80000000)),
+              HasSubstr("instruction 1 (at byte 35): line 3, column "
+                        "2147483648 is not a position"));
+  EXPECT_THAT(Forge(7, char('\n')),
+              HasSubstr("section 'LINE' (source positions): the file name (at "
+                        "byte 0) is empty or holds a control character"));
+  EXPECT_THAT(Forge(0, uint32_t(0)),
+              HasSubstr("the file name (at byte 0) is empty"));
+  EXPECT_THAT(Forge(0, uint32_t(1000)),
+              HasSubstr("section 'LINE' (source positions): truncated while "
+                        "reading file name"));
+  // A column alone is unknown as well: the line only.
+  std::string LineOnly = Image;
+  writeAt(LineOnly, Lines + 31, uint32_t(0));
+  fixChecksums(LineOnly);
+  EXPECT_EQ(loadError(LineOnly), "ok");
+  EXPECT_EQ(*loadExecutableFromBytes(LineOnly, "img.bin")->sourcePos(0),
+            (SourcePos{2, 0}));
+}
+
 TEST(SerializerTest, TensorDataChecksumCanBeSkipped) {
   std::string Image = serializeExecutable(*sampleProgram());
   size_t Data = sectionOffset(Image, "DATA");

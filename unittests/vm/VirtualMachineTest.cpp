@@ -6,6 +6,7 @@
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/vm/assembler.h"
+#include "vmjit/vm/builder.h"
 #include "vmjit/vm/builtins.h"
 #include "vmjit/vm/virtual_machine.h"
 
@@ -102,17 +103,51 @@ TEST(VirtualMachineTest, ErrorsCarryEveryFrame) {
   Error E = errorOf([&] { VM->call("main", -1); });
   EXPECT_EQ(E.kind(), "ValueError");
   EXPECT_THAT(E.message(), HasSubstr("division by zero"));
+  // Each frame names where its instruction's text begins.
   EXPECT_THAT(E.frames(),
               ElementsAre("in function 'inner', instruction 0 (call "
-                          "'scalar.div')",
-                          "in function 'main', instruction 1 (call 'inner')"));
+                          "'scalar.div') at test.vmasm:3:3",
+                          "in function 'main', instruction 1 (call 'inner') "
+                          "at test.vmasm:8:3"));
   // One more frame when called from another function; then the VM is
   // still usable.
   E = errorOf([&] { VM->call("ok", -1); });
   EXPECT_EQ(E.frames().size(), 3u);
-  EXPECT_EQ(E.frames()[2], "in function 'ok', instruction 0 (call 'main')");
+  EXPECT_EQ(E.frames()[2],
+            "in function 'ok', instruction 0 (call 'main') at test.vmasm:12:3");
   EXPECT_EQ(VM->call("main", 4).cast<int64_t>(), 2);
   EXPECT_EQ(VM->call("ok", 4).cast<int64_t>(), 4);
+}
+
+TEST(VirtualMachineTest, FramesWithoutSourcePositionsNameTheInstruction) {
+  // A program from the builder has no source positions.
+  ExecutableBuilder B;
+  int64_t Div = B.declarePacked("scalar.div");
+  FunctionBuilder &F = B.beginFunction("main", {"x"});
+  F.emitCall(1, Div, {Arg::imm(1), Arg::reg(0)});
+  F.emitRet(1);
+  B.endFunction();
+  auto Built = VirtualMachine::create(B.finish());
+  EXPECT_THAT(errorOf([&] { Built->call("main", 0); }).frames(),
+              ElementsAre("in function 'main', instruction 0 (call "
+                          "'scalar.div')"));
+  // Text whose positions were dropped, and one that knows a line only.
+  const char *Text = ".func main(x)\n  %r = call scalar.div(1, %x)\n"
+                     "  ret %r\n.end\n";
+  auto Stripped = assemble(Text, "t.vmasm");
+  Stripped->setSourceMap({});
+  EXPECT_THAT(errorOf([&] {
+                VirtualMachine::create(Stripped)->call("main", 0);
+              }).frames(),
+              ElementsAre("in function 'main', instruction 0 (call "
+                          "'scalar.div')"));
+  auto LineOnly = assemble(Text, "t.vmasm");
+  LineOnly->setSourceMap({"t.vmasm", {{2, 0}, {3, 0}}});
+  EXPECT_THAT(errorOf([&] {
+                VirtualMachine::create(LineOnly)->call("main", 0);
+              }).frames(),
+              ElementsAre("in function 'main', instruction 0 (call "
+                          "'scalar.div') at t.vmasm:2"));
 }
 
 TEST(VirtualMachineTest, IfOnANonIntIsAnError) {
@@ -129,7 +164,8 @@ out:
   EXPECT_EQ(E.kind(), "TypeError");
   EXPECT_EQ(E.message(), "if: the condition must be an int or a bool, not "
                          "float");
-  EXPECT_THAT(E.frames(), ElementsAre("in function 'main', instruction 1 (if)"));
+  EXPECT_THAT(E.frames(), ElementsAre("in function 'main', instruction 1 (if) "
+                                      "at test.vmasm:5:3"));
 }
 
 TEST(VirtualMachineTest, RecursionLimit) {
@@ -146,7 +182,8 @@ TEST(VirtualMachineTest, RecursionLimit) {
   EXPECT_EQ(E.message(), "maximum call depth of 100 exceeded");
   // 100 frames, printed as Python prints a recursion: three, then a count.
   EXPECT_EQ(E.frameCount(), 100u);
-  const std::string Down = "in function 'down', instruction 1 (call 'down')";
+  const std::string Down =
+      "in function 'down', instruction 1 (call 'down') at test.vmasm:4:3";
   EXPECT_THAT(E.frames(),
               ElementsAre(Down, Down, Down,
                           "[previous frame repeated 97 more times]"));
@@ -363,7 +400,9 @@ top:
   Error E = errorOf([&] { VM->call("spin", 0); });
   EXPECT_EQ(E.kind(), "StepLimitError");
   EXPECT_EQ(VM->stepsTaken(), 1000u);
-  EXPECT_EQ(E.frames(), std::vector<std::string>{"in function 'spin', instruction 1"});
+  EXPECT_EQ(E.frames(),
+            std::vector<std::string>{
+                "in function 'spin', instruction 1 at test.vmasm:5:3"});
   VM->setCallLimits({});
   VM->interrupt();
   E = errorOf([&] { VM->call("spin", 0); });

@@ -98,10 +98,11 @@
 
 namespace vmjit::vm {
 
-/// Assembles vmasm text. `FileName` is used in messages and to resolve
-/// `npy "path"` relative to the file's directory. Throws
-/// Error("ParseError") for the first error in the text and
-/// Error("VerifyError") when the verifier rejects the result (under
+/// Assembles vmasm text. `FileName` is used in messages, in the source
+/// positions the executable keeps (Executable::sourceMap, which runtime
+/// errors name) and to resolve `npy "path"` relative to the file's
+/// directory. Throws Error("ParseError") for the first error in the text
+/// and Error("VerifyError") when the verifier rejects the result (under
 /// `Limits`).
 std::shared_ptr<Executable> assemble(std::string_view Text,
                                      const std::string &FileName,

@@ -68,6 +68,26 @@ struct DebugNames {
   bool operator==(const DebugNames &O) const = default;
 };
 
+/// Where the text of an instruction begins: a 1-based line and column, 0
+/// for unknown (a column of 0 with a known line: the line only).
+struct SourcePos {
+  uint32_t Line = 0;
+  uint32_t Col = 0;
+  bool operator==(const SourcePos &O) const = default;
+};
+
+/// The source positions of a program assembled from vmasm text, kept (in
+/// the binary format's optional LINE section) so that runtime errors name
+/// the line of each frame. Executables from the builder or TVM have none.
+struct SourceMap {
+  /// The name the text was assembled under, as verifier errors give it.
+  std::string File;
+  /// One position per instruction, in the global instruction numbering.
+  std::vector<SourcePos> Instrs;
+  bool empty() const noexcept { return Instrs.empty(); }
+  bool operator==(const SourceMap &O) const = default;
+};
+
 class Executable {
 public:
   Executable() = default;
@@ -97,8 +117,8 @@ public:
   }
 
   /// Deep equality: function table, constants (tensors by dtype, shape and
-  /// bytes) and instruction words. Debug names are not compared: they
-  /// change nothing a program does.
+  /// bytes) and instruction words. Debug names and source positions are
+  /// not compared: they change nothing a program does.
   bool equals(const Executable &O) const;
 
   /// The debug names of function `Func`, or null when it has none.
@@ -122,6 +142,23 @@ public:
   void setConstantNames(std::vector<std::string> N) {
     ConstNames = std::move(N);
   }
+
+  /// The source positions of the instructions, or null when the program
+  /// has none (it did not come from vmasm text, or they were stripped).
+  const SourceMap *sourceMap() const noexcept {
+    return Sources.empty() ? nullptr : &Sources;
+  }
+  /// The position of instruction `Index` (global numbering), or null when
+  /// it is unknown.
+  const SourcePos *sourcePos(int64_t Index) const noexcept {
+    auto I = static_cast<size_t>(Index);
+    return Index >= 0 && I < Sources.Instrs.size() && Sources.Instrs[I].Line
+               ? &Sources.Instrs[I]
+               : nullptr;
+  }
+  /// Sets the source positions: empty, or one per instruction. The reader
+  /// and the assembler check them.
+  void setSourceMap(SourceMap M) { Sources = std::move(M); }
 
   /// The bytes TVM's format held after the data of tensor constant `Const`
   /// (TVM's writer records Elems * ((bits + 7) / 8) bytes for a packed
@@ -161,6 +198,7 @@ private:
       NameIndex;
   std::vector<DebugNames> Names;
   std::vector<std::string> ConstNames;
+  SourceMap Sources;
   std::map<size_t, std::string> TvmTails;
 };
 

@@ -301,7 +301,9 @@ public:
   uint64_t osrCount(int64_t Func) const noexcept {
     return OSREntries[static_cast<size_t>(Func)];
   }
-  /// "in function 'F', instruction N (call 'G')": how errors name a frame.
+  /// "in function 'F', instruction N (call 'G')", followed by " at
+  /// FILE:LINE:COL" where the program has source positions
+  /// (Executable::sourceMap): how errors name a frame, in every tier.
   std::string frameLine(int64_t Func, int64_t PC) const;
   /// True while an instrument or the profiler is on: every bytecode
   /// function then runs on the interpreter, which reports every call.
