@@ -3,6 +3,7 @@
 // executables are hot, and a running tier-2 compile that is abandoned,
 // not waited for, when its VM goes away or the process exits; and a
 // registry of shared managers that forgets the expired ones.
+#include "../ProcessThreads.h"
 #include "compile_pool.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/vm/assembler.h"
@@ -10,7 +11,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <dirent.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <thread>
@@ -21,18 +21,6 @@ using namespace vmjit::jit;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-int threadCount() {
-  DIR *D = opendir("/proc/self/task");
-  if (!D)
-    return -1;
-  int N = 0;
-  while (dirent *E = readdir(D))
-    if (E->d_name[0] != '.')
-      ++N;
-  closedir(D);
-  return N;
-}
 
 /// A VM alive when its process exits, reachable from here so that
 /// LeakSanitizer does not call it a leak (volatile: the store must stay,
@@ -91,7 +79,7 @@ TEST(CompilePoolTest, ThreadsAreBoundedAcrossExecutables) {
     O.NoCache = true;
     enableJIT(*VM, O);
     if (K == 0)
-      Before = threadCount();
+      Before = test::processThreadCount();
     EXPECT_EQ(VM->call("twice", K).cast<int64_t>(), 2 * K);
     VMs.push_back(std::move(VM));
   }
@@ -100,7 +88,7 @@ TEST(CompilePoolTest, ThreadsAreBoundedAcrossExecutables) {
     EXPECT_EQ(VM->call("twice", 4).cast<int64_t>(), 8);
     EXPECT_TRUE(VM->isNative(VM->functionIndex("twice")));
   }
-  EXPECT_LE(threadCount(), Before + compileThreads() - 1);
+  EXPECT_LE(test::processThreadCount(), Before + compileThreads() - 1);
 }
 
 TEST(CompilePoolTest, CancelStopsTheOwnersRunningJobAndDropsItsQueue) {

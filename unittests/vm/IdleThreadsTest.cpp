@@ -3,11 +3,11 @@
 // pool threads spin in sched_yield after they start) is loaded only at the
 // first matrix product. The counts are the process's: the test needs a
 // process of its own, which ctest gives each GoogleTest case.
+#include "../ProcessThreads.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
-#include <dirent.h>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <string>
@@ -16,18 +16,6 @@ using namespace vmjit;
 using namespace vmjit::vm;
 
 namespace {
-
-int threadCount() {
-  DIR *D = opendir("/proc/self/task");
-  if (!D)
-    return -1;
-  int N = 0;
-  while (dirent *E = readdir(D))
-    if (E->d_name[0] != '.')
-      ++N;
-  closedir(D);
-  return N;
-}
 
 bool openBlasMapped() {
   std::ifstream Maps("/proc/self/maps");
@@ -60,7 +48,7 @@ done:
 TEST(IdleThreadsTest, InterpreterAloneRunsOnOneThread) {
   auto VM = VirtualMachine::create(assemble(kProgram, "idle.vmasm"));
   EXPECT_EQ(VM->call("count", 200000).cast<int64_t>(), 200000);
-  EXPECT_EQ(threadCount(), 1);
+  EXPECT_EQ(test::processThreadCount(), 1);
   EXPECT_FALSE(openBlasMapped());
 
   // The first product loads OpenBLAS, and the result is right.
