@@ -60,6 +60,7 @@ public:
   void cancel(const void *Owner) {
     std::unique_lock Lock(Mutex);
     std::erase_if(Queue, [&](const Job &J) { return J.Owner == Owner; });
+    Done.notify_all(); // a waitForCompiles(Owner) may be done now
     for (const Job &J : Running)
       if (J.Owner == Owner)
         J.Cancel->store(true, std::memory_order_relaxed);

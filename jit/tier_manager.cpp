@@ -325,7 +325,7 @@ void TierManager::compileInBackground(int64_t Func,
     std::lock_guard Lock(I->Mutex);
     I->Stats[K].Compiling = true;
   }
-  compileUnitNow({Func}, &Cancel);
+  compileNow({Func}, &Cancel);
   std::lock_guard Lock(I->Mutex);
   I->Stats[K].Compiling = false;
 }
@@ -376,13 +376,12 @@ void TierManager::drain() {
   waitForCompiles(this);
 }
 
-bool TierManager::compileNow(const std::vector<int64_t> &Funcs) {
-  return compileUnitNow(Funcs, nullptr);
-}
-
-bool TierManager::compileUnitNow(const std::vector<int64_t> &Funcs,
-                                 const std::atomic<bool> *Cancel) {
-  if (Cancel && Cancel->load(std::memory_order_relaxed))
+bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
+                             const std::atomic<bool> *Cancel) {
+  auto Abandoned = [Cancel] {
+    return Cancel && Cancel->load(std::memory_order_relaxed);
+  };
+  if (Abandoned())
     return false;
   auto Start = std::chrono::steady_clock::now();
   const vm::Executable &Exe = *I->Exe;
@@ -443,7 +442,7 @@ bool TierManager::compileUnitNow(const std::vector<int64_t> &Funcs,
                   std::chrono::steady_clock::now() - Start)
                   .count();
   std::lock_guard Lock(I->Mutex);
-  if (!Unit && Err == kCompileAbandoned) {
+  if (!Unit && Abandoned()) {
     for (int64_t K : Funcs)
       logger().debug("abandoned the compile of function '{}'",
                      Exe.function(K).Name);

@@ -126,8 +126,10 @@ public:
   /// tier 2. Returns whether the function has baseline code.
   bool compileBaselineNow(int64_t Func, bool Counted);
   /// Compiles `Funcs` at tier 2 now, in one module, on this thread.
-  /// Returns whether it succeeded.
-  bool compileNow(const std::vector<int64_t> &Funcs);
+  /// Returns whether it succeeded; false without a warning when `Cancel`
+  /// was set and the compile abandoned (Engine::compile).
+  bool compileNow(const std::vector<int64_t> &Funcs,
+                  const std::atomic<bool> *Cancel = nullptr);
   /// Compiled mode: compiles `Funcs` at tier 2, in one module, except those
   /// too large for tier 2 to win, which get tier-1 code (when the build has
   /// the baseline tier and UseBaseline is on).
@@ -154,9 +156,6 @@ private:
   /// A job of the compile pool: compiles `Func` at tier 2 unless `Cancel`
   /// stops it.
   void compileInBackground(int64_t Func, const std::atomic<bool> &Cancel);
-  /// compileNow, abandoned (returning false) once `Cancel` is set.
-  bool compileUnitNow(const std::vector<int64_t> &Funcs,
-                      const std::atomic<bool> *Cancel);
   struct Impl;
   std::unique_ptr<Impl> I;
   JITOptions Opts;
