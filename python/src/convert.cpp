@@ -405,7 +405,10 @@ Any otherToAny(PyObject *Obj, size_t Arg) {
 PyTypeObject *numpyType(const char *Name, PyTypeObject *&Cache) {
   if (Cache)
     return Cache;
-  PyObject *NumPy = PyImport_GetModule(py::str("numpy").ptr());
+  // Checked for every argument that is not an int until NumPy is imported:
+  // no string made per call.
+  static PyObject *ModuleName = PyUnicode_InternFromString("numpy");
+  PyObject *NumPy = PyImport_GetModule(ModuleName);
   if (!NumPy) {
     PyErr_Clear();
     return nullptr;

@@ -144,7 +144,7 @@ def test_parse_error(input_path):
     assert vmjit.assemble(".func main(x)\n  ret %x\n.end\n") is not None
 
 
-def test_frames_name_the_source_line(tmp_path, mode):
+def test_frames_name_the_source_line(tmp_path, make_vm):
     # Each frame of a program assembled from text ends with where its
     # instruction's text begins; a saved binary keeps the positions.
     text = (".func inner(x)\n  %q = call scalar.div(1, %x)\n  ret %q\n.end\n"
@@ -154,7 +154,7 @@ def test_frames_name_the_source_line(tmp_path, mode):
     exe.save(path)
     for program in (exe, vmjit.load(path)):
         with pytest.raises(vmjit.errors.ValueError) as info:
-            vmjit.VirtualMachine(program, mode)["main"](0)
+            make_vm(program)["main"](0)
         assert info.value.frames == [
             "in function 'inner', instruction 0 (call 'scalar.div') at "
             "lines.vmasm:2:3",

@@ -75,6 +75,17 @@ def test_tensor_from_arrays():
         vmjit.tensor(object())
 
 
+def test_tensor_converts_arrays_numpy_cannot_share():
+    # With a dtype, as numpy.asarray(x, dtype) converts: big-endian and
+    # float128 arrays too (before: TypeError).
+    big = np.arange(3, dtype=">f4")
+    assert vmjit.tensor(big, dtype="float32").numpy().tolist() == [0, 1, 2]
+    wide = np.arange(3, dtype=np.longdouble)
+    assert vmjit.tensor(wide, dtype="float64").numpy().tolist() == [0, 1, 2]
+    t = vmjit.tensor(np.zeros(3))
+    assert t.copyfrom(big).numpy().tolist() == [0, 1, 2]
+
+
 def test_copyfrom(tensors_vm):
     a = np.zeros((2, 3), "float32")
     t = vmjit.tensor(a)

@@ -45,6 +45,13 @@ def _dtype_name(dtype):
             from None
 
 
+def _converted(data, name):
+    """`data` (values, or an array NumPy reads) as a tensor of dtype `name`,
+    converted as ``numpy.asarray(data, dtype=name)`` converts it: shared
+    when it already is a native array of that dtype."""
+    return _vmjit._from_dlpack(_numpy().asarray(data, dtype=name))
+
+
 def _tensor_general(data, dtype, device):
     """vmjit.tensor for what its C part does not take as it is: nested
     lists, scalars, a dtype or device argument (vmjit.tensor's docstring
@@ -54,13 +61,16 @@ def _tensor_general(data, dtype, device):
     if _is_values(data):
         name = None if dtype is None else _dtype_name(dtype)
         return _vmjit._from_dlpack(_numpy().array(data, dtype=name))
-    result = _vmjit._from_dlpack(data)
-    if dtype is None or result.dtype == dtype:
-        return result
+    if dtype is None:
+        return _vmjit._from_dlpack(data)
     name = _dtype_name(dtype)
+    # A NumPy array in one step: big-endian or float128 arrays too.
+    if isinstance(data, _numpy().ndarray):
+        return _converted(data, name)
+    result = _vmjit._from_dlpack(data)
     if result.dtype == name:
         return result
-    return _vmjit._from_dlpack(result.numpy().astype(name))
+    return _converted(result.numpy(), name)
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -88,12 +98,13 @@ def _copyfrom(self, source):
     converted as ``numpy.asarray(source, dtype=self.dtype)`` converts them.
     Another shape (or a vmjit.Tensor of another dtype) raises ValueError."""
     if not isinstance(source, Tensor):
-        if _is_values(source):
-            source = _numpy().asarray(source, dtype=_dtype_name(self.dtype))
-        source = _vmjit._from_dlpack(source)
-        if source.dtype != self.dtype:
-            source = _vmjit._from_dlpack(
-                source.numpy().astype(_dtype_name(self.dtype)))
+        name = _dtype_name(self.dtype)
+        if _is_values(source) or isinstance(source, _numpy().ndarray):
+            source = _converted(source, name)
+        else:
+            source = _vmjit._from_dlpack(source)
+            if source.dtype != self.dtype:
+                source = _converted(source.numpy(), name)
     _vmjit._copy_elements(self, source)
     return self
 
