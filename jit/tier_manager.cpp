@@ -267,13 +267,15 @@ bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
   S.Baseline = true;
   S.BaselineUs = Us;
   S.BaselineBytes = Code->codeBytes();
+  S.BaselineHotBytes = Code->hotBytes();
   vm::NativeFn Null = nullptr;
   // Tier 2 may have been compiled already (compiled mode, another VM).
   I->Code[K].compare_exchange_strong(Null, Code->entry(),
                                      std::memory_order_acq_rel);
   logger().debug("compiled function '{}' at the baseline tier in {:.1f} us "
-                 "({} bytes)",
-                 I->Exe->function(Func).Name, Us, Code->codeBytes());
+                 "({} bytes, {} of them hot)",
+                 I->Exe->function(Func).Name, Us, Code->codeBytes(),
+                 Code->hotBytes());
   I->BaselineUnits.push_back(std::move(Code));
   return true;
 }

@@ -132,6 +132,48 @@ StencilId scalarStencil(ops::Op O) {
   __builtin_unreachable();
 }
 
+/// The fused stencil of `O` on registers.
+StencilId scalarRegStencil(ops::Op O) {
+  switch (O) {
+#define VMJIT_SCALAR_STENCIL(Enum, Name, Arity)                                \
+  case ops::Op::Enum:                                                          \
+    return StencilId::Scalar##Enum##R;
+    VMJIT_SCALAR_OPS(VMJIT_SCALAR_STENCIL)
+#undef VMJIT_SCALAR_STENCIL
+  }
+  __builtin_unreachable();
+}
+
+/// The fused stencil of binary `O` on a register and an immediate.
+StencilId scalarImmStencil(ops::Op O) {
+  switch (O) {
+#define VMJIT_SCALAR_STENCIL_2(Enum)                                           \
+  case ops::Op::Enum:                                                          \
+    return StencilId::Scalar##Enum##I;
+#define VMJIT_SCALAR_STENCIL_1(Enum)                                           \
+  case ops::Op::Enum:                                                          \
+    break;
+#define VMJIT_SCALAR_STENCIL(Enum, Name, Arity)                                \
+  VMJIT_SCALAR_STENCIL_##Arity(Enum)
+    VMJIT_SCALAR_OPS(VMJIT_SCALAR_STENCIL)
+#undef VMJIT_SCALAR_STENCIL
+#undef VMJIT_SCALAR_STENCIL_1
+#undef VMJIT_SCALAR_STENCIL_2
+  }
+  __builtin_unreachable(); // only binary operations have an immediate form
+}
+
+/// A register operand a fused stencil can read in place (not %vm or %void).
+bool isPlainRegister(vm::Arg A) {
+  return A.kind() == vm::ArgKind::Register && A.value() != vm::kVMRegister &&
+         A.value() != vm::kVoidRegister;
+}
+
+bool fitsInt32(int64_t V) {
+  return V >= std::numeric_limits<int32_t>::min() &&
+         V <= std::numeric_limits<int32_t>::max();
+}
+
 bool isScalarInline(InlineBuiltin B) {
   return B >= InlineBuiltin::ScalarAdd && B <= InlineBuiltin::ScalarNot;
 }
@@ -145,7 +187,11 @@ public:
       : Exe(Exe), F(Exe.function(Func)), Callees(Callees), Opts(Opts),
         Counted(Opts.Site != nullptr) {
     InstrStart.resize(static_cast<size_t>(F.numInstrs()) + 1);
+    ColdStart.resize(static_cast<size_t>(F.numInstrs()));
   }
+
+  /// Bytes of the entry and the instructions (after a pass).
+  size_t hotBytes() const noexcept { return ErrorExit; }
 
   /// Pass 1: sizes; returns the bytes of code (the table follows).
   size_t size() {
@@ -175,7 +221,11 @@ public:
   }
 
 private:
+  /// Layout: the entry, every instruction's hot code in order, the error
+  /// exit, then the slow paths of the instructions that have one (out of
+  /// line, so that hot code stays dense and falls through).
   void emitAll(Emitter &E) {
+    ColdPCs.clear();
     E.put(Counted ? StencilId::EntryCounted : StencilId::Entry);
     for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
       InstrStart[static_cast<size_t>(PC)] = E.pos();
@@ -183,6 +233,26 @@ private:
     }
     ErrorExit = E.pos();
     E.put(StencilId::ErrorExit);
+    for (int64_t PC : ColdPCs) {
+      ColdStart[static_cast<size_t>(PC)] = E.pos();
+      emitColdPath(E, PC);
+    }
+  }
+
+  /// The slow path of the Call at `PC` whose hot code is a fused scalar
+  /// stencil: the builtin's call on the same operands, then a jump to the
+  /// next instruction.
+  void emitColdPath(Emitter &E, int64_t PC) {
+    vm::InstrView I = Exe.instr(F.StartInstr + PC);
+    const FusedScalar S = fusedScalar(I, PC);
+    const CalleeBinding &B = Callees[static_cast<size_t>(I.callFunc())];
+    setFusedOperands(E, I, S);
+    E[Hole::PC] = PC;
+    E[Hole::NARGS] = I.callNumArgs();
+    E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
+    E[Hole::SELF] = static_cast<int64_t>(B.Self);
+    setTarget(E, PC, 1);
+    E.put(S.Slow);
   }
 
   void setTarget(Emitter &E, int64_t PC, int64_t Offset) {
@@ -277,6 +347,73 @@ private:
       E[Hole::FUNC] = 8 * I.callFunc();
       E.put(StencilId::CountCall);
     }
+    if (!emitFusedScalar(E, I))
+      emitCallBody(E, I);
+  }
+
+  /// How a Call runs as a fused scalar stencil (Hot and Slow), if it can.
+  struct FusedScalar {
+    bool Ok = false;
+    bool Imm = false; ///< the second operand is an immediate
+    StencilId Hot{}, Slow{};
+  };
+
+  /// scalar.* on registers, or on a register and an int32 immediate, into
+  /// a register, with an instruction after it.
+  FusedScalar fusedScalar(vm::InstrView I, int64_t PC) const {
+    FusedScalar S;
+    const CalleeBinding &B = Callees[static_cast<size_t>(I.callFunc())];
+    ops::Op Op;
+    if (!Opts.InlineBuiltins || I.callDst() == vm::kVoidRegister ||
+        !isScalarInline(B.Inline) ||
+        !ops::lookup(Exe.function(I.callFunc()).Name, Op) ||
+        I.callNumArgs() != ops::arity(Op) || PC + 1 >= F.numInstrs() ||
+        !isPlainRegister(I.callArg(0)))
+      return S;
+    if (ops::arity(Op) == 1) {
+      S.Hot = scalarRegStencil(Op);
+      S.Slow = StencilId::ScalarSlowR1;
+    } else if (const vm::Arg Rhs = I.callArg(1); isPlainRegister(Rhs)) {
+      S.Hot = scalarRegStencil(Op);
+      S.Slow = StencilId::ScalarSlowR;
+    } else if (Rhs.kind() == vm::ArgKind::Immediate && fitsInt32(Rhs.value())) {
+      S.Imm = true;
+      S.Hot = scalarImmStencil(Op);
+      S.Slow = StencilId::ScalarSlowI;
+    } else {
+      return S;
+    }
+    S.Ok = true;
+    return S;
+  }
+
+  void setFusedOperands(Emitter &E, vm::InstrView I, const FusedScalar &S) {
+    E[Hole::REG_A] = 16 * I.callDst();
+    E[Hole::REG_B] = 16 * I.callArg(0).value();
+    if (I.callNumArgs() == 2)
+      E[S.Imm ? Hole::IMM32 : Hole::REG_C] =
+          S.Imm ? I.callArg(1).value() : 16 * I.callArg(1).value();
+  }
+
+  /// A fused scalar stencil, whose slow path goes out of line. False
+  /// (nothing emitted) for any other Call.
+  bool emitFusedScalar(Emitter &E, vm::InstrView I) {
+    const int64_t PC = E[Hole::PC];
+    const FusedScalar S = fusedScalar(I, PC);
+    if (!S.Ok)
+      return false;
+    setFusedOperands(E, I, S);
+    if (E.writing())
+      E[Hole::COLD] = E.addressAt(ColdStart[static_cast<size_t>(PC)]);
+    E.put(S.Hot);
+    ColdPCs.push_back(PC);
+    return true;
+  }
+
+  /// A Call's code after its count: arguments and the call (or what
+  /// replaces it inline).
+  void emitCallBody(Emitter &E, vm::InstrView I) {
+    const int64_t N = I.callNumArgs();
     emitAllocTensorHit(E, I);
     for (int64_t K = 0; K < N; ++K) {
       E[Hole::ARG] = 16 * K;
@@ -327,6 +464,9 @@ private:
   const BaselineOptions &Opts;
   const bool Counted;
   std::vector<size_t> InstrStart;
+  /// The instructions with an out-of-line slow path, and where it starts.
+  std::vector<int64_t> ColdPCs;
+  std::vector<size_t> ColdStart;
   size_t ErrorExit = 0;
   int64_t ArgBytes = 0;
 };
@@ -346,6 +486,7 @@ compileBaseline(const vm::Executable &Exe, int64_t Func,
   uint8_t *Base = Code->Memory.executable();
   Code->Entry = reinterpret_cast<vm::NativeFn>(Base);
   Code->CodeBytes = CodeBytes;
+  Code->HotBytes = FE.hotBytes();
   if (Opts.PerfMap)
     writePerfMapEntry(Base, CodeBytes,
                       fmt::format("vmjit:baseline:{}", Exe.function(Func).Name));

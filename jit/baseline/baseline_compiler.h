@@ -43,7 +43,10 @@ struct BaselineOptions {
 class BaselineCode {
 public:
   vm::NativeFn entry() const noexcept { return Entry; }
+  /// Bytes of code, and of its hot part: the entry and the instructions'
+  /// fast paths (the error exit and the slow paths follow them).
   size_t codeBytes() const noexcept { return CodeBytes; }
+  size_t hotBytes() const noexcept { return HotBytes; }
 
 private:
   friend std::unique_ptr<BaselineCode>
@@ -53,6 +56,7 @@ private:
   CodeBlock Memory;
   vm::NativeFn Entry = nullptr;
   size_t CodeBytes = 0;
+  size_t HotBytes = 0;
 };
 
 /// Compiles bytecode function `Func` of `Exe`; `Callees` has one binding

@@ -11,8 +11,11 @@
 //  - small holes (`extern char _JIT_X[]`, used as a byte offset or a small
 //    integer): 32-bit relocations (the stencils use the small code model);
 //  - wide holes (VMJIT_HOLE64): a `movabs` of a 64-bit value;
-//  - jump holes (`_JIT_CONTINUE`, `_JIT_TARGET`, `_JIT_ERROR`): tail calls
-//    to the next piece of code, a jump target, the function's error exit.
+//  - jump holes (`_JIT_CONTINUE`, `_JIT_TARGET`, `_JIT_ERROR`, `_JIT_COLD`):
+//    tail calls to the next piece of code, a jump target, the function's
+//    error exit, and the instruction's slow path (laid out after the
+//    function's hot code, so that the hot path of a fused stencil falls
+//    through and stays short).
 //
 // Stencils of one function tail-call each other with clang's preserve_none
 // convention, which keeps the five chain arguments in callee-saved
@@ -33,6 +36,8 @@ namespace vmjit::jit::baseline {
   /* small: byte offsets and counts */                                         \
   X(REG_A, false)     /* byte offset of a register (16 * index) */             \
   X(REG_B, false)     /* byte offset of a second register */                   \
+  X(REG_C, false)     /* byte offset of a third register */                    \
+  X(IMM32, false)     /* an immediate argument that fits in int32 */           \
   X(ARG, false)       /* byte offset of an argument slot (16 * k) */           \
   X(CONST, false)     /* byte offset of a constant (16 * index) */             \
   X(FUNC, false)      /* byte offset of a pool entry (8 * index) */            \
@@ -57,7 +62,8 @@ namespace vmjit::jit::baseline {
   /* jumps */                                                                  \
   X(CONTINUE, false) /* the next piece */                                      \
   X(TARGET, false)   /* a jump target */                                       \
-  X(ERROR, false)    /* the function's error exit */
+  X(ERROR, false)    /* the function's error exit */                           \
+  X(COLD, false)     /* the instruction's out-of-line slow path */
 
 enum class Hole : uint8_t {
 #define VMJIT_HOLE_ENUM(Name, Wide) Name,

@@ -61,7 +61,8 @@ const char *holeEnumName(Hole H) {
 }
 
 bool isJumpHole(Hole H) {
-  return H == Hole::CONTINUE || H == Hole::TARGET || H == Hole::ERROR;
+  return H == Hole::CONTINUE || H == Hole::TARGET || H == Hole::ERROR ||
+         H == Hole::COLD;
 }
 
 const char *kindName(RelocKind K) {

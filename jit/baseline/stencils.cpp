@@ -29,8 +29,12 @@ namespace ops = vmjit::kernels::scalar;
 typedef VMJITAny Val;
 typedef struct Pool Pool; // std::atomic<FunctionObj *>[], as raw pointers
 
-#define CHAIN_ARGS Val *Regs, Val *Args, const Val *Consts, NativeContext *Ctx, void **Funcs
-#define CHAIN_PASS Regs, Args, Consts, Ctx, Funcs
+// preserve_none passes these in r12, r13, r14, r15, rdi: the register file,
+// which the stencils address most, is not in r12 (an address off r12 takes
+// one byte more).
+#define CHAIN_ARGS                                                             \
+  NativeContext *Ctx, Val *Regs, Val *Args, const Val *Consts, void **Funcs
+#define CHAIN_PASS Ctx, Regs, Args, Consts, Funcs
 #define PN __attribute__((preserve_none))
 
 extern "C" {
@@ -40,6 +44,7 @@ VMJIT_BASELINE_HOLES(VMJIT_DECLARE_HOLE)
 PN int _JIT_CONTINUE_FN(CHAIN_ARGS) __asm__("_JIT_CONTINUE");
 PN int _JIT_TARGET_FN(CHAIN_ARGS) __asm__("_JIT_TARGET");
 PN int _JIT_ERROR_FN(CHAIN_ARGS) __asm__("_JIT_ERROR");
+PN int _JIT_COLD_FN(CHAIN_ARGS) __asm__("_JIT_COLD");
 }
 
 typedef PN int (*ChainFn)(CHAIN_ARGS);
@@ -61,9 +66,19 @@ typedef int (*AllocAtFn)(NativeContext *, int64_t, const Val *, int32_t,
     __asm__("movabsq $_JIT_" #Name ", %0" : "=r"(V_));                         \
     V_;                                                                        \
   })
+/// IMM32 sign-extended to 64 bits (a plain SMALL() could be zero-extended).
+#define IMM32()                                                                \
+  ({                                                                           \
+    int64_t V_;                                                                \
+    __asm__("movq $_JIT_IMM32, %0" : "=r"(V_));                                \
+    V_;                                                                        \
+  })
 #define AT(Base, Name) ((Val *)((char *)(Base) + SMALL(Name)))
 #define NEXT() [[clang::musttail]] return _JIT_CONTINUE_FN(CHAIN_PASS)
 #define JUMP() [[clang::musttail]] return _JIT_TARGET_FN(CHAIN_PASS)
+/// To the instruction's slow path (out of line; it runs the whole
+/// instruction again, generically, and jumps to the next one).
+#define COLD() [[clang::musttail]] return _JIT_COLD_FN(CHAIN_PASS)
 #define FAIL()                                                                 \
   do {                                                                         \
     Ctx->ErrorPC = SMALL(PC);                                                  \
@@ -412,6 +427,91 @@ template <ops::Op O> INLINE bool scalarFast(Val *Regs, Val *Args) {
   }
 VMJIT_SCALAR_OPS(SCALAR_STENCIL)
 #undef SCALAR_STENCIL
+
+//===----------------------------------------------------------------------===//
+// scalar.* fused: the whole Call in one stencil when its operands are
+// registers (REG_B, REG_C) or a register and a small immediate (IMM32),
+// reading them in place (no argument stack). Only the hot path is here:
+// int operands into a register that holds no object. Anything else jumps
+// to the instruction's slow path (COLD: the argument stencils and the
+// stencil above, laid out after the function), which runs the Call again
+// from the start: nothing is written before every check has passed.
+//===----------------------------------------------------------------------===//
+
+template <ops::Op O>
+INLINE bool intInto(Val *Regs, const Val *A, int32_t BType, int64_t B) {
+  Val *D = AT(Regs, REG_A);
+  if (D->type_index >= kVMJITStaticObjectBegin || A->type_index != kVMJITInt ||
+      BType != kVMJITInt)
+    return false;
+  int64_t Out;
+  if (!ops::intOp<O>(A->v_int64, B, Out))
+    return false;
+  // The tag word as an immediate store (setVal's barrier would first put
+  // it in a register); the payload stays an 8-byte store of its own.
+  const uint64_t Tag = ops::returnsBool(O) ? kVMJITBool : kVMJITInt;
+  __builtin_memcpy(D, &Tag, 8);
+  __asm__("" : "+r"(Out));
+  __builtin_memcpy((char *)D + 8, &Out, 8);
+  return true;
+}
+
+/// Operands in registers: REG_B (and REG_C for a binary operation).
+#define SCALAR_REG_STENCIL(Enum, Name, Arity)                                  \
+  STENCIL(scalar_##Enum##_r) {                                                 \
+    const Val *A = AT(Regs, REG_B);                                            \
+    const Val *B = Arity == 2 ? AT(Regs, REG_C) : A;                           \
+    if (__builtin_expect(                                                      \
+            !intInto<ops::Op::Enum>(Regs, A, B->type_index, B->v_int64), 0))   \
+      COLD();                                                                  \
+    NEXT();                                                                    \
+  }
+VMJIT_SCALAR_OPS(SCALAR_REG_STENCIL)
+#undef SCALAR_REG_STENCIL
+
+/// A binary operation of register REG_B and the immediate IMM32.
+#define SCALAR_IMM_STENCIL_2(Enum)                                             \
+  STENCIL(scalar_##Enum##_i) {                                                 \
+    if (__builtin_expect(!intInto<ops::Op::Enum>(Regs, AT(Regs, REG_B),        \
+                                                 kVMJITInt, IMM32()),          \
+                         0))                                                   \
+      COLD();                                                                  \
+    NEXT();                                                                    \
+  }
+#define SCALAR_IMM_STENCIL_1(Enum)
+#define SCALAR_IMM_STENCIL(Enum, Name, Arity) SCALAR_IMM_STENCIL_##Arity(Enum)
+VMJIT_SCALAR_OPS(SCALAR_IMM_STENCIL)
+#undef SCALAR_IMM_STENCIL
+#undef SCALAR_IMM_STENCIL_1
+#undef SCALAR_IMM_STENCIL_2
+
+/// The slow paths of the fused stencils, one for every operation: the
+/// builtin's call (ENTRY, SELF: floats, bools, errors, an old object in
+/// REG_A) on the same operands, then on to the next instruction (TARGET).
+#define SLOW_CALL()                                                            \
+  do {                                                                         \
+    if (!fallback(Regs, Args))                                                 \
+      FAIL();                                                                  \
+    JUMP();                                                                    \
+  } while (0)
+
+STENCIL(scalar_slow_r1) {
+  copyVal(&Args[0], AT(Regs, REG_B));
+  SLOW_CALL();
+}
+
+STENCIL(scalar_slow_r) {
+  copyVal(&Args[0], AT(Regs, REG_B));
+  copyVal(&Args[1], AT(Regs, REG_C));
+  SLOW_CALL();
+}
+
+STENCIL(scalar_slow_i) {
+  copyVal(&Args[0], AT(Regs, REG_B));
+  setVal(&Args[1], kVMJITInt, (uint64_t)IMM32());
+  SLOW_CALL();
+}
+#undef SLOW_CALL
 
 //===----------------------------------------------------------------------===//
 // Control flow. A backward jump is a step (budget, deadline, interrupt) and,

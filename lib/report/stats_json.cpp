@@ -91,6 +91,10 @@ ordered_json functionRow(const vm::FunctionStats &F) {
       E["unit_compile_ms"] = JS->UnitCompileMs;
     E["baseline"] = JS->Baseline;
     E["baseline_us"] = JS->BaselineUs;
+    if (JS->Baseline) {
+      E["baseline_bytes"] = JS->BaselineBytes;
+      E["baseline_hot_bytes"] = JS->BaselineHotBytes;
+    }
     E["compiled"] = JS->Compiled;
     if (JS->AheadOfTime)
       E["aot"] = true;

@@ -96,7 +96,11 @@ struct TierStats {
   /// Tier 1 (baseline).
   bool Baseline = false;
   double BaselineUs = 0; ///< copy-and-patch time
+  /// Bytes of its code: all of it, and what runs when every instruction
+  /// takes its fast path (the entry and the instructions, without the
+  /// error exit and the out-of-line slow paths laid out after them).
   size_t BaselineBytes = 0;
+  size_t BaselineHotBytes = 0;
   /// Kept at tier 1: too large for tier 2 to win (tiered mode: when hot;
   /// compiled mode: from the start).
   bool StaysAtBaseline = false;

@@ -1,6 +1,7 @@
 // Tests the baseline tier's stencils and patching: every instruction shape
 // (each argument kind, pool and direct calls with and without a result,
-// every scalar fast path and its slow path, forward and backward jumps,
+// every scalar fast path and its slow path, on registers and immediates,
+// into registers that held objects, forward and backward jumps,
 // ret), at the extremes of what holes carry (the highest register, the
 // widest immediates, a far constant, a call with hundreds of arguments).
 // Each program runs in every mode and must give the interpreter's values
@@ -11,6 +12,7 @@
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/builder.h"
+#include "vmjit/vm/function_stats.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <gtest/gtest.h>
@@ -87,6 +89,41 @@ top:
   %r14 = call scalar.not(%b)
   %t = call vm.builtin.make_tuple(%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11, %r12, %r13, %r14)
   ret %t
+.end
+.func immediates(a)
+  %r0 = call scalar.add(%a, -3)
+  %r1 = call scalar.sub(%a, -3)
+  %r2 = call scalar.mul(%a, -3)
+  %r3 = call scalar.div(%a, -3)
+  %r4 = call scalar.mod(%a, -3)
+  %r5 = call scalar.min(%a, -3)
+  %r6 = call scalar.max(%a, -3)
+  %r7 = call scalar.lt(%a, -3)
+  %r8 = call scalar.le(%a, -3)
+  %r9 = call scalar.gt(%a, -3)
+  %r10 = call scalar.ge(%a, -3)
+  %r11 = call scalar.eq(%a, -3)
+  %r12 = call scalar.ne(%a, -3)
+  %r14 = call scalar.add(%a, 2147483647)
+  %r15 = call scalar.add(%a, -2147483648)
+  %r16 = call scalar.add(%a, 2147483648)
+  %r17 = call scalar.sub(%a, -2147483649)
+  %t = call vm.builtin.make_tuple(%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11, %r12, %r14, %r15, %r16, %r17)
+  ret %t
+.end
+.func divzero(a)
+  %q = call scalar.div(%a, 0)
+  ret %q
+.end
+.func intoobjects(a, b)
+  %t = call vm.builtin.make_tuple(%a, %b)
+  %u = call vm.builtin.make_tuple(%t)
+  %t = call scalar.add(%a, %b)
+  %u = call scalar.neg(%a)
+  %a = call scalar.mul(%a, %a)
+  %b = call scalar.sub(%b, 1)
+  %r = call vm.builtin.make_tuple(%t, %u, %a, %b)
+  ret %r
 .end
 )";
 
@@ -175,6 +212,29 @@ void expectSameAsInterpreter(std::shared_ptr<Executable> Exe, ModeParam M,
   auto Native = makeVM(Exe, M);
   for (std::vector<Any> &Args : Calls)
     EXPECT_EQ(outcome(*Native, F, Args), outcome(*Interp, F, Args)) << F;
+  if (M.Mode != ExecMode::Baseline)
+    return;
+  // Every call ran tier-1 code (a function tier 1 refused would have run
+  // in the interpreter and agreed trivially).
+  for (const FunctionStats &S : collectFunctionStats(*Native))
+    if (S.Name == F) {
+      EXPECT_EQ(S.BaselineCalls, 2 * Calls.size()) << F;
+      EXPECT_EQ(S.InterpretedCalls, 0u) << F;
+    }
+}
+
+/// Tier-1 code bytes of `Exe`'s function F, after one call of it with Arg
+/// in baseline mode: {all, hot}.
+std::pair<size_t, size_t> baselineBytes(std::shared_ptr<Executable> Exe,
+                                        const char *F, Any Arg) {
+  auto VM = makeVM(std::move(Exe), {ExecMode::Baseline});
+  std::vector<AnyView> Views = {AnyView(Arg)};
+  VM->invoke(F, Views);
+  for (const FunctionStats &S : collectFunctionStats(*VM))
+    if (S.Name == F && S.JIT && S.JIT->Baseline)
+      return {S.JIT->BaselineBytes, S.JIT->BaselineHotBytes};
+  ADD_FAILURE() << F << " has no tier-1 code";
+  return {0, 0};
 }
 
 } // namespace
@@ -208,6 +268,24 @@ TEST_P(BaselineTest, EveryScalarFastAndSlowPath) {
       {Any(int64_t(1)), Any(String("x"))},   // type error
   };
   expectSameAsInterpreter(Exe, GetParam(), "scalars", Calls);
+  // The same with the second operand an immediate (tier 1's fused
+  // stencils take those that fit in 32 bits, the others the argument
+  // stencils), the division by zero raising from the out-of-line path.
+  const std::vector<std::vector<Any>> Firsts = {
+      {Any(int64_t(7))}, {Any(int64_t(-8))}, {Any(Min)},
+      {Any(2.5)},        {Any(true)},        {Any(String("x"))}};
+  expectSameAsInterpreter(Exe, GetParam(), "immediates", Firsts);
+  expectSameAsInterpreter(Exe, GetParam(), "divzero", Firsts);
+}
+
+TEST_P(BaselineTest, ScalarResultsReplaceObjectsAndOperands) {
+  // The destination holds a tuple (released by the out-of-line path of a
+  // fused stencil) or is the operand itself.
+  auto Exe = assemble(kShapes, "shapes.vmasm");
+  expectSameAsInterpreter(Exe, GetParam(), "intoobjects",
+                          {{Any(int64_t(6)), Any(int64_t(-4))},
+                           {Any(1.5), Any(int64_t(2))},
+                           {Any(int64_t(3)), Any(String("x"))}});
 }
 
 TEST_P(BaselineTest, HolesAtTheirExtremes) {
@@ -223,6 +301,29 @@ TEST_P(BaselineTest, HolesAtTheirExtremes) {
   EXPECT_EQ(VM->call("high", 5).cast<int64_t>(), 5 - 1 + 2999000);
   EXPECT_EQ(VM->call("wide", 1).cast<int64_t>(), 1);
   EXPECT_EQ(VM->call("wide", 2).cast<int64_t>(), 2000);
+}
+
+TEST(BaselineCodeSize, ScalarCallsAreAtMost80BytesOfHotCode) {
+  // docs/jit.md, "Tier 1 code size": a two-operand scalar Call on
+  // registers, or on a register and an immediate, is one fused stencil of
+  // at most 80 bytes; its slow path is laid out after the function.
+  if (!baselineAvailable())
+    GTEST_SKIP() << "no baseline tier on this target";
+  constexpr int64_t N = 1000;
+  for (bool Imm : {false, true}) {
+    ExecutableBuilder B;
+    const int64_t Add = B.declarePacked("scalar.add");
+    FunctionBuilder &F = B.beginFunction("chain", {"x"});
+    for (int64_t K = 0; K < N; ++K)
+      F.emitCall(
+          1 + (K + 1) % 8, Add,
+          {Arg::reg(K == 0 ? 0 : 1 + K % 8), Imm ? Arg::imm(K) : Arg::reg(0)});
+    F.emitRet(1 + N % 8);
+    B.endFunction();
+    auto [All, Hot] = baselineBytes(B.finish(), "chain", Any(int64_t(1)));
+    EXPECT_LE(Hot, size_t(80 * N)) << (Imm ? "immediate" : "registers");
+    EXPECT_GT(All, Hot); // the slow paths
+  }
 }
 
 std::vector<ModeParam> modeParams() {
