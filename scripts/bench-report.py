@@ -52,6 +52,8 @@ GROUPS = [
     ("models", r"^(mlp|decode)/", r"^(mlp/[a-z]+/H64|decode/[a-z]+/L4_H64)$"),
     ("warmup", r"^warmup/", r"^warmup/"),
     ("compile", r"^compile/", r"^compile/(O1|cached_O1)/(10|50|100)$"),
+    ("tier1", r"^(scalar_chain|tier1_size)/",
+     r"^(scalar_chain/[a-z]+/(100|10000)|tier1_size/.*)$"),
     ("load", r"^load/", r"^load/[a-z]+/(1MiB|16MiB)/"),
     # Registered only where ../shared/tvm-models (or VMJIT_TVM_MODELS) is.
     ("tvm_models", r"^tvm_models/", r"^tvm_models/"),
@@ -505,6 +507,20 @@ def targets_section(m, series):
                 "%s vs %s = %s" % (fmt_ns(t["time"] / 1000),
                                    fmt_ns(v["time"] / 1000), fmt_ratio(r)),
                 r <= 1.05)
+    cb = m.get("scalar_chain/baseline/10000")
+    cy = m.get("scalar_chain/bytecode/10000")
+    r = cb["time"] / cy["time"] if cb and cy else None
+    add("tier 1 on straight-line code: scalar_chain (10^4 scalar.add) "
+        "baseline ≤ 0.5× bytecode",
+        "%s vs %s = %s" % (fmt_ns(cb["time"]), fmt_ns(cy["time"]),
+                           fmt_ratio(r)) if r is not None else "–",
+        None if r is None else r <= 0.5)
+    sizes = [(sh, m["tier1_size/" + sh].get("hot_bytes"))
+             for sh in ("scalar_rr", "scalar_ri") if "tier1_size/" + sh in m]
+    if sizes:
+        add("tier 1: ≤ 80 bytes of hot code per two-operand scalar Call",
+            ", ".join("%s: %s B" % (sh, fmt_num(b)) for sh, b in sizes),
+            max(b for _, b in sizes) <= 80)
     c50 = m.get("compile/O1/50")
     add("compile ≤ 1 ms, 50 instructions at the tier-up level (O1)",
         fmt_ns(c50["time"]) if c50 else "–",
@@ -573,6 +589,23 @@ def load_section(m):
     return table(["tensor data", "load + verify (default)", "verify rate",
                   "load, no checksum",
                   "TVM's format (weights copied)", "TVM copy rate"], rows)
+
+
+TIER1_SHAPES = ["scalar_rr", "scalar_ri", "scalar_const", "packed_call",
+                "pool_call", "null_value", "if"]
+
+
+def tier1_section(m):
+    rows = []
+    for sh in TIER1_SHAPES:
+        r = m.get("tier1_size/" + sh)
+        if r:
+            rows.append([sh, fmt_num(r.get("hot_bytes", 0)),
+                         fmt_num(r.get("bytes", 0)),
+                         fmt_ns(r.get("ns_per_instr", 0))])
+    return table(["shape", "hot bytes per instruction",
+                  "bytes per instruction (with slow paths)",
+                  "time per instruction"], rows)
 
 
 def tvm_models_section(m):
@@ -1022,6 +1055,21 @@ def report(res, build_dir, svg_name):
              "instructions one compile takes seconds, so those rows rest on "
              "one iteration per repetition.\n")
     L.append(compile_section(m) + "\n")
+
+    L.append("## tier1: straight-line code and code size\n")
+    L.append("`scalar_chain/TIER/N`: a function of N `scalar.add` Calls on "
+             "registers and `ret` (`benchmarks/Tier1Bench.cpp`), time per "
+             "instruction: beyond a few thousand instructions the size of "
+             "tier-1 code, not its work, sets its speed.\n")
+    L.append(tier_table(m, "scalar_chain", ["100", "1000", "3000", "10000"],
+                        per("ns_per_instr"), ns) + "\n")
+    L.append("`tier1_size/SHAPE`: tier-1 code of a function of 1000 "
+             "instructions of one shape (docs/jit.md, \"Tier 1 code "
+             "size\"): *hot* bytes are the code that runs when every "
+             "instruction takes its fast path, laid out in order; the slow "
+             "paths and the stencils' out-of-line parts follow the "
+             "function.\n")
+    L.append(tier1_section(m) + "\n")
 
     L.append("## load: executables with large tensor constants\n")
     L.append("`loadExecutable` of a file (in the page cache) whose tensor "

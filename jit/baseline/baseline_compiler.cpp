@@ -1,11 +1,13 @@
-//===- baseline_compiler.cpp - Tier 1: copy-and-patch -----------------------===//
+//===- baseline_compiler.cpp - Tier 1: copy-and-patch
+//-----------------------===//
 //
 // Two passes over the function with the same emitter: the first only sizes
 // (and records where each instruction starts, for jumps and the entry
 // table), the second copies the stencils into fresh pages and patches
-// their holes. Layout: entry stencil, the instructions in order, the
-// error exit, then the table of instruction addresses (read by the entry
-// stencil to start at any pc).
+// their holes. Layout: entry stencil, the instructions in order (their
+// fast paths), the error exit, the slow paths of fused stencils, the
+// stencils' out-of-line parts, then the table of instruction addresses
+// (read by the entry stencil to start at any pc).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,13 +65,16 @@ namespace {
                          V, static_cast<int>(H), S.Name));
 }
 
-/// Lays out (Base null: only sizes) or writes one function's code.
 /// Lays out (W null: only sizes) or writes one function's code: bytes go
-/// to W, addresses are those of the code at X (where it will run).
+/// to W, addresses are those of the code at X (where it will run). A
+/// stencil's in-line part goes at pos(), its out-of-line part (if any) at
+/// OutlineBase + outlinePos(): after all the in-line code.
 class Emitter {
 public:
-  Emitter(uint8_t *W, uint8_t *X) : W(W), XBase(X) {}
+  Emitter(uint8_t *W, uint8_t *X, size_t OutlineBase)
+      : W(W), XBase(X), OutlineBase(OutlineBase) {}
   size_t pos() const noexcept { return Pos; }
+  size_t outlinePos() const noexcept { return OutPos; }
   bool writing() const noexcept { return W != nullptr; }
   /// Where offset `Off` of the code runs.
   int64_t addressAt(size_t Off) const noexcept {
@@ -81,21 +86,30 @@ public:
   void put(StencilId Id) {
     const StencilInfo &S = kStencils[static_cast<size_t>(Id)];
     if (W) {
-      std::memcpy(W + Pos, kStencilBytes + S.ByteBegin, S.Size);
-      (*this)[Hole::CONTINUE] = addressAt(Pos + S.Size);
-      for (uint32_t K = 0; K < S.NumRelocs; ++K)
-        patch(S, kStencilRelocs[S.RelocBegin + K]);
+      const size_t Out = OutlineBase + OutPos;
+      (*this)[Hole::CONTINUE] = addressAt(Pos + S.Hot.Size);
+      (*this)[Hole::HERE] = addressAt(Pos);
+      (*this)[Hole::OUTLINE] = addressAt(Out);
+      copy(S, S.Hot, Pos);
+      copy(S, S.Outline, Out);
     }
-    Pos += S.Size;
+    Pos += S.Hot.Size;
+    OutPos += S.Outline.Size;
   }
 
 private:
-  void patch(const StencilInfo &S, const StencilReloc &R) {
-    uint8_t *At = W + Pos + R.Offset;
+  void copy(const StencilInfo &S, const StencilPart &P, size_t At) {
+    std::memcpy(W + At, kStencilBytes + P.ByteBegin, P.Size);
+    for (uint32_t K = 0; K < P.NumRelocs; ++K)
+      patch(S, At, kStencilRelocs[P.RelocBegin + K]);
+  }
+
+  void patch(const StencilInfo &S, size_t At, const StencilReloc &R) {
+    uint8_t *Place = W + At + R.Offset;
     int64_t X = V[static_cast<size_t>(R.Target)] + R.Addend;
     switch (R.Kind) {
     case RelocKind::Abs64:
-      std::memcpy(At, &X, 8);
+      std::memcpy(Place, &X, 8);
       return;
     case RelocKind::Abs32:
       if (X < 0 || X > int64_t(std::numeric_limits<uint32_t>::max()))
@@ -104,20 +118,21 @@ private:
     case RelocKind::Abs32S:
       break;
     case RelocKind::Rel32:
-      X -= addressAt(Pos + R.Offset);
+      X -= addressAt(At + R.Offset);
       break;
     }
     if (R.Kind != RelocKind::Abs32 &&
         (X < std::numeric_limits<int32_t>::min() ||
          X > std::numeric_limits<int32_t>::max()))
       outOfRange(S, R.Target, X);
-    uint32_t W = static_cast<uint32_t>(X);
-    std::memcpy(At, &W, 4);
+    uint32_t Word = static_cast<uint32_t>(X);
+    std::memcpy(Place, &Word, 4);
   }
 
   uint8_t *W;
   uint8_t *XBase;
-  size_t Pos = 0;
+  size_t OutlineBase;
+  size_t Pos = 0, OutPos = 0;
   int64_t V[kNumHoles] = {};
 };
 
@@ -193,17 +208,19 @@ public:
   /// Bytes of the entry and the instructions (after a pass).
   size_t hotBytes() const noexcept { return ErrorExit; }
 
-  /// Pass 1: sizes; returns the bytes of code (the table follows).
+  /// Pass 1: sizes; returns the bytes of code, in-line and out-of-line
+  /// parts (the table follows).
   size_t size() {
-    Emitter E(nullptr, nullptr);
+    Emitter E(nullptr, nullptr, 0);
     emitAll(E);
-    return E.pos();
+    InlineBytes = E.pos();
+    return InlineBytes + E.outlinePos();
   }
 
   /// Pass 2: writes `Code` (at least size() + 8 * instructions bytes; the
   /// table of instruction addresses follows the code, 8-aligned).
   void write(const CodeBlock &Code, size_t CodeBytes) {
-    Emitter E(Code.writable(), Code.executable());
+    Emitter E(Code.writable(), Code.executable(), InlineBytes);
     auto *Table = reinterpret_cast<int64_t *>(Code.writable() + CodeBytes);
     for (int64_t PC = 0; PC < F.numInstrs(); ++PC)
       Table[PC] = E.addressAt(InstrStart[static_cast<size_t>(PC)]);
@@ -468,6 +485,7 @@ private:
   std::vector<int64_t> ColdPCs;
   std::vector<size_t> ColdStart;
   size_t ErrorExit = 0;
+  size_t InlineBytes = 0; ///< after pass 1: where out-of-line parts start
   int64_t ArgBytes = 0;
 };
 

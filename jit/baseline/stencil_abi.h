@@ -63,7 +63,9 @@ namespace vmjit::jit::baseline {
   X(CONTINUE, false) /* the next piece */                                      \
   X(TARGET, false)   /* a jump target */                                       \
   X(ERROR, false)    /* the function's error exit */                           \
-  X(COLD, false)     /* the instruction's out-of-line slow path */
+  X(COLD, false)     /* the instruction's out-of-line slow path */             \
+  X(HERE, false)     /* this stencil's in-line part */                         \
+  X(OUTLINE, false)  /* this stencil's out-of-line part */
 
 enum class Hole : uint8_t {
 #define VMJIT_HOLE_ENUM(Name, Wide) Name,
@@ -87,13 +89,22 @@ struct StencilReloc {
   int32_t Addend;
 };
 
-/// One stencil of the generated table.
-struct StencilInfo {
-  const char *Name;
+/// One part of a stencil in the generated table.
+struct StencilPart {
   uint32_t ByteBegin; ///< into the table's byte array
   uint32_t Size;      ///< bytes, without a trailing jump to _JIT_CONTINUE
   uint32_t RelocBegin;
   uint32_t NumRelocs;
+};
+
+/// One stencil of the generated table: the part copied in line, and the
+/// part laid out after the function (what clang placed after the hot
+/// path: error exits, the release of a last reference; may be empty).
+/// Branches between them go through the holes HERE and OUTLINE.
+struct StencilInfo {
+  const char *Name;
+  StencilPart Hot;
+  StencilPart Outline;
 };
 
 /// Per function of a tier manager: the hotness count of its baseline code

@@ -1,12 +1,15 @@
-//===- stencil_gen.cpp - Stencil object file -> generated table -------------===//
+//===- stencil_gen.cpp - Stencil object file -> generated table
+//-------------===//
 //
 // A build-time tool: reads the object file clang made from stencils.cpp
 // with LLVM's Object library and writes a C++ header holding every
 // `vmjit_stencil_<name>` function's bytes and relocations (stencil_abi.h
-// describes them), with a StencilId enumerator per stencil. A trailing
-// jump to _JIT_CONTINUE is dropped: the baseline compiler lays the next
-// piece right after. Anything the patcher could not handle (a relocation
-// of another kind, or against anything but a hole) fails the build.
+// describes them), with its out-of-line part `vmjit_outline_<name>` where
+// stencil_layout split one off, and a StencilId enumerator per stencil. A
+// trailing jump to _JIT_CONTINUE is dropped: the baseline compiler lays
+// the next piece right after. Anything the patcher could not handle (a
+// relocation of another kind, or against anything but a hole or the
+// stencil's other part) fails the build.
 //
 //   vmjit-stencil-gen stencils.o stencils.inc
 //
@@ -23,7 +26,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,11 +38,20 @@ using namespace vmjit::jit::baseline;
 namespace {
 
 constexpr StringRef kPrefix = "vmjit_stencil_";
+constexpr StringRef kOutlinePrefix = "vmjit_outline_";
 
-struct Stencil {
-  std::string Name;
+/// Bytes and relocations of one part of a stencil.
+struct Part {
   std::vector<uint8_t> Bytes;
   std::vector<StencilReloc> Relocs;
+};
+
+/// A stencil: its hot part (`vmjit_stencil_<name>`) and its out-of-line
+/// part (`vmjit_outline_<name>`, which stencil_layout splits off; may be
+/// empty).
+struct Stencil {
+  std::string Name;
+  Part Hot, Outline;
 };
 
 std::optional<Hole> holeNamed(StringRef Sym) {
@@ -62,7 +76,7 @@ const char *holeEnumName(Hole H) {
 
 bool isJumpHole(Hole H) {
   return H == Hole::CONTINUE || H == Hole::TARGET || H == Hole::ERROR ||
-         H == Hole::COLD;
+         H == Hole::COLD || H == Hole::HERE || H == Hole::OUTLINE;
 }
 
 const char *kindName(RelocKind K) {
@@ -118,10 +132,45 @@ Expected<RelocKind> relocKind(uint64_t Type, Hole H, StringRef Stencil) {
                            holeEnumName(H));
 }
 
-Expected<Stencil> readStencil(const object::ELF64LEObjectFile &Obj,
-                              const object::SymbolRef &Sym, StringRef Name) {
-  Stencil S;
-  S.Name = Name.drop_front(kPrefix.size()).str();
+/// The hole a relocation of stencil `Name` refers to: a `_JIT_` symbol, or
+/// the section of one of the stencil's two parts (a branch between them).
+Expected<Hole> targetHole(const object::RelocationRef &R, StringRef Name) {
+  object::symbol_iterator Target = R.getSymbol();
+  Expected<object::SymbolRef::Type> Type = Target->getType();
+  if (!Type)
+    return Type.takeError();
+  StringRef TName;
+  if (object::ELFSymbolRef(*Target).getELFType() == ELF::STT_SECTION) {
+    Expected<object::section_iterator> Sec = Target->getSection();
+    if (!Sec)
+      return Sec.takeError();
+    Expected<StringRef> SecName = (*Sec)->getName();
+    if (!SecName)
+      return SecName.takeError();
+    if (*SecName == (".text." + kPrefix + Name).str())
+      return Hole::HERE;
+    if (*SecName == (".text." + kOutlinePrefix + Name).str())
+      return Hole::OUTLINE;
+    TName = *SecName;
+  } else {
+    Expected<StringRef> N = Target->getName();
+    if (!N)
+      return N.takeError();
+    if (std::optional<Hole> H = holeNamed(*N))
+      return *H;
+    TName = *N;
+  }
+  return createStringError(inconvertibleErrorCode(),
+                           "stencil '%s' refers to '%s', which is not a "
+                           "hole (stencils may use holes only)",
+                           Name.str().c_str(), TName.str().c_str());
+}
+
+/// The bytes and relocations of function symbol `Sym` (a part of stencil
+/// `Name`).
+Expected<Part> readPart(const object::ELF64LEObjectFile &Obj,
+                        const object::SymbolRef &Sym, StringRef Name) {
+  Part P;
   Expected<object::section_iterator> Sec = Sym.getSection();
   if (!Sec)
     return Sec.takeError();
@@ -135,57 +184,51 @@ Expected<Stencil> readStencil(const object::ELF64LEObjectFile &Obj,
   if (*Value + Size > Contents->size())
     return createStringError(inconvertibleErrorCode(),
                              "stencil '%s' runs past its section",
-                             S.Name.c_str());
-  S.Bytes.assign(Contents->bytes_begin() + *Value,
+                             Name.str().c_str());
+  P.Bytes.assign(Contents->bytes_begin() + *Value,
                  Contents->bytes_begin() + *Value + Size);
   // ELF keeps a section's relocations in a section of their own.
-  std::vector<object::RelocationRef> Relocs;
   for (const object::SectionRef &RS : Obj.sections()) {
     Expected<object::section_iterator> Of = RS.getRelocatedSection();
     if (!Of)
       return Of.takeError();
-    if (*Of == *Sec)
-      for (const object::RelocationRef &R : RS.relocations())
-        Relocs.push_back(R);
-  }
-  for (const object::RelocationRef &R : Relocs) {
-    uint64_t Off = R.getOffset();
-    if (Off < *Value || Off >= *Value + Size)
+    if (*Of != *Sec)
       continue;
-    object::symbol_iterator Target = R.getSymbol();
-    Expected<StringRef> TName = Target->getName();
-    if (!TName)
-      return TName.takeError();
-    std::optional<Hole> H = holeNamed(*TName);
-    if (!H)
-      return createStringError(inconvertibleErrorCode(),
-                               "stencil '%s' refers to '%s', which is not a "
-                               "hole (stencils may use holes only)",
-                               S.Name.c_str(), TName->str().c_str());
-    Expected<int64_t> Addend = object::ELFRelocationRef(R).getAddend();
-    if (!Addend)
-      return Addend.takeError();
-    Expected<RelocKind> K = relocKind(R.getType(), *H, S.Name);
-    if (!K)
-      return K.takeError();
-    S.Relocs.push_back({static_cast<uint32_t>(Off - *Value), *K, *H,
-                        static_cast<int32_t>(*Addend)});
+    for (const object::RelocationRef &R : RS.relocations()) {
+      uint64_t Off = R.getOffset();
+      if (Off < *Value || Off >= *Value + Size)
+        continue;
+      Expected<Hole> H = targetHole(R, Name);
+      if (!H)
+        return H.takeError();
+      Expected<int64_t> Addend = object::ELFRelocationRef(R).getAddend();
+      if (!Addend)
+        return Addend.takeError();
+      Expected<RelocKind> K = relocKind(R.getType(), *H, Name);
+      if (!K)
+        return K.takeError();
+      P.Relocs.push_back({static_cast<uint32_t>(Off - *Value), *K, *H,
+                          static_cast<int32_t>(*Addend)});
+    }
   }
-  std::sort(S.Relocs.begin(), S.Relocs.end(),
+  std::sort(P.Relocs.begin(), P.Relocs.end(),
             [](const StencilReloc &A, const StencilReloc &B) {
               return A.Offset < B.Offset;
             });
-  // Drop a trailing `jmp _JIT_CONTINUE` (E9 rel32): the next piece follows.
-  if (S.Bytes.size() >= 5 && !S.Relocs.empty()) {
-    const StencilReloc &Last = S.Relocs.back();
-    if (Last.Target == Hole::CONTINUE && Last.Kind == RelocKind::Rel32 &&
-        Last.Offset + 4 == S.Bytes.size() &&
-        S.Bytes[S.Bytes.size() - 5] == 0xE9) {
-      S.Bytes.resize(S.Bytes.size() - 5);
-      S.Relocs.pop_back();
-    }
+  return P;
+}
+
+/// Drops a trailing `jmp _JIT_CONTINUE` (E9 rel32): the next piece follows.
+void dropTrailingContinue(Part &P) {
+  if (P.Bytes.size() < 5 || P.Relocs.empty())
+    return;
+  const StencilReloc &Last = P.Relocs.back();
+  if (Last.Target == Hole::CONTINUE && Last.Kind == RelocKind::Rel32 &&
+      Last.Offset + 4 == P.Bytes.size() &&
+      P.Bytes[P.Bytes.size() - 5] == 0xE9) {
+    P.Bytes.resize(P.Bytes.size() - 5);
+    P.Relocs.pop_back();
   }
-  return S;
 }
 
 Expected<std::vector<Stencil>> readStencils(StringRef Path) {
@@ -199,6 +242,8 @@ Expected<std::vector<Stencil>> readStencils(StringRef Path) {
     return createStringError(inconvertibleErrorCode(),
                              "%s: not an x86-64 ELF object", Path.str().c_str());
   std::vector<Stencil> Out;
+  std::map<std::string, Stencil> Parts;
+  std::set<std::string> HasHot;
   for (const object::SymbolRef &Sym : Obj->symbols()) {
     Expected<StringRef> Name = Sym.getName();
     if (!Name)
@@ -206,13 +251,30 @@ Expected<std::vector<Stencil>> readStencils(StringRef Path) {
     Expected<object::SymbolRef::Type> Type = Sym.getType();
     if (!Type)
       return Type.takeError();
-    if (!Name->starts_with(kPrefix) ||
-        *Type != object::SymbolRef::ST_Function)
+    if (*Type != object::SymbolRef::ST_Function)
       continue;
-    Expected<Stencil> S = readStencil(*Obj, Sym, *Name);
-    if (!S)
-      return S.takeError();
-    Out.push_back(std::move(*S));
+    const bool IsOutline = Name->starts_with(kOutlinePrefix);
+    if (!IsOutline && !Name->starts_with(kPrefix))
+      continue;
+    StringRef Stem =
+        Name->drop_front(IsOutline ? kOutlinePrefix.size() : kPrefix.size());
+    Expected<Part> P = readPart(*Obj, Sym, Stem);
+    if (!P)
+      return P.takeError();
+    Stencil &S = Parts[Stem.str()];
+    S.Name = Stem.str();
+    (IsOutline ? S.Outline : S.Hot) = std::move(*P);
+    if (!IsOutline)
+      HasHot.insert(Stem.str());
+  }
+  for (auto &[Stem, S] : Parts) {
+    if (!HasHot.count(Stem))
+      return createStringError(inconvertibleErrorCode(),
+                               "%s: out-of-line code of '%s' without a "
+                               "stencil",
+                               Path.str().c_str(), Stem.c_str());
+    dropTrailingContinue(S.Hot);
+    Out.push_back(std::move(S));
   }
   std::sort(Out.begin(), Out.end(),
             [](const Stencil &A, const Stencil &B) { return A.Name < B.Name; });
@@ -234,23 +296,30 @@ void writeTable(raw_ostream &OS, const std::vector<Stencil> &Stencils) {
   OS << "inline constexpr uint8_t kStencilBytes[] = {";
   size_t N = 0;
   for (const Stencil &S : Stencils)
-    for (uint8_t B : S.Bytes)
-      OS << (N++ % 16 == 0 ? "\n    " : " ") << unsigned(B) << ",";
+    for (const Part *P : {&S.Hot, &S.Outline})
+      for (uint8_t B : P->Bytes)
+        OS << (N++ % 16 == 0 ? "\n    " : " ") << unsigned(B) << ",";
   OS << "\n    0};\n\n";
   OS << "inline constexpr StencilReloc kStencilRelocs[] = {\n";
   for (const Stencil &S : Stencils)
-    for (const StencilReloc &R : S.Relocs)
-      OS << "    {" << R.Offset << ", RelocKind::" << kindName(R.Kind)
-         << ", Hole::" << holeEnumName(R.Target) << ", " << R.Addend
-         << "}, // " << S.Name << "\n";
+    for (const Part *P : {&S.Hot, &S.Outline})
+      for (const StencilReloc &R : P->Relocs)
+        OS << "    {" << R.Offset << ", RelocKind::" << kindName(R.Kind)
+           << ", Hole::" << holeEnumName(R.Target) << ", " << R.Addend
+           << "}, // " << S.Name << (P == &S.Outline ? " (outline)" : "")
+           << "\n";
   OS << "    {0, RelocKind::Abs64, Hole::IMM, 0}};\n\n";
   OS << "inline constexpr StencilInfo kStencils[] = {\n";
   uint32_t Byte = 0, Reloc = 0;
   for (const Stencil &S : Stencils) {
-    OS << "    {\"" << S.Name << "\", " << Byte << ", " << S.Bytes.size()
-       << ", " << Reloc << ", " << S.Relocs.size() << "},\n";
-    Byte += static_cast<uint32_t>(S.Bytes.size());
-    Reloc += static_cast<uint32_t>(S.Relocs.size());
+    OS << "    {\"" << S.Name << "\"";
+    for (const Part *P : {&S.Hot, &S.Outline}) {
+      OS << ", {" << Byte << ", " << P->Bytes.size() << ", " << Reloc << ", "
+         << P->Relocs.size() << "}";
+      Byte += static_cast<uint32_t>(P->Bytes.size());
+      Reloc += static_cast<uint32_t>(P->Relocs.size());
+    }
+    OS << "},\n";
   }
   OS << "};\n";
 }

@@ -12,6 +12,13 @@
 //  - inversion: `jCC _JIT_CONTINUE` followed by `jmp X` becomes `jNCC X`
 //    followed by `jmp _JIT_CONTINUE`;
 //  - blocks nothing branches to and nothing falls into are dropped;
+//  - hot/cold splitting: the blocks after the fallthrough chain from the
+//    entry (those clang placed after the hot path: error exits, releases
+//    of the last reference, slow calls) move to a function of their own,
+//    `vmjit_outline_<name>` in its own section, which the baseline
+//    compiler lays out after the function's code; branches between the
+//    two parts become relocations that stencil_gen turns into the holes
+//    OUTLINE and HERE;
 //  - CFI directives and alignment inside functions are dropped: stencils
 //    are copied to unaligned places and carry no unwind information.
 // Anything it does not recognise it leaves as it is.
@@ -200,13 +207,41 @@ std::vector<Block> readBody(const std::vector<std::string> &Lines,
   return Blocks;
 }
 
-void writeBody(std::ostream &OS, const std::vector<Block> &Blocks) {
-  for (const Block &B : Blocks) {
-    if (!B.Label.empty())
-      OS << B.Label << ":\n";
-    for (const std::string &L : B.Lines)
+void writeBlocks(std::ostream &OS, const Block *Begin, const Block *End) {
+  for (const Block *B = Begin; B != End; ++B) {
+    if (!B->Label.empty())
+      OS << B->Label << ":\n";
+    for (const std::string &L : B->Lines)
       OS << L << "\n";
   }
+}
+
+/// The blocks of the hot path: from the entry along fallthroughs to the
+/// first block that ends with a jump or a return.
+size_t hotBlocks(const std::vector<Block> &Blocks) {
+  for (size_t K = 0; K < Blocks.size(); ++K)
+    if (endsFlow(Blocks[K].last()))
+      return K + 1;
+  return Blocks.size();
+}
+
+/// Writes stencil `Name`'s hot blocks in place and the others, if any, as
+/// function vmjit_outline_<Name> in a section of its own.
+void writeBody(std::ostream &OS, std::string_view Name,
+               const std::vector<Block> &Blocks) {
+  const size_t Hot = hotBlocks(Blocks);
+  const Block *Begin = Blocks.data(), *End = Begin + Blocks.size();
+  writeBlocks(OS, Begin, Begin + Hot);
+  if (Hot == Blocks.size())
+    return;
+  const std::string Out = "vmjit_outline_" + std::string(Name);
+  OS << "\t.pushsection\t.text." << Out << ",\"ax\",@progbits\n"
+     << "\t.type\t" << Out << ",@function\n"
+     << Out << ":\n";
+  writeBlocks(OS, Begin + Hot, End);
+  OS << ".L" << Out << "_end:\n"
+     << "\t.size\t" << Out << ", .L" << Out << "_end-" << Out << "\n"
+     << "\t.popsection\n";
 }
 
 } // namespace
@@ -231,13 +266,17 @@ int main(int Argc, char **Argv) {
     if (startsWith(trim(L), ".cfi_"))
       continue;
     OS << L << "\n";
-    if (!startsWith(L, kStencilPrefix) || L.find(':') == std::string::npos)
+    const size_t Colon = L.find(':');
+    if (!startsWith(L, kStencilPrefix) || Colon == std::string::npos)
       continue;
     std::vector<Block> Blocks = readBody(Lines, Pos);
     threadJumps(Blocks);
     invertBranches(Blocks);
     dropDeadBlocks(Blocks);
-    writeBody(OS, Blocks);
+    writeBody(OS,
+              std::string_view(L).substr(kStencilPrefix.size(),
+                                         Colon - kStencilPrefix.size()),
+              Blocks);
     ++Functions;
   }
   if (Functions == 0) {
