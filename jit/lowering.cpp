@@ -54,22 +54,6 @@ using llvm::Function;
 
 namespace scalar = kernels::scalar;
 
-// The scalar.* rows of InlineBuiltin follow the table's order
-// (include/vmjit/kernels/scalar_ops.h): one name, arity and kind per
-// operation, for the kernels and both JIT tiers.
-static_assert(static_cast<int>(InlineBuiltin::ScalarNot) -
-                      static_cast<int>(InlineBuiltin::ScalarAdd) + 1 ==
-                  scalar::kNumOps &&
-              static_cast<int>(scalar::Op::Not) == scalar::kNumOps - 1);
-
-/// The scalar operation an inlined builtin is, if it is one.
-static std::optional<scalar::Op> scalarOpOf(InlineBuiltin W) {
-  int K = static_cast<int>(W) - static_cast<int>(InlineBuiltin::ScalarAdd);
-  if (K < 0 || K >= scalar::kNumOps)
-    return std::nullopt;
-  return static_cast<scalar::Op>(K);
-}
-
 InlineBuiltin inlineBuiltinFor(std::string_view Name) {
   if (Name == "vm.builtin.copy")
     return InlineBuiltin::Copy;

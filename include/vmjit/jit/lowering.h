@@ -31,12 +31,14 @@
 #ifndef VMJIT_JIT_LOWERING_H
 #define VMJIT_JIT_LOWERING_H
 
+#include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/vm/executable.h"
 
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -96,6 +98,23 @@ enum class InlineBuiltin {
   /// site's last shape when no one else holds it.
   MakeShape,
 };
+
+// The scalar.* rows of InlineBuiltin follow the table's order
+// (include/vmjit/kernels/scalar_ops.h): one name, arity and kind per
+// operation, for the kernels and both JIT tiers.
+static_assert(static_cast<int>(InlineBuiltin::ScalarNot) -
+                      static_cast<int>(InlineBuiltin::ScalarAdd) + 1 ==
+                  kernels::scalar::kNumOps &&
+              static_cast<int>(kernels::scalar::Op::Not) ==
+                  kernels::scalar::kNumOps - 1);
+
+/// The scalar operation an inlined builtin is, if it is one.
+inline std::optional<kernels::scalar::Op> scalarOpOf(InlineBuiltin W) {
+  int K = static_cast<int>(W) - static_cast<int>(InlineBuiltin::ScalarAdd);
+  if (K < 0 || K >= kernels::scalar::kNumOps)
+    return std::nullopt;
+  return static_cast<kernels::scalar::Op>(K);
+}
 
 /// The builtin a standard function name stands for, if it can be inlined.
 InlineBuiltin inlineBuiltinFor(std::string_view Name);
