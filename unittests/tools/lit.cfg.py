@@ -25,6 +25,9 @@ for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "HO
         config.environment[var] = os.environ[var]
 
 config.substitutions.append(("%vmjit", os.path.join(config.vmjit_bin_dir, "vmjit")))
+# The baseline tier's build-time layout pass (where the tier is built).
+config.substitutions.append(
+    ("%stencil_layout", os.path.join(config.vmjit_bin_dir, "vmjit-stencil-layout")))
 config.environment["VMJIT"] = os.path.join(config.vmjit_bin_dir, "vmjit")
 # Every execution test runs in every mode and the modes must agree.
 config.substitutions.append(
