@@ -9,7 +9,10 @@
 
 #include "BenchUtil.h"
 
+#include "vmjit/vm/builder.h"
 #include "vmjit/vm/builtins.h"
+#include "vmjit/vm/serialize.h"
+#include "vmjit/vm/tvm_format.h"
 
 #ifdef VMJIT_HAVE_JIT
 #include "vmjit/jit/host_info.h"
@@ -38,6 +41,23 @@ namespace {
 }();
 
 } // namespace
+
+std::shared_ptr<vm::Executable> scalarChainProgram(int64_t N) {
+  vm::ExecutableBuilder B;
+  const int64_t Add = B.declarePacked("scalar.add");
+  vm::FunctionBuilder &F = B.beginFunction("main", {"x"});
+  for (int64_t K = 0; K < N; ++K)
+    F.emitCall(1 + (K + 1) % 8, Add,
+               {vm::Arg::reg(K == 0 ? 0 : 1 + K % 8), vm::Arg::reg(0)});
+  F.emitRet(1 + N % 8);
+  B.endFunction();
+  return B.finish();
+}
+
+std::shared_ptr<vm::Executable> viaTvmFormat(const vm::Executable &Exe) {
+  std::string Image = vm::serializeTvmExecutable(Exe);
+  return vm::loadExecutableFromBytes(Image, "program.tvmexec");
+}
 
 std::string examplePath(const char *Name) {
   return std::string(VMJIT_SOURCE_DIR) + "/examples/" + Name;

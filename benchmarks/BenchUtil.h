@@ -73,6 +73,15 @@ private:
 Tensor randomTensor(std::initializer_list<int64_t> Shape, float Scale,
                     uint64_t &Seed);
 
+/// main(x): a chain of N scalar.add Calls on registers, r[(i+1) % 8] =
+/// r[i % 8] + x (registers 1..8, x in register 0), then ret: N + 1
+/// instructions of straight-line code.
+std::shared_ptr<vm::Executable> scalarChainProgram(int64_t N);
+
+/// `Exe` written in Apache TVM's VMExecutable format and loaded back, as a
+/// file TVM's compiler wrote would be.
+std::shared_ptr<vm::Executable> viaTvmFormat(const vm::Executable &Exe);
+
 /// Registers tvm_models/* (TvmModelsBench.cpp): called by main, since it
 /// loads the models' libraries.
 void registerTvmModelBenchmarks();

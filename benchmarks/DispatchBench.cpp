@@ -114,10 +114,9 @@ void vmChain(benchmark::State &State, bool IsTensor, ExecMode Mode) {
 /// per-call cost can be compared between the two formats.
 void tvmChain(benchmark::State &State, ExecMode Mode) {
   registerBenchFunctions();
-  std::string Image =
-      serializeTvmExecutable(*chainProgram("bench.inc_int", State.range(0)));
-  runChain(State, loadExecutableFromBytes(Image, "chain.tvmexec"), Mode,
-           argumentFor(false));
+  runChain(State,
+           bench::viaTvmFormat(*chainProgram("bench.inc_int", State.range(0))),
+           Mode, argumentFor(false));
 }
 
 void nativeChain(benchmark::State &State, bool IsTensor) {

@@ -41,19 +41,6 @@ using namespace vmjit::vm;
 
 namespace {
 
-/// r[(i+1) % 8] = r[i % 8] + x, N times (registers 1..8; x in register 0).
-std::shared_ptr<Executable> scalarChain(int64_t N) {
-  ExecutableBuilder B;
-  const int64_t Add = B.declarePacked("scalar.add");
-  FunctionBuilder &F = B.beginFunction("main", {"x"});
-  for (int64_t K = 0; K < N; ++K)
-    F.emitCall(1 + (K + 1) % 8, Add,
-               {Arg::reg(K == 0 ? 0 : 1 + K % 8), Arg::reg(0)});
-  F.emitRet(1 + N % 8);
-  B.endFunction();
-  return B.finish();
-}
-
 /// main's argument x = 1.
 AnyView one() { return AnyView(int64_t(1)); }
 
@@ -76,7 +63,8 @@ void runMain(benchmark::State &State, VirtualMachine &VM, double Instrs) {
 }
 
 void chain(benchmark::State &State, ExecMode Mode) {
-  auto VM = bench::makeVM(scalarChain(State.range(0)), Mode, callMain);
+  auto VM =
+      bench::makeVM(bench::scalarChainProgram(State.range(0)), Mode, callMain);
   runMain(State, *VM, static_cast<double>(State.range(0)));
 }
 

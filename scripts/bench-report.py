@@ -54,6 +54,7 @@ GROUPS = [
     ("compile", r"^compile/", r"^compile/(O1|cached_O1)/(10|50|100)$"),
     ("tier1", r"^(scalar_chain|tier1_size)/",
      r"^(scalar_chain/[a-z]+/(100|10000)|tier1_size/.*)$"),
+    ("tvm_format", r"^tvm_(fib|loop_sum|chain)/", r"^tvm_(fib|loop_sum|chain)/"),
     ("load", r"^load/", r"^load/[a-z]+/(1MiB|16MiB)/"),
     # Registered only where ../shared/tvm-models (or VMJIT_TVM_MODELS) is.
     ("tvm_models", r"^tvm_models/", r"^tvm_models/"),
@@ -67,6 +68,17 @@ TVM_REFERENCE = [
     ("ns per Call, Tensor argument", 107.0, "dispatch_tensor", "ns"),
     ("ns per loop iteration (loop_sum)", 57.0, "loop", "ns"),
     ("ns per invocation (fixed cost)", 150.0, "invocation", "ns"),
+]
+
+# Apache TVM's Relax VM on the tvm_format workloads (the same TVM-format
+# programs, TVM 5d4dc87 runtime, in-process, interleaved, medians of 3
+# rounds x 7; TVM calls scalar.* as typed functions), measured separately
+# on these machines: time per invocation in ns. Not measured by this script.
+TVM_FORMAT_REFERENCE = [
+    ("tvm_fib", "20", "fib(20)", 5.5e6),
+    ("tvm_loop_sum", "100000", "loop_sum(10^5)", 11.9e6),
+    ("tvm_chain", "100", "chain of 100 scalar.add", 4.8e3),
+    ("tvm_chain", "1000", "chain of 1000 scalar.add", 40e3),
 ]
 
 BOOKKEEPING = {
@@ -591,6 +603,21 @@ def load_section(m):
                   "TVM's format (weights copied)", "TVM copy rate"], rows)
 
 
+def tvm_format_section(m):
+    tiers = ["bytecode", "baseline", "compiled", "tiered"]
+    rows = []
+    for wl, size, what, tvm in TVM_FORMAT_REFERENCE:
+        cells = []
+        for t in tiers:
+            r = m.get("%s/%s/%s" % (wl, t, size))
+            cells.append("%s (%s)" % (fmt_ns(r["time"]),
+                                      fmt_ratio(tvm / r["time"]))
+                         if r else "–")
+        rows.append([what, fmt_ns(tvm)] + cells)
+    return table(["workload", "TVM's VM (reference)"] +
+                 ["vmjit %s (× faster than TVM)" % t for t in tiers], rows)
+
+
 TIER1_SHAPES = ["scalar_rr", "scalar_ri", "scalar_const", "packed_call",
                 "pool_call", "null_value", "if"]
 
@@ -1070,6 +1097,19 @@ def report(res, build_dir, svg_name):
              "paths and the stencils' out-of-line parts follow the "
              "function.\n")
     L.append(tier1_section(m) + "\n")
+
+    L.append("## tvm_format: small programs in TVM's format, beside TVM's VM\n")
+    L.append("`tvm_fib`, `tvm_loop_sum`, `tvm_chain` "
+             "(`benchmarks/TvmFormatBench.cpp`): `examples/fib.vmasm` "
+             "(fib(20)), `examples/loop_sum.vmasm` (n = 10^5) and chains of "
+             "100 and 1000 `scalar.add` Calls, written in Apache TVM's "
+             "VMExecutable format and loaded back; time per invocation. The "
+             "reference column is TVM's own Relax VM running the same "
+             "TVM-format programs (TVM 5d4dc87 runtime, in-process, medians "
+             "of 3 rounds × 7; TVM calls `scalar.*` as typed functions), "
+             "**measured separately** on these machines, not by this script; "
+             "in parentheses, how many times faster than it each tier is.\n")
+    L.append(tvm_format_section(m) + "\n")
 
     L.append("## load: executables with large tensor constants\n")
     L.append("`loadExecutable` of a file (in the page cache) whose tensor "

@@ -119,13 +119,17 @@ INLINE void release(const Val &V) {
   }
 }
 
-/// Moves an owned value into register REG_A, releasing the old one.
+/// Moves an owned value into register REG_A, releasing the old one. The
+/// release is expected not to be needed (TVM's code clears a register
+/// after the last use of its value, vm.builtin.null_value), so it goes to
+/// the stencil's out-of-line part.
 INLINE void moveToA(Val *Regs, const Val &New) {
   Val *D = AT(Regs, REG_A);
   Val Old;
   copyVal(&Old, D);
   copyVal(D, &New);
-  release(Old);
+  if (__builtin_expect(Old.type_index >= kVMJITStaticObjectBegin, 0))
+    release(Old);
 }
 
 INLINE void setNone(Val *V) { setVal(V, kVMJITNone, 0); }
