@@ -931,8 +931,8 @@ WHY_MISSED = """\
   error-frame check. A direct native-to-native convention with the
   callee's registers on the machine stack would remove most of it.
 - **compile latency (tier 2) and its growth.** Tier 2 compiles in the
-  background at the tier threshold while tier 1 (copy-and-patch, about
-  50 ns per instruction) serves the calls, so its latency no longer
+  background at the tier threshold while tier 1 (copy-and-patch, under
+  100 ns per instruction) serves the calls, so its latency no longer
   delays anything (the 1 ms target predates tier 1, which meets it). Its
   growth from 1000 to 10^4 instructions sits at the 12x line (11.6x to
   13x between runs). `perf record` of one 10^4-instruction compile shows
