@@ -12,7 +12,7 @@
 //
 // These are the workloads of the comparison with TVM's own VM (the same
 // TVM-format programs run by TVM's runtime, measured in-process on these
-// machines: "TVM-format programs" in docs/benchmarks.md), so that the
+// machines: "tvm_format" in docs/benchmarks.md), so that the
 // vmjit side of it comes from the harness.
 //
 //===----------------------------------------------------------------------===//

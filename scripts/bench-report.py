@@ -999,6 +999,10 @@ def report(res, build_dir, svg_name):
              "making the same calls through the same safe-call entries: the "
              "floor). Sources: `benchmarks/*.cpp` (each file's header says "
              "what it measures).\n")
+    L.append("Measurements this script does not make (one-run before-and-after "
+             "comparisons, older tables, allocation counts, the Python and "
+             "language-model figures) are in [measurements.md]"
+             "(measurements.md): this file is regenerated whole.\n")
     L.append("## Machine\n")
     L.append(machine_section(res, build_dir) + "\n")
     if errors:
