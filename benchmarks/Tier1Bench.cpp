@@ -1,5 +1,4 @@
-//===- Tier1Bench.cpp - Tier 1 on long straight-line code, and its size
-//----===//
+//===- Tier1Bench.cpp - Tier 1 on long straight-line code, and its size ---===//
 //
 // scalar_chain/TIER/N: main(x) is a chain of N scalar.add Calls on
 // registers, r[(i+1) % 8] = r[i % 8] + x, then ret: straight-line code

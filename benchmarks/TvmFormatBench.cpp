@@ -1,5 +1,4 @@
-//===- TvmFormatBench.cpp - Small programs in TVM's executable format
-//------===//
+//===- TvmFormatBench.cpp - Small programs in TVM's executable format -----===//
 //
 // tvm_PROGRAM/TIER/ARG: a program written in Apache TVM's VMExecutable
 // format and loaded back, as TVM's compiler output would be, then one

@@ -1,5 +1,4 @@
-//===- TvmModelsBench.cpp - Models Apache TVM's compiler built
-//-------------===//
+//===- TvmModelsBench.cpp - Models Apache TVM's compiler built ------------===//
 //
 // tvm_models/MODEL/TIER: one call of a model TVM's compiler wrote (the
 // model.so of ../shared/tvm-models/MODEL, see its README.md) with the

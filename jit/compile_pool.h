@@ -1,5 +1,4 @@
-//===- compile_pool.h - The process's background compile threads -*- C++
-//-*-===//
+//===- compile_pool.h - The process's tier-2 compile threads ----*- C++ -*-===//
 //
 // Internal to the JIT library. Every TierManager queues its tier-2 compiles
 // here: one process-wide pool of at most compileThreads() threads, started

@@ -1,5 +1,4 @@
-//===- llm_generate.h - A language model's generate loop, in C++ -*- C++
-//-*-===//
+//===- llm_generate.h - A language model's generate loop in C++ -*- C++ -*-===//
 //
 // The loop TVM users (and MLC-LLM) write around a model TVM compiled with
 // its paged KV cache, through vmjit's in-process API: the VM functions

@@ -1,5 +1,4 @@
-//===- baseline_compiler.cpp - Tier 1: copy-and-patch
-//-----------------------===//
+//===- baseline_compiler.cpp - Tier 1: copy-and-patch ---------------------===//
 //
 // Two passes over the function with the same emitter: the first only sizes
 // (and records where each instruction starts, for jumps and the entry
@@ -83,21 +82,35 @@ public:
   int64_t &operator[](Hole H) { return V[static_cast<size_t>(H)]; }
 
   /// Appends stencil `Id`, patched with the current hole values.
-  void put(StencilId Id) {
-    const StencilInfo &S = kStencils[static_cast<size_t>(Id)];
-    if (W) {
-      const size_t Out = OutlineBase + OutPos;
-      (*this)[Hole::CONTINUE] = addressAt(Pos + S.Hot.Size);
-      (*this)[Hole::HERE] = addressAt(Pos);
-      (*this)[Hole::OUTLINE] = addressAt(Out);
-      copy(S, S.Hot, Pos);
-      copy(S, S.Outline, Out);
-    }
-    Pos += S.Hot.Size;
-    OutPos += S.Outline.Size;
+  void put(StencilId Id) { place(Id, /*OutOfLine=*/false); }
+
+  /// Appends stencil `Id` whole to the out-of-line code (a slow path);
+  /// returns where it will run (0 when only sizing).
+  int64_t putOutOfLine(StencilId Id) {
+    const int64_t At = W ? addressAt(OutlineBase + OutPos) : 0;
+    place(Id, /*OutOfLine=*/true);
+    return At;
   }
 
 private:
+  /// Copies stencil `Id`'s in-line part in line (or out of line) and its
+  /// out-of-line part out of line.
+  void place(StencilId Id, bool OutOfLine) {
+    const StencilInfo &S = kStencils[static_cast<size_t>(Id)];
+    size_t &Cursor = OutOfLine ? OutPos : Pos;
+    const size_t Here = (OutOfLine ? OutlineBase : 0) + Cursor;
+    Cursor += S.Hot.Size;
+    const size_t Out = OutlineBase + OutPos;
+    OutPos += S.Outline.Size;
+    if (!W)
+      return;
+    (*this)[Hole::CONTINUE] = addressAt(Here + S.Hot.Size);
+    (*this)[Hole::HERE] = addressAt(Here);
+    (*this)[Hole::OUTLINE] = addressAt(Out);
+    copy(S, S.Hot, Here);
+    copy(S, S.Outline, Out);
+  }
+
   void copy(const StencilInfo &S, const StencilPart &P, size_t At) {
     std::memcpy(W + At, kStencilBytes + P.ByteBegin, P.Size);
     for (uint32_t K = 0; K < P.NumRelocs; ++K)
@@ -198,7 +211,6 @@ public:
       : Exe(Exe), F(Exe.function(Func)), Callees(Callees), Opts(Opts),
         Counted(Opts.Site != nullptr) {
     InstrStart.resize(static_cast<size_t>(F.numInstrs()) + 1);
-    ColdStart.resize(static_cast<size_t>(F.numInstrs()));
   }
 
   /// Bytes of the entry and the instructions (after a pass).
@@ -234,11 +246,11 @@ public:
   }
 
 private:
-  /// Layout: the entry, every instruction's hot code in order, the error
-  /// exit, then the slow paths of the instructions that have one (out of
-  /// line, so that hot code stays dense and falls through).
+  /// Layout: the entry, every instruction's hot code in order and the
+  /// error exit; then, out of line, the fused stencils' slow paths and
+  /// the stencils' out-of-line parts (so that hot code stays dense and
+  /// falls through).
   void emitAll(Emitter &E) {
-    ColdPCs.clear();
     E.put(Counted ? StencilId::EntryCounted : StencilId::Entry);
     for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
       InstrStart[static_cast<size_t>(PC)] = E.pos();
@@ -246,27 +258,6 @@ private:
     }
     ErrorExit = E.pos();
     E.put(StencilId::ErrorExit);
-    for (int64_t PC : ColdPCs) {
-      ColdStart[static_cast<size_t>(PC)] = E.pos();
-      emitColdPath(E, PC);
-    }
-  }
-
-  /// The slow path of the Call at `PC` whose hot code is a fused scalar
-  /// stencil: the builtin's call on the same operands, then a jump to the
-  /// next instruction.
-  void emitColdPath(Emitter &E, int64_t PC) {
-    vm::InstrView I = Exe.instr(F.StartInstr + PC);
-    FusedScalar S;
-    fusedScalar(I, PC, S);
-    const CalleeBinding &B = Callees[static_cast<size_t>(I.callFunc())];
-    setFusedOperands(E, I, S);
-    E[Hole::PC] = PC;
-    E[Hole::NARGS] = I.callNumArgs();
-    E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
-    E[Hole::SELF] = static_cast<int64_t>(B.Self);
-    setTarget(E, PC, 1);
-    E.put(S.Slow);
   }
 
   void setTarget(Emitter &E, int64_t PC, int64_t Offset) {
@@ -365,7 +356,7 @@ private:
       emitCallBody(E, I);
   }
 
-  /// How a Call runs as a fused scalar stencil (Hot and Slow), if it can.
+  /// How a Call runs as a fused scalar stencil (Hot and Slow).
   struct FusedScalar {
     bool Imm = false; ///< the second operand is an immediate
     StencilId Hot{}, Slow{};
@@ -374,7 +365,7 @@ private:
   /// scalar.* on registers, or on a register and an int32 immediate, into
   /// a register, with an instruction after it: true, with S filled in.
   /// (Filled in place: a returned struct of 16-bit fields came back
-  /// through a store-forwarding stall that cost 30% of the compile.)
+  /// through a store-forwarding stall.)
   bool fusedScalar(vm::InstrView I, int64_t PC, FusedScalar &S) const {
     const CalleeBinding &B = Callees[static_cast<size_t>(I.callFunc())];
     const std::optional<ops::Op> Op = scalarOpOf(B.Inline);
@@ -400,26 +391,27 @@ private:
     return true;
   }
 
-  void setFusedOperands(Emitter &E, vm::InstrView I, const FusedScalar &S) {
-    E[Hole::REG_A] = 16 * I.callDst();
-    E[Hole::REG_B] = 16 * I.callArg(0).value();
-    if (I.callNumArgs() == 2)
-      E[S.Imm ? Hole::IMM32 : Hole::REG_C] =
-          S.Imm ? I.callArg(1).value() : 16 * I.callArg(1).value();
-  }
-
-  /// A fused scalar stencil, whose slow path goes out of line. False
-  /// (nothing emitted) for any other Call.
+  /// A fused scalar stencil and, out of line, its slow path (the
+  /// builtin's call on the same operands, then a jump to the next
+  /// instruction), both patched with the same operands. False (nothing
+  /// emitted) for any other Call.
   bool emitFusedScalar(Emitter &E, vm::InstrView I) {
     const int64_t PC = E[Hole::PC];
     FusedScalar S;
     if (!fusedScalar(I, PC, S))
       return false;
-    setFusedOperands(E, I, S);
-    if (E.writing())
-      E[Hole::COLD] = E.addressAt(ColdStart[static_cast<size_t>(PC)]);
+    const CalleeBinding &B = Callees[static_cast<size_t>(I.callFunc())];
+    E[Hole::REG_A] = 16 * I.callDst();
+    E[Hole::REG_B] = 16 * I.callArg(0).value();
+    if (I.callNumArgs() == 2)
+      E[S.Imm ? Hole::IMM32 : Hole::REG_C] =
+          S.Imm ? I.callArg(1).value() : 16 * I.callArg(1).value();
+    E[Hole::NARGS] = I.callNumArgs();
+    E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
+    E[Hole::SELF] = static_cast<int64_t>(B.Self);
+    setTarget(E, PC, 1);
+    E[Hole::COLD] = E.putOutOfLine(S.Slow);
     E.put(S.Hot);
-    ColdPCs.push_back(PC);
     return true;
   }
 
@@ -476,9 +468,6 @@ private:
   const BaselineOptions &Opts;
   const bool Counted;
   std::vector<size_t> InstrStart;
-  /// The instructions with an out-of-line slow path, and where it starts.
-  std::vector<int64_t> ColdPCs;
-  std::vector<size_t> ColdStart;
   size_t ErrorExit = 0;
   size_t InlineBytes = 0; ///< after pass 1: where out-of-line parts start
   int64_t ArgBytes = 0;

@@ -1,4 +1,4 @@
-//===- stencil_abi.h - What baseline stencils and their patcher share -*- C++ -*-===//
+//===- stencil_abi.h - What stencils and their patcher share ----*- C++ -*-===//
 //
 // The baseline tier (tier 1) is copy-and-patch: the stencils in
 // stencils.cpp are compiled by clang at build time; stencil_gen extracts
@@ -28,8 +28,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace vmjit::jit::baseline {
+
+/// Symbol names the layout pass and the extractor read (stencils.cpp
+/// spells them by token pasting): a stencil's function, its out-of-line
+/// part, and the prefix of every hole (`_JIT_<Name>`).
+inline constexpr std::string_view kStencilSymbolPrefix = "vmjit_stencil_";
+inline constexpr std::string_view kOutlineSymbolPrefix = "vmjit_outline_";
+inline constexpr std::string_view kHoleSymbolPrefix = "_JIT_";
 
 /// Every hole: X(Name, Wide). The stencil symbol is `_JIT_<Name>`.
 #define VMJIT_BASELINE_HOLES(X)                                                \

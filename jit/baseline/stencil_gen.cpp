@@ -1,5 +1,4 @@
-//===- stencil_gen.cpp - Stencil object file -> generated table
-//-------------===//
+//===- stencil_gen.cpp - Stencil object file -> generated table -----------===//
 //
 // A build-time tool: reads the object file clang made from stencils.cpp
 // with LLVM's Object library and writes a C++ header holding every
@@ -28,7 +27,6 @@
 #include <cctype>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -37,8 +35,8 @@ using namespace vmjit::jit::baseline;
 
 namespace {
 
-constexpr StringRef kPrefix = "vmjit_stencil_";
-constexpr StringRef kOutlinePrefix = "vmjit_outline_";
+constexpr StringRef kPrefix = kStencilSymbolPrefix;
+constexpr StringRef kOutlinePrefix = kOutlineSymbolPrefix;
 
 /// Bytes and relocations of one part of a stencil.
 struct Part {
@@ -136,9 +134,6 @@ Expected<RelocKind> relocKind(uint64_t Type, Hole H, StringRef Stencil) {
 /// the section of one of the stencil's two parts (a branch between them).
 Expected<Hole> targetHole(const object::RelocationRef &R, StringRef Name) {
   object::symbol_iterator Target = R.getSymbol();
-  Expected<object::SymbolRef::Type> Type = Target->getType();
-  if (!Type)
-    return Type.takeError();
   StringRef TName;
   if (object::ELFSymbolRef(*Target).getELFType() == ELF::STT_SECTION) {
     Expected<object::section_iterator> Sec = Target->getSection();
@@ -243,7 +238,6 @@ Expected<std::vector<Stencil>> readStencils(StringRef Path) {
                              "%s: not an x86-64 ELF object", Path.str().c_str());
   std::vector<Stencil> Out;
   std::map<std::string, Stencil> Parts;
-  std::set<std::string> HasHot;
   for (const object::SymbolRef &Sym : Obj->symbols()) {
     Expected<StringRef> Name = Sym.getName();
     if (!Name)
@@ -264,11 +258,9 @@ Expected<std::vector<Stencil>> readStencils(StringRef Path) {
     Stencil &S = Parts[Stem.str()];
     S.Name = Stem.str();
     (IsOutline ? S.Outline : S.Hot) = std::move(*P);
-    if (!IsOutline)
-      HasHot.insert(Stem.str());
   }
   for (auto &[Stem, S] : Parts) {
-    if (!HasHot.count(Stem))
+    if (S.Hot.Bytes.empty()) // a function is never empty: none was read
       return createStringError(inconvertibleErrorCode(),
                                "%s: out-of-line code of '%s' without a "
                                "stencil",
@@ -276,8 +268,7 @@ Expected<std::vector<Stencil>> readStencils(StringRef Path) {
     dropTrailingContinue(S.Hot);
     Out.push_back(std::move(S));
   }
-  std::sort(Out.begin(), Out.end(),
-            [](const Stencil &A, const Stencil &B) { return A.Name < B.Name; });
+  // In name order (the map's): StencilId enumerators are stable.
   if (Out.empty())
     return createStringError(inconvertibleErrorCode(), "%s: no stencils",
                              Path.str().c_str());

@@ -1,5 +1,4 @@
-//===- stencil_layout.cpp - Stencil assembly whose hot paths fall through
-//---===//
+//===- stencil_layout.cpp - Stencil assembly whose hot paths fall through -===//
 //
 // A build-time pass over the assembly clang makes of stencils.cpp, before
 // it is assembled (as CPython 3.14's JIT build does): the hot path of a
@@ -27,7 +26,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <cstdio>
+#include "stencil_abi.h"
+
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -38,8 +38,10 @@
 
 namespace {
 
-constexpr std::string_view kStencilPrefix = "vmjit_stencil_";
-constexpr std::string_view kHolePrefix = "_JIT_";
+using vmjit::jit::baseline::kHoleSymbolPrefix;
+using vmjit::jit::baseline::kOutlineSymbolPrefix;
+constexpr std::string_view kStencilPrefix =
+    vmjit::jit::baseline::kStencilSymbolPrefix;
 constexpr std::string_view kContinue = "_JIT_CONTINUE";
 
 std::string_view trim(std::string_view S) {
@@ -126,7 +128,7 @@ void threadJumps(std::vector<Block> &Blocks) {
     if (B.Label.empty() || Is.size() != 1)
       continue;
     Insn I = parse(B.Lines[Is[0]]);
-    if (isJmp(I) && startsWith(I.Arg, kHolePrefix))
+    if (isJmp(I) && startsWith(I.Arg, kHoleSymbolPrefix))
       To[B.Label] = std::string(I.Arg);
   }
   for (Block &B : Blocks)
@@ -234,7 +236,7 @@ void writeBody(std::ostream &OS, std::string_view Name,
   writeBlocks(OS, Begin, Begin + Hot);
   if (Hot == Blocks.size())
     return;
-  const std::string Out = "vmjit_outline_" + std::string(Name);
+  const std::string Out = std::string(kOutlineSymbolPrefix) + std::string(Name);
   OS << "\t.pushsection\t.text." << Out << ",\"ax\",@progbits\n"
      << "\t.type\t" << Out << ",@function\n"
      << Out << ":\n";

@@ -1,5 +1,4 @@
-//===- builtins_debug.cpp - vm.builtin.invoke_debug_func
-//-------------------===//
+//===- builtins_debug.cpp - vm.builtin.invoke_debug_func ------------------===//
 //
 // vm.builtin.invoke_debug_func(io effect, name, line info, args...): what
 // TVM's nn.debug_func (and op.print_) lowers to. It calls the global

@@ -1,5 +1,4 @@
-//===- builtins_internal.h - What the vm.builtin.* files share ---*- C++
-//-*-===//
+//===- builtins_internal.h - What the vm.builtin.* files share --*- C++ -*-===//
 //
 // Private to lib/vm. The builtins live in one file per family
 // (builtins_values.cpp, builtins_closure.cpp, builtins_shape.cpp,

@@ -1,5 +1,4 @@
-//===- builtins_sort.cpp - TVM's CPU sort, argsort and topk
-//----------------===//
+//===- builtins_sort.cpp - TVM's CPU sort, argsort and topk ---------------===//
 //
 // tvm.contrib.sort.sort, tvm.contrib.sort.argsort and tvm.contrib.sort.topk
 // (Apache TVM's src/runtime/extra/contrib/sort/sort.cc): the functions that

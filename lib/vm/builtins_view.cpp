@@ -1,5 +1,4 @@
-//===- builtins_view.cpp - runtime.TVMTensorCreateView
-//---------------------===//
+//===- builtins_view.cpp - runtime.TVMTensorCreateView --------------------===//
 //
 // runtime.TVMTensorCreateView(tensor, shape, dtype, relative byte offset),
 // what TVM lowers R.memory.view to (Apache TVM's Tensor::CreateView): a

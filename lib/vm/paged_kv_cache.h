@@ -1,5 +1,4 @@
-//===- paged_kv_cache.h - TVM's paged attention KV cache ---------*- C++
-//-*-===//
+//===- paged_kv_cache.h - TVM's paged attention KV cache --------*- C++ -*-===//
 //
 // Private to lib/vm. The runtime object behind
 // vm.builtin.paged_attention_kv_cache_create ("relax.vm.PagedAttentionKVCache"
