@@ -4,9 +4,10 @@
 // (and records where each instruction starts, for jumps and the entry
 // table), the second copies the stencils into fresh pages and patches
 // their holes. Layout: entry stencil, the instructions in order (their
-// fast paths), the error exit, the slow paths of fused stencils, the
-// stencils' out-of-line parts, then the table of instruction addresses
-// (read by the entry stencil to start at any pc).
+// fast paths), the error exit; then, out of line, the slow paths of fused
+// stencils and the stencils' out-of-line parts as they were emitted; then
+// the table of instruction addresses (read by the entry stencil to start
+// at any pc).
 //
 //===----------------------------------------------------------------------===//
 
