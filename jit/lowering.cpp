@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/lowering.h"
+#include "kind_inference.h"
 #include "runtime_helpers.h"
 #include "vmjit/jit/engine.h"
 #include "vmjit/kernels/scalar_ops.h"
@@ -35,6 +36,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstddef>
@@ -197,7 +199,7 @@ public:
   FunctionLowering(Module &M, const vm::Executable &Exe, int64_t FuncIndex,
                    const std::vector<CalleeBinding> &Callees,
                    const LoweringOptions &Opts, std::string &KeyText)
-      : M(M), C(M.getContext()), B(C), Exe(Exe),
+      : M(M), C(M.getContext()), B(C), Exe(Exe), FuncIndex(FuncIndex),
         F(Exe.function(FuncIndex)), Callees(Callees), Opts(Opts),
         KeyText(KeyText) {
     I64 = Type::getInt64Ty(C);
@@ -345,6 +347,22 @@ private:
                       BasicBlock *Fail);
   void lowerRet(InstrView I);
   void lowerIf(int64_t PC, InstrView I);
+
+  // Speculation.
+  /// Takes the unlikely branch to `Fail` unless `V` holds a value of
+  /// scalar kind `K`; after it, V's type word is that kind's constant.
+  void guardKind(Val &V, uint8_t K, BasicBlock *Fail);
+  /// A block that deoptimizes at `Site`, resuming tier 1 at `ResumePC`;
+  /// `WriteBack`: the registers' values go back to the frame first (not
+  /// needed at an entry, where the frame holds them still).
+  BasicBlock *deoptBlock(int64_t Site, int64_t ResumePC, bool WriteBack);
+  /// The entry at pc `PC`: every register loaded from the frame, those
+  /// whose kind speculation knows there guarded (`Guard`), then PC.
+  BasicBlock *entryAt(int64_t PC, bool Guard);
+  /// The entry of a call (pc 0, only the parameters set).
+  void emitCallEntry();
+  bool genericEntry(int64_t PC) const;
+  void emitSpecKey();
   /// The block a jump from PC by Offset goes to: the target itself, or
   /// for a backward jump a block that first counts the step.
   BasicBlock *jumpTarget(int64_t PC, int64_t Offset);
@@ -358,6 +376,7 @@ private:
   LLVMContext &C;
   IRBuilder<> B;
   const vm::Executable &Exe;
+  const int64_t FuncIndex;
   const vm::FunctionInfo &F;
   const std::vector<CalleeBinding> &Callees;
   const LoweringOptions &Opts;
@@ -384,6 +403,10 @@ private:
   Value *StepCtl = nullptr;
   /// The flat style (see the top of this file): registers not promoted.
   bool Flat = false;
+  /// What this function speculates (null: nothing), and the kinds of its
+  /// registers under those assumptions.
+  const FunctionSpeculation *Spec = nullptr;
+  KindTable Kinds;
 };
 
 void FunctionLowering::incRefIfObject(Val V) {
@@ -594,6 +617,15 @@ void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
     return;
   }
   emitCallPath(PC, I);
+  const vm::RegName Dst = I.callDst();
+  if (Spec && Dst != vm::kVoidRegister && !Spec->Results.empty() &&
+      guardableKind(Spec->Results[static_cast<size_t>(PC)])) {
+    // The result's kind as speculated, or tier 1 from the next pc on.
+    Val R = loadReg(Dst);
+    guardKind(R, Spec->Results[static_cast<size_t>(PC)],
+              deoptBlock(PC, PC + 1, /*WriteBack=*/true));
+    storeReg(Dst, R);
+  }
   B.CreateBr(next(PC));
 }
 
@@ -1188,9 +1220,112 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   // operand types, division by zero, an index out of range).
   B.SetInsertPoint(Slow);
   emitCallPath(PC, I);
+  if (Scalar && scalar::returnsBool(*Scalar) && Dst != vm::kVoidRegister &&
+      !Flat) {
+    // The standard comparisons and `not` return a bool when they return:
+    // the optimizer may know the kind after the join.
+    Val R = loadReg(Dst);
+    storeReg(Dst, {B.getInt64(kVMJITBool), R.W1});
+  }
   B.CreateBr(Join);
   B.SetInsertPoint(Join);
   return true;
+}
+
+void FunctionLowering::guardKind(Val &V, uint8_t K, BasicBlock *Fail) {
+  const int32_t Type = vm::kind::typeIndexOf(K);
+  BasicBlock *Pass = BasicBlock::Create(C, "guard.ok", Fn);
+  B.CreateCondBr(B.CreateICmpEQ(typeOf(V), B.getInt32(Type)), Pass, Fail,
+                 Likely);
+  B.SetInsertPoint(Pass);
+  V.W0 = B.getInt64(static_cast<uint32_t>(Type));
+}
+
+BasicBlock *FunctionLowering::deoptBlock(int64_t Site, int64_t ResumePC,
+                                         bool WriteBack) {
+  IRBuilderBase::InsertPointGuard Guard(B);
+  BasicBlock *Deopt = BasicBlock::Create(C, fmt::format("deopt.{}", Site), Fn);
+  B.SetInsertPoint(Deopt);
+  if (WriteBack)
+    for (int64_t R = 0; R < F.RegisterFileSize; ++R)
+      store(regPtr(R), loadReg(R));
+  GlobalVariable *Manager = M.getGlobalVariable(kDeoptManager);
+  if (!Manager)
+    Manager = new GlobalVariable(M, B.getInt8Ty(), /*isConstant=*/true,
+                                 GlobalValue::ExternalLinkage, nullptr,
+                                 kDeoptManager);
+  FunctionCallee Helper =
+      helperFn(kDeoptHelper, I32, {Ptr, Ptr, Ptr, Ptr, Ptr, I64, I64});
+  CallInst *Rc =
+      B.CreateCall(Helper, {Manager, ctx(), regs(), consts(), funcs(),
+                            B.getInt64(Site), B.getInt64(ResumePC)});
+  Rc->setTailCall();
+  B.CreateRet(Rc);
+  return Deopt;
+}
+
+bool FunctionLowering::genericEntry(int64_t PC) const {
+  return !Spec ||
+         std::find(Spec->GenericEntries.begin(), Spec->GenericEntries.end(),
+                   PC) != Spec->GenericEntries.end();
+}
+
+BasicBlock *FunctionLowering::entryAt(int64_t PC, bool Guard) {
+  IRBuilderBase::InsertPointGuard Keep(B);
+  BasicBlock *Enter = BasicBlock::Create(C, fmt::format("enter.{}", PC), Fn);
+  B.SetInsertPoint(Enter);
+  BasicBlock *Deopt = nullptr;
+  for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
+    Val V = load(regPtr(R));
+    const uint8_t K =
+        Guard && !Kinds.empty()
+            ? Kinds[static_cast<size_t>(PC)][static_cast<size_t>(R)]
+            : 0;
+    if (guardableKind(K)) {
+      if (!Deopt)
+        Deopt = deoptBlock(PC, PC, /*WriteBack=*/false);
+      guardKind(V, K, Deopt);
+    }
+    storeReg(R, V);
+  }
+  B.CreateBr(Blocks[static_cast<size_t>(PC)]);
+  return Enter;
+}
+
+void FunctionLowering::emitCallEntry() {
+  BasicBlock *Deopt = nullptr;
+  for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
+    if (R >= F.NumParams) {
+      storeReg(R, constVal(kVMJITNone, 0));
+      continue;
+    }
+    Val V = load(regPtr(R));
+    const uint8_t K = Spec && static_cast<size_t>(R) < Spec->Params.size()
+                          ? Spec->Params[R]
+                          : 0;
+    if (guardableKind(K)) {
+      if (!Deopt)
+        Deopt = deoptBlock(0, 0, /*WriteBack=*/false);
+      guardKind(V, K, Deopt);
+    }
+    storeReg(R, V);
+  }
+  B.CreateBr(Blocks[0]);
+}
+
+/// What the code assumes is part of its object-cache key.
+void FunctionLowering::emitSpecKey() {
+  KeyText += "spec:";
+  for (uint8_t K : Spec->Params)
+    KeyText += fmt::format("{:x},", K);
+  KeyText += "/";
+  for (size_t PC = 0; PC < Spec->Results.size(); ++PC)
+    if (Spec->Results[PC])
+      KeyText += fmt::format("{}={:x},", PC, Spec->Results[PC]);
+  KeyText += "/";
+  for (int64_t H : Spec->GenericEntries)
+    KeyText += fmt::format("{},", H);
+  KeyText += ";";
 }
 
 void FunctionLowering::lowerRet(InstrView I) {
@@ -1322,33 +1457,35 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
       Shadow.emplace_back(
           B.CreateAlloca(I64, nullptr, fmt::format("r{}.t", R)),
           B.CreateAlloca(I64, nullptr, fmt::format("r{}.v", R)));
-    if (LoopHeads.count(0) || F.NumParams >= F.RegisterFileSize) {
-      for (int64_t R = 0; R < F.RegisterFileSize; ++R)
-        storeReg(R, load(regPtr(R)));
-    } else {
-      // A call enters at pc 0 (no loop header there, so no on-stack
-      // replacement does) with only the parameters set: the other
-      // registers are known None, which lets the optimizer drop their
-      // releases. On-stack replacement loads them all.
-      BasicBlock *Fresh = BasicBlock::Create(C, "entry.call", Fn);
-      BasicBlock *Osr = BasicBlock::Create(C, "entry.osr", Fn);
-      B.CreateCondBr(B.CreateICmpEQ(EntryPC, B.getInt64(0)), Fresh, Osr);
-      B.SetInsertPoint(Fresh);
-      for (int64_t R = 0; R < F.RegisterFileSize; ++R)
-        storeReg(R, R < F.NumParams ? load(regPtr(R))
-                                    : constVal(kVMJITNone, 0));
-      B.CreateBr(Blocks[0]);
-      B.SetInsertPoint(Osr);
-      for (int64_t R = 0; R < F.RegisterFileSize; ++R)
-        storeReg(R, load(regPtr(R)));
+    if (auto It = Opts.Speculate.find(FuncIndex); It != Opts.Speculate.end()) {
+      Spec = &It->second;
+      Kinds = inferKinds(Exe, FuncIndex, Callees, Opts.InlineBuiltins, *Spec);
+      emitSpecKey();
     }
   }
-  // On-stack replacement enters at a loop header; a call enters at 0.
-  SwitchInst *Sw = B.CreateSwitch(EntryPC, Blocks[0],
-                                  static_cast<unsigned>(LoopHeads.size()));
+  // On-stack replacement enters at a loop header, a call at 0. A call
+  // entering at 0 (no loop header there) has only the parameters set: the
+  // other registers are known None, which lets the optimizer drop their
+  // releases. Every other entry loads every register from the frame; under
+  // speculation each entry guards what it assumes.
+  const bool Split =
+      !Flat && !LoopHeads.count(0) && F.NumParams < F.RegisterFileSize;
+  if (Split) {
+    BasicBlock *Fresh = BasicBlock::Create(C, "entry.call", Fn);
+    BasicBlock *Osr = BasicBlock::Create(C, "entry.osr", Fn);
+    B.CreateCondBr(B.CreateICmpEQ(EntryPC, B.getInt64(0)), Fresh, Osr);
+    B.SetInsertPoint(Fresh);
+    emitCallEntry();
+    B.SetInsertPoint(Osr);
+  }
+  BasicBlock *Default =
+      Flat ? Blocks[0] : entryAt(0, /*Guard=*/!Split && !genericEntry(0));
+  SwitchInst *Sw =
+      B.CreateSwitch(EntryPC, Default, static_cast<unsigned>(LoopHeads.size()));
   for (int64_t H : LoopHeads)
     if (H != 0)
-      Sw->addCase(B.getInt64(H), Blocks[static_cast<size_t>(H)]);
+      Sw->addCase(B.getInt64(H), Flat ? Blocks[static_cast<size_t>(H)]
+                                      : entryAt(H, /*Guard=*/!genericEntry(H)));
 
   B.SetInsertPoint(ErrBB);
   if (!Flat) {

@@ -24,10 +24,22 @@ void vmjit_baseline_hot(void *Site);
 /// builtins. 0, or -1 with the callee's error raised.
 int vmjit_baseline_call_into(VMJITAny *Dst, const VMJITAny *Args,
                              int32_t NumArgs, void *Entry, void *Self);
+/// A guard of speculative tier-2 code failed at `Site` (a loop header or
+/// pc 0 for an entry guard, a call's pc for the guard of its result): the
+/// registers are in the frame again, and the frame goes on in tier-1 code
+/// at `ResumePC`; returns that code's result (jit/tier_manager.cpp).
+int vmjit_tier2_deopt(void *Manager, vmjit::vm::NativeContext *Ctx,
+                      vmjit::Any *Regs, const vmjit::Any *Consts,
+                      std::atomic<vmjit::FunctionObj *> *Funcs, int64_t Site,
+                      int64_t ResumePC);
 }
 
 namespace vmjit::jit {
 namespace helper = vm::helper;
+/// The symbols of speculative tier-2 code: the deoptimization helper, and
+/// the manager it is called with (bound to the TierManager's address).
+inline constexpr const char *kDeoptHelper = "vmjit_tier2_deopt";
+inline constexpr const char *kDeoptManager = "__vmjit_tier2_manager";
 /// Name -> address of every helper tier-2 code calls
 /// (VMJIT_NATIVE_HELPERS), for binding into JIT units.
 std::map<std::string, uint64_t> runtimeHelperSymbols();

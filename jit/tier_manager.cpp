@@ -4,6 +4,7 @@
 #include "baseline/baseline_compiler.h"
 #include "call_size.h"
 #include "compile_pool.h"
+#include "kind_inference.h"
 #include "runtime_helpers.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/lowering.h"
@@ -19,6 +20,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <xxhash.h>
 
@@ -40,7 +42,7 @@ namespace {
 constexpr int64_t kLargeUnitInstrs = 200;
 
 constexpr const char *kTierUpPipeline =
-    "function(sroa,early-cse,simplifycfg,instcombine<no-verify-fixpoint>,"
+    "function(sroa,early-cse,sccp,simplifycfg,instcombine<no-verify-fixpoint>,"
     "simplifycfg)";
 
 /// What a tier-2 compile (or `vmjit ir`) lowers with, from the options.
@@ -161,8 +163,19 @@ struct TierManager::Impl {
   /// What counted tier-1 code reads and writes.
   std::unique_ptr<baseline::TierUpSite[]> Sites;
 
-  mutable std::mutex Mutex; // Stats, Units, BaselineUnits
+  /// Type feedback (TierController::feedback): per function, a byte per
+  /// parameter, then one per instruction. Never resized (VMs hold
+  /// pointers into it).
+  std::vector<std::vector<uint8_t>> Feedback;
+
+  mutable std::mutex Mutex; // what follows
   std::vector<FunctionJITStats> Stats;
+  /// Uncounted tier-1 code that speculative tier-2 code deoptimizes to.
+  std::vector<vm::NativeFn> DeoptTargets;
+  /// Per function: failed guards per site, and the sites compiled
+  /// generically since they failed kDeoptLimit times.
+  std::vector<std::map<int64_t, uint32_t>> DeoptCounts;
+  std::vector<std::set<int64_t>> GenericSites;
   std::vector<std::unique_ptr<CompiledUnit>> Units;
   std::vector<std::unique_ptr<baseline::BaselineCode>> BaselineUnits;
 
@@ -332,6 +345,138 @@ void TierManager::compileInBackground(int64_t Func,
   I->Stats[K].Compiling = false;
 }
 
+//===----------------------------------------------------------------------===//
+// Speculation and deoptimization
+//===----------------------------------------------------------------------===//
+
+uint8_t *TierManager::feedback(int64_t Func) noexcept {
+  std::vector<uint8_t> &F = I->Feedback[static_cast<size_t>(Func)];
+  return F.empty() || !Opts.Speculate ? nullptr : F.data();
+}
+
+namespace {
+/// Deopt stress: the kind assumed at a site, whatever was seen there (an
+/// int, a float or None, by a hash of the site).
+uint8_t stressKind(int64_t Func, int64_t Index) {
+  static constexpr uint8_t Kinds[] = {vm::kind::Int, vm::kind::Float,
+                                      vm::kind::None};
+  const uint64_t H =
+      XXH3_64bits_withSeed(&Index, sizeof(Index), static_cast<uint64_t>(Func));
+  return Kinds[H % 3];
+}
+} // namespace
+
+std::optional<FunctionSpeculation>
+TierManager::speculationFor(int64_t Func, bool NeedTarget) {
+  const vm::FunctionInfo &F = I->Exe->function(Func);
+  if (!Opts.Speculate || lowersFlat(F, loweringOptions(Opts)))
+    return std::nullopt;
+  if (NeedTarget && !deoptTarget(Func))
+    return std::nullopt;
+  const std::vector<uint8_t> &Seen = I->Feedback[static_cast<size_t>(Func)];
+  std::set<int64_t> Generic;
+  {
+    std::lock_guard Lock(I->Mutex);
+    Generic = I->GenericSites[static_cast<size_t>(Func)];
+  }
+  // Feedback is read as it is now: a kind seen once is enough to assume
+  // it, two kinds assume nothing.
+  auto Assumed = [&](size_t Slot, int64_t Site) -> uint8_t {
+    if (Generic.count(Site))
+      return 0;
+    if (Opts.DeoptStress)
+      return stressKind(Func, static_cast<int64_t>(Slot));
+    const uint8_t K = std::atomic_ref<const uint8_t>(Seen[Slot])
+                          .load(std::memory_order_relaxed);
+    return guardableKind(K) ? K : 0;
+  };
+  FunctionSpeculation S;
+  for (int64_t K = 0; K < F.NumParams; ++K)
+    S.Params.push_back(Assumed(static_cast<size_t>(K), 0));
+  for (int64_t PC = 0; PC < F.numInstrs(); ++PC)
+    S.Results.push_back(Assumed(static_cast<size_t>(F.NumParams + PC), PC));
+  S.GenericEntries.assign(Generic.begin(), Generic.end());
+  return S;
+}
+
+vm::NativeFn TierManager::deoptTarget(int64_t Func) {
+  const size_t K = static_cast<size_t>(Func);
+  {
+    std::lock_guard Lock(I->Mutex);
+    if (I->DeoptTargets[K])
+      return I->DeoptTargets[K];
+  }
+  if (!baseline::available())
+    return nullptr;
+  baseline::BaselineOptions BO; // uncounted: a deoptimized frame stays
+  BO.InlineBuiltins = Opts.InlineBuiltins;
+  BO.PerfMap = Opts.PerfSupport;
+  std::unique_ptr<baseline::BaselineCode> Code;
+  try {
+    Code = baseline::compileBaseline(*I->Exe, Func, I->Bind.Callees, BO);
+  } catch (const std::exception &E) {
+    logger().debug("function '{}' is not speculated on: no tier-1 code to "
+                   "deoptimize to: {}",
+                   I->Exe->function(Func).Name, E.what());
+    return nullptr;
+  }
+  std::lock_guard Lock(I->Mutex);
+  if (!I->DeoptTargets[K]) {
+    I->DeoptTargets[K] = Code->entry();
+    I->BaselineUnits.push_back(std::move(Code));
+  }
+  return I->DeoptTargets[K];
+}
+
+int TierManager::deoptimize(vm::NativeContext *Ctx, Any *Regs,
+                            const Any *Consts,
+                            std::atomic<FunctionObj *> *Funcs, int64_t Site,
+                            int64_t ResumePC) {
+  const int64_t Func = Ctx->Func;
+  const size_t K = static_cast<size_t>(Func);
+  vm::NativeFn Target;
+  bool Again = false;
+  {
+    std::lock_guard Lock(I->Mutex);
+    ++I->Stats[K].Deopts;
+    Target = I->DeoptTargets[K]; // set before any code speculated on it
+    try {
+      if (++I->DeoptCounts[K][Site] == kDeoptLimit) {
+        I->GenericSites[K].insert(Site);
+        Again = true;
+      }
+    } catch (const std::exception &) {
+      // Out of memory: the site stays speculated; the frame goes on.
+    }
+  }
+  if (Again) {
+    try {
+      logger().debug("function '{}' deoptimized {} times at instruction "
+                     "{}: compiling it again with that site generic",
+                     I->Exe->function(Func).Name, kDeoptLimit, Site);
+      recompile(Func);
+    } catch (const std::exception &E) {
+      logger().warn("cannot compile function '{}' again: {}",
+                    I->Exe->function(Func).Name, E.what());
+    }
+  }
+  return Target(Ctx, Regs, Consts, Funcs, ResumePC);
+}
+
+void TierManager::recompile(int64_t Func) {
+  {
+    std::lock_guard Lock(I->Mutex);
+    ++I->Stats[static_cast<size_t>(Func)].Recompiles;
+  }
+  if (!Opts.Background) {
+    compileNow({Func});
+    return;
+  }
+  submitCompile(this, [this, Func](const CancelFlag &Cancel) {
+    compileInBackground(Func, Cancel);
+  });
+}
+
 void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
   // Compiled mode: the functions tier 2 wins on go in one unit; the others
   // run tier-1 code, which is faster there and compiles in microseconds.
@@ -406,9 +551,15 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
   try {
     LoweringOptions LO = loweringOptions(Opts);
     LO.Cancel = Cancel;
+    for (int64_t K : Funcs)
+      if (std::optional<FunctionSpeculation> S =
+              speculationFor(K, /*NeedTarget=*/true))
+        LO.Speculate[K] = std::move(*S);
     L = lowerFunctions(Exe, Funcs, I->Bind.Callees, LO);
     for (const auto &[Name, Addr] : runtimeHelperSymbols())
       L.Absolute[Name] = Addr;
+    L.Absolute[kDeoptHelper] = reinterpret_cast<uint64_t>(&vmjit_tier2_deopt);
+    L.Absolute[kDeoptManager] = reinterpret_cast<uint64_t>(this);
     // The key covers everything the object code depends on.
     const HostInfo &H = hostInfo();
     std::string Key = fmt::format("vmjit-jit-5|build {}|llvm {}|{}|{}|{}|O{}|",
@@ -484,8 +635,11 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
 
 std::string TierManager::irText(int64_t Func, bool Optimized) {
   std::vector<int64_t> Funcs = {Func};
-  LoweredModule L =
-      lowerFunctions(*I->Exe, Funcs, I->Bind.Callees, loweringOptions(Opts));
+  LoweringOptions LO = loweringOptions(Opts);
+  if (std::optional<FunctionSpeculation> S =
+          speculationFor(Func, /*NeedTarget=*/false))
+    LO.Speculate[Func] = std::move(*S);
+  LoweredModule L = lowerFunctions(*I->Exe, Funcs, I->Bind.Callees, LO);
   if (Optimized)
     Eng->optimize(*L.Module);
   return moduleText(*L.Module);
@@ -514,12 +668,14 @@ public:
     EO.DebuggerSupport = Opts.DebuggerSupport;
     // Baseline mode's tier-1 code does not count toward tier 2; the
     // other modes share code.
-    std::string Key = fmt::format(
-        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
-        static_cast<const void *>(&VM.executable()), B.Key, engineKey(EO),
-        Opts.PromoteLimit, Opts.Threshold, Opts.BaselineThreshold,
-        Opts.UseBaseline, Opts.Mode == vm::ExecMode::Baseline, Opts.Background,
-        Opts.FailCompilesForTesting);
+    std::string Key =
+        fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
+                    static_cast<const void *>(&VM.executable()), B.Key,
+                    engineKey(EO), Opts.PromoteLimit, Opts.Threshold,
+                    Opts.BaselineThreshold, Opts.UseBaseline,
+                    Opts.Mode == vm::ExecMode::Baseline, Opts.Background,
+                    Opts.FailCompilesForTesting) +
+        fmt::format("|{}|{}", Opts.Speculate, Opts.DeoptStress);
     std::lock_guard Lock(Mutex);
     // Expired keys go, or a process making executables grows without end.
     std::erase_if(Managers, [](const auto &KV) { return KV.second.expired(); });
@@ -554,6 +710,16 @@ public:
                         static_cast<int64_t>(K)};
     }
     M->I->Stats.resize(N);
+    M->I->DeoptTargets.assign(N, nullptr);
+    M->I->DeoptCounts.resize(N);
+    M->I->GenericSites.resize(N);
+    M->I->Feedback.resize(N);
+    for (size_t K = 0; K < N; ++K) {
+      const vm::FunctionInfo &F = VM.executable().functions()[K];
+      if (F.Kind == vm::FunctionKind::Bytecode)
+        M->I->Feedback[K].assign(
+            static_cast<size_t>(F.NumParams + F.numInstrs()), 0);
+    }
     M->I->Bind = std::move(B);
     static std::once_flag AtExit;
     std::call_once(AtExit, [] { std::atexit(stopBackgroundCompiles); });
@@ -583,6 +749,9 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   fromEnv(Opts.Threshold, "VMJIT_TIER_THRESHOLD", kDefaultTierThreshold);
   fromEnv(Opts.BaselineThreshold, "VMJIT_BASELINE_THRESHOLD",
           kDefaultBaselineThreshold);
+  if (const char *Env = std::getenv("VMJIT_DEOPT_STRESS");
+      Env && std::string_view(Env) == "1")
+    Opts.DeoptStress = true;
   if (Opts.NoCache)
     Opts.CacheDir.clear();
   else if (Opts.CacheDir.empty())
@@ -650,6 +819,14 @@ TierManager *tierManagerOf(const vm::VirtualMachine &VM) {
 }
 
 } // namespace vmjit::jit
+
+extern "C" int vmjit_tier2_deopt(void *Manager, vmjit::vm::NativeContext *Ctx,
+                                 vmjit::Any *Regs, const vmjit::Any *Consts,
+                                 std::atomic<vmjit::FunctionObj *> *Funcs,
+                                 int64_t Site, int64_t ResumePC) {
+  return static_cast<vmjit::jit::TierManager *>(Manager)->deoptimize(
+      Ctx, Regs, Consts, Funcs, Site, ResumePC);
+}
 
 extern "C" void vmjit_baseline_hot(void *P) {
   auto *Site = static_cast<vmjit::jit::baseline::TierUpSite *>(P);

@@ -103,6 +103,10 @@ ordered_json functionRow(const vm::FunctionStats &F) {
       E["cache_load_ms"] = JS->CacheLoadMs;
     if (JS->UnitFunctions > 1)
       E["unit_functions"] = JS->UnitFunctions;
+    if (JS->Compiled && !JS->AheadOfTime) {
+      E["deopts"] = JS->Deopts;
+      E["tier2_recompiles"] = JS->Recompiles;
+    }
     if (!F.Tier2State.empty())
       E["tier2"] = F.Tier2State;
     if (JS->Failed)

@@ -150,6 +150,8 @@ void VirtualMachine::setTierController(std::shared_ptr<TierController> T) {
     IsNative[I] = 0;
   }
   Tier = std::move(T);
+  for (size_t I = 0; I < Feedback.size(); ++I)
+    Feedback[I] = Tier ? Tier->feedback(static_cast<int64_t>(I)) : nullptr;
   dropRetiredPoolEntries();
 }
 

@@ -97,6 +97,7 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E,
   OSREntries.assign(N, 0);
   IsNative.assign(N, 0);
   CallsBeforeNative.assign(N, 0);
+  Feedback.assign(N, nullptr);
   Profile.resize(N);
   Stateful->InterpEntries.assign(N, nullptr);
   Stateful->TvmCompiled.assign(N, 0);
@@ -446,6 +447,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
             ++VM.CallCounts[static_cast<size_t>(Callee)];
           if (Rc != 0) [[unlikely]]
             return fail(takeRaisedError());
+          noteResult(F->Func, PC, Result.type_index);
           moveIntoRegister(Dst, Result);
         }
         if (DstReg == kVoidRegister)
@@ -504,10 +506,12 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
       Off = Offsets + Exe.function(F->Func).StartInstr;
       R = F->Regs;
       PC = F->PC;
-      if (Done.ResultDst == kVoidRegister)
+      if (Done.ResultDst == kVoidRegister) {
         detail::releaseValue(RetVal);
-      else
+      } else {
+        noteResult(F->Func, PC, RetVal.type_index);
         moveIntoRegister(R[Done.ResultDst], RetVal);
+      }
       ++PC;
     }
   } catch (const Error &E) {

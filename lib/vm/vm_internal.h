@@ -246,6 +246,9 @@ public:
                  RegName ResultDst, bool Boundary) {
     const int64_t NumRegs = Exe.function(Func).RegisterFileSize;
     Any *R = VM.enterFrame(Func, Args, NumArgs, /*Native=*/false);
+    if (uint8_t *Fb = VM.Feedback[static_cast<size_t>(Func)])
+      for (int64_t K = 0; K < NumArgs; ++K)
+        kind::note(Fb[K], Args[K].raw().type_index);
     try {
       VM.Frames.push_back({Func, 0, R, NumRegs, ResultDst, Boundary});
     } catch (...) {
@@ -272,6 +275,13 @@ private:
   int fail(Error E) noexcept;
   int callSlow(Frame &F, const Word *I, const AnyView *Args, int64_t N,
                Any &Dst);
+  /// Records the kind of the result of the call at `PC` of `Func` as type
+  /// feedback, when the JIT wants it (TierController::feedback).
+  void noteResult(int64_t Func, int64_t PC, int32_t TypeIndex) noexcept {
+    if (uint8_t *Fb = VM.Feedback[static_cast<size_t>(Func)])
+      kind::note(Fb[Exe.function(Func).NumParams + PC], TypeIndex);
+  }
+
 public:
   /// The JIT tier at a call of bytecode function `Func` (its `Count`th):
   /// adopts native code if it is ready (returns true), else reports the

@@ -152,6 +152,25 @@ struct CalleeBinding {
 /// one rule behind CountAtCall and TierController::countsEveryCall.
 bool inlinesUncounted(const CalleeBinding &B, std::string_view Name);
 
+/// What tier 2 assumes of one function (docs/jit.md#speculation-and-
+/// deoptimization). Kinds are vm::kind bits; a guard is emitted for an
+/// assumption of one scalar kind (None, Int, Bool, Float), 0 assumes
+/// nothing. A failing guard deoptimizes: the registers are written back to
+/// the frame and the call of the deoptimization helper
+/// (runtime_helpers.h: kDeoptHelper, with the manager kDeoptManager) goes
+/// on in tier 1 at that instruction.
+struct FunctionSpeculation {
+  /// Per parameter: its kind on entry (guarded at pc 0).
+  std::vector<uint8_t> Params;
+  /// Per instruction: for a call that is not inlined, the kind of its
+  /// result (guarded after the call; tier 1 goes on at the next pc).
+  std::vector<uint8_t> Results;
+  /// Loop headers whose on-stack-replacement entry guards nothing (their
+  /// guards failed too often); every other loop header guards the
+  /// registers whose kind the inference knows there.
+  std::vector<int64_t> GenericEntries;
+};
+
 struct LoweringOptions {
   /// Inline builtins (off: every call is a call).
   bool InlineBuiltins = true;
@@ -163,6 +182,9 @@ struct LoweringOptions {
   /// Checked every 256 instructions when set: once it is, lowering stops
   /// by throwing std::runtime_error(kCompileAbandoned) (engine.h).
   const std::atomic<bool> *Cancel = nullptr;
+  /// Functions lowered with speculation (promoted ones only: a flat
+  /// function ignores its entry).
+  std::map<int64_t, FunctionSpeculation> Speculate;
 };
 
 /// Whether `F` is lowered flat (registers not promoted) under `Opts`.

@@ -22,10 +22,12 @@
 #define VMJIT_JIT_TIER_MANAGER_H
 
 #include "vmjit/jit/engine.h"
+#include "vmjit/jit/lowering.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,7 +72,22 @@ struct JITOptions {
   bool Background = true;
   /// Testing: make every tier-2 compile fail, to exercise the fallback.
   bool FailCompilesForTesting = false;
+  /// Tier 2 speculates on the kinds of value the interpreter saw
+  /// (parameters, call results) and on its own kind inference at loop
+  /// entries, guarding each assumption; a failed guard deoptimizes to
+  /// tier 1 (docs/jit.md#speculation-and-deoptimization).
+  bool Speculate = true;
+  /// Testing: tier 2 speculates from deliberately wrong feedback (every
+  /// parameter and call result assumed to be an int, a float or None,
+  /// whatever was seen), so that its guards fail and frames deoptimize
+  /// all over; results, errors and steps must not change. Also set by
+  /// VMJIT_DEOPT_STRESS=1.
+  bool DeoptStress = false;
 };
+
+/// After this many failed guards at one site, tier 2 compiles the
+/// function again with that site generic.
+inline constexpr uint32_t kDeoptLimit = 3;
 
 /// What the JIT did for one function (the VM layer's TierStats).
 using FunctionJITStats = vm::TierStats;
@@ -140,6 +157,13 @@ public:
   void drain();
 
   FunctionJITStats stats(int64_t Func) const;
+  uint8_t *feedback(int64_t Func) noexcept override;
+  /// A guard failed at `Site` of the frame `Ctx` runs (vmjit_tier2_deopt):
+  /// counts it, recompiles the function once the site failed kDeoptLimit
+  /// times, and goes on in tier-1 code at `ResumePC`.
+  int deoptimize(vm::NativeContext *Ctx, Any *Regs, const Any *Consts,
+                 std::atomic<FunctionObj *> *Funcs, int64_t Site,
+                 int64_t ResumePC);
   vm::TierStats tierStats(int64_t Func) const override { return stats(Func); }
   bool countsEveryCall(int64_t Func) const noexcept override;
   const JITOptions &options() const noexcept { return Opts; }
@@ -156,6 +180,14 @@ private:
   /// A job of the compile pool: compiles `Func` at tier 2 unless `Cancel`
   /// stops it.
   void compileInBackground(int64_t Func, const std::atomic<bool> &Cancel);
+  /// What tier 2 speculates for `Func` (null: nothing: no tier-1 code to
+  /// deoptimize to when `NeedTarget`, speculation off, a flat function).
+  std::optional<FunctionSpeculation> speculationFor(int64_t Func,
+                                                    bool NeedTarget);
+  /// The uncounted tier-1 code `Func` deoptimizes to, made on first use.
+  vm::NativeFn deoptTarget(int64_t Func);
+  /// Compiles `Func` at tier 2 again (its generic sites grew).
+  void recompile(int64_t Func);
   struct Impl;
   std::unique_ptr<Impl> I;
   JITOptions Opts;

@@ -86,6 +86,46 @@ static_assert(offsetof(NativeContext, CallCounts) == 48);
 using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,
                          std::atomic<FunctionObj *> *Funcs, int64_t EntryPC);
 
+/// Kinds of value, one bit each: the lattice of type feedback and of tier
+/// 2's type inference (docs/jit.md#speculation-and-deoptimization).
+namespace kind {
+inline constexpr uint8_t None = 1, Int = 2, Bool = 4, Float = 8, Object = 16,
+                         Other = 32, Any = 63;
+/// The kind of a value of type index `TypeIndex`.
+constexpr uint8_t of(int32_t TypeIndex) noexcept {
+  switch (TypeIndex) {
+  case kVMJITNone:
+    return None;
+  case kVMJITInt:
+    return Int;
+  case kVMJITBool:
+    return Bool;
+  case kVMJITFloat:
+    return Float;
+  default:
+    return TypeIndex >= kVMJITStaticObjectBegin ? Object : Other;
+  }
+}
+/// The type index of a scalar kind (None, Int, Bool, Float), else -1.
+constexpr int32_t typeIndexOf(uint8_t K) noexcept {
+  return K == None    ? kVMJITNone
+         : K == Int   ? kVMJITInt
+         : K == Bool  ? kVMJITBool
+         : K == Float ? kVMJITFloat
+                      : -1;
+}
+/// Adds the kind of `TypeIndex` to a feedback slot. Threads sharing the
+/// slot race: a relaxed load and store, no read-modify-write (a lost bit
+/// only costs a deoptimization later).
+inline void note(uint8_t &Slot, int32_t TypeIndex) noexcept {
+  std::atomic_ref<uint8_t> A(Slot);
+  const uint8_t Seen = A.load(std::memory_order_relaxed);
+  const uint8_t K = of(TypeIndex);
+  if ((Seen & K) == 0) [[unlikely]]
+    A.store(static_cast<uint8_t>(Seen | K), std::memory_order_relaxed);
+}
+} // namespace kind
+
 /// The TypeError of an `if` whose condition is not an int or a bool: one
 /// message for every tier.
 Error ifConditionError(const VMJITAny &Cond);
@@ -127,6 +167,12 @@ struct TierStats {
   int64_t UnitFunctions = 0;
   /// Frames that moved from tier 1 into tier 2 at a backward jump.
   uint64_t Tier2OsrEntries = 0;
+  /// Tier-2 guards that failed: the frame went on in tier 1
+  /// (deoptimization).
+  uint64_t Deopts = 0;
+  /// Tier-2 compiles made again with sites that deoptimized too often
+  /// compiled generically.
+  uint64_t Recompiles = 0;
   /// Calls that ran tier-1 code that counts toward tier 2 (tiered mode;
   /// in baseline mode every native call runs tier 1).
   uint64_t BaselineCalls = 0;
@@ -157,6 +203,14 @@ public:
   virtual void requestCompile(VirtualMachine &VM, int64_t Func) = 0;
   /// What the tier did for bytecode function `Func` so far.
   virtual TierStats tierStats(int64_t Func) const = 0;
+  /// Where the interpreter records the kinds of value (kind::note) that
+  /// `Func` sees: one byte per parameter, then one per instruction (the
+  /// result of the call there); null: no feedback wanted. Lives as long as
+  /// the controller; read when the controller is attached.
+  virtual uint8_t *feedback(int64_t Func) noexcept {
+    (void)Func;
+    return nullptr;
+  }
   /// Whether the VM's count of `Func` includes every call its native code
   /// makes: false for a builtin the code runs inline without counting
   /// (inlinedWithoutCount).

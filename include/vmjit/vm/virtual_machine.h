@@ -342,6 +342,9 @@ private:
   std::vector<uint64_t> OSREntries;
   std::vector<char> IsNative;
   std::vector<uint64_t> CallsBeforeNative;
+  /// Per function: where the interpreter records type feedback
+  /// (TierController::feedback), or null.
+  std::vector<uint8_t *> Feedback;
   /// Frames of native code on the stack (they have no interpreter Frame).
   int64_t NativeDepth = 0;
   /// The one frame entry of the interpreter and native code: checks the

@@ -1,0 +1,183 @@
+//===- kind_inference.cpp - The kinds of value each register holds --------===//
+
+#include "kind_inference.h"
+#include "vmjit/vm/native_code.h"
+
+#include <bit>
+#include <deque>
+
+namespace vmjit::jit {
+
+namespace kind = vm::kind;
+namespace scalar = kernels::scalar;
+using vm::Arg;
+using vm::ArgKind;
+using vm::InstrView;
+using vm::Opcode;
+
+bool guardableKind(uint8_t K) {
+  return std::popcount(K) == 1 && kind::typeIndexOf(K) >= 0;
+}
+
+namespace {
+
+constexpr uint8_t kIntLike = kind::Int | kind::Bool;
+constexpr uint8_t kNumeric = kIntLike | kind::Float;
+
+class Inference {
+public:
+  Inference(const vm::Executable &Exe, int64_t Func,
+            const std::vector<CalleeBinding> &Callees, bool InlineBuiltins,
+            const FunctionSpeculation &Spec)
+      : Exe(Exe), F(Exe.function(Func)), Callees(Callees),
+        InlineBuiltins(InlineBuiltins), Spec(Spec) {}
+
+  KindTable run();
+
+private:
+  uint8_t argKinds(const std::vector<uint8_t> &In, Arg A) const;
+  /// The kinds a call's result may have, given the registers before it.
+  uint8_t resultKinds(int64_t PC, InstrView I,
+                      const std::vector<uint8_t> &In) const;
+  /// Merges `In` into the state before `PC`; true if it grew.
+  bool join(KindTable &T, int64_t PC, const std::vector<uint8_t> &In) const;
+
+  const vm::Executable &Exe;
+  const vm::FunctionInfo &F;
+  const std::vector<CalleeBinding> &Callees;
+  bool InlineBuiltins;
+  const FunctionSpeculation &Spec;
+};
+
+uint8_t Inference::argKinds(const std::vector<uint8_t> &In, Arg A) const {
+  switch (A.kind()) {
+  case ArgKind::Register:
+    if (A.value() == vm::kVoidRegister)
+      return kind::None;
+    if (A.value() == vm::kVMRegister)
+      return kind::Other;
+    return In[static_cast<size_t>(A.value())];
+  case ArgKind::Immediate:
+    return kind::Int;
+  case ArgKind::ConstIdx:
+    return kind::of(
+        Exe.constants()[static_cast<size_t>(A.value())].typeIndex());
+  case ArgKind::FuncIdx:
+    return kind::Object;
+  }
+  return kind::Any;
+}
+
+uint8_t Inference::resultKinds(int64_t PC, InstrView I,
+                               const std::vector<uint8_t> &In) const {
+  const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
+  const int64_t N = I.callNumArgs();
+  auto Arg = [&](int64_t K) { return argKinds(In, I.callArg(K)); };
+  const InlineBuiltin W = InlineBuiltins ? Bind.Inline : InlineBuiltin::None;
+  if (W == InlineBuiltin::NullValue && N == 0)
+    return kind::None;
+  if (W == InlineBuiltin::Copy && N == 1)
+    return Arg(0);
+  if (W == InlineBuiltin::ReadIfCond && N == 1)
+    return (Arg(0) & ~kIntLike) ? kind::Any : kind::Bool;
+  if (std::optional<scalar::Op> Op = scalarOpOf(W);
+      Op && N == scalar::arity(*Op)) {
+    // The standard scalar.* functions (the only ones bound inline) return
+    // a bool from a comparison or `not`, else an int from ints and bools
+    // and a float when an operand is a float; anything else raises.
+    if (scalar::returnsBool(*Op))
+      return kind::Bool;
+    uint8_t All = 0;
+    bool AllIntLike = true, AllNumeric = true;
+    for (int64_t K = 0; K < N; ++K) {
+      All |= Arg(K);
+      AllIntLike = AllIntLike && (Arg(K) & kIntLike);
+      AllNumeric = AllNumeric && (Arg(K) & kNumeric);
+    }
+    uint8_t Out = AllIntLike ? kind::Int : 0;
+    if ((All & kind::Float) && AllNumeric)
+      Out |= kind::Float;
+    return Out;
+  }
+  if (W != InlineBuiltin::None)
+    return kind::Any;
+  // A call tier 2 makes: what the speculation assumes, or anything.
+  const uint8_t S =
+      Spec.Results.empty() ? 0 : Spec.Results[static_cast<size_t>(PC)];
+  return guardableKind(S) ? S : kind::Any;
+}
+
+bool Inference::join(KindTable &T, int64_t PC,
+                     const std::vector<uint8_t> &In) const {
+  std::vector<uint8_t> &S = T[static_cast<size_t>(PC)];
+  bool Grew = false;
+  for (size_t R = 0; R < S.size(); ++R) {
+    const uint8_t Merged = S[R] | In[R];
+    Grew = Grew || Merged != S[R];
+    S[R] = Merged;
+  }
+  return Grew;
+}
+
+KindTable Inference::run() {
+  const int64_t N = F.numInstrs();
+  const size_t NumRegs = static_cast<size_t>(F.RegisterFileSize);
+  KindTable T(static_cast<size_t>(N), std::vector<uint8_t>(NumRegs, 0));
+  if (N == 0)
+    return T;
+  std::vector<uint8_t> Entry(NumRegs, kind::None);
+  for (int64_t K = 0; K < F.NumParams && K < F.RegisterFileSize; ++K) {
+    const uint8_t S =
+        K < static_cast<int64_t>(Spec.Params.size()) ? Spec.Params[K] : 0;
+    Entry[static_cast<size_t>(K)] = guardableKind(S) ? S : kind::Any;
+  }
+  std::deque<int64_t> Work;
+  std::vector<char> Queued(static_cast<size_t>(N), 0);
+  std::vector<char> Reached(static_cast<size_t>(N), 0);
+  auto Push = [&](int64_t PC, const std::vector<uint8_t> &In) {
+    if (PC < 0 || PC >= N)
+      return;
+    const size_t K = static_cast<size_t>(PC);
+    const bool First = !Reached[K];
+    Reached[K] = 1;
+    if ((join(T, PC, In) || First) && !Queued[K]) {
+      Queued[K] = 1;
+      Work.push_back(PC);
+    }
+  };
+  Push(0, Entry);
+  while (!Work.empty()) {
+    const int64_t PC = Work.front();
+    Work.pop_front();
+    Queued[static_cast<size_t>(PC)] = 0;
+    std::vector<uint8_t> Out = T[static_cast<size_t>(PC)];
+    InstrView I = Exe.instr(F.StartInstr + PC);
+    switch (I.opcode()) {
+    case Opcode::Call:
+      if (I.callDst() != vm::kVoidRegister)
+        Out[static_cast<size_t>(I.callDst())] = resultKinds(PC, I, Out);
+      Push(PC + 1, Out);
+      break;
+    case Opcode::Ret:
+      break;
+    case Opcode::Goto:
+      Push(PC + I.gotoOffset(), Out);
+      break;
+    case Opcode::If:
+      Push(PC + 1, Out);
+      Push(PC + I.ifFalseOffset(), Out);
+      break;
+    }
+  }
+  return T;
+}
+
+} // namespace
+
+KindTable inferKinds(const vm::Executable &Exe, int64_t Func,
+                     const std::vector<CalleeBinding> &Callees,
+                     bool InlineBuiltins, const FunctionSpeculation &Spec) {
+  return Inference(Exe, Func, Callees, InlineBuiltins, Spec).run();
+}
+
+} // namespace vmjit::jit
