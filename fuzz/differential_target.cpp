@@ -2,11 +2,16 @@
 //
 // runDifferentialInput: a generated program (program_generator.h) runs on
 // fresh VMs in bytecode mode, compiled mode (every function through the
-// JIT before the first call) and tiered mode (threshold 1, compiles on the
+// JIT before the first call), tiered mode (threshold 1, and threshold 3 so
+// that tier 2 speculates on what the interpreter saw; compiles on the
 // calling thread, so tier-up and on-stack replacement happen
-// deterministically mid-run). main is called twice on each VM (the second
-// call runs after any error and, tiered, on native code). Every mode must
-// give the same value or the same error: kind, message and frames.
+// deterministically mid-run) and compiled mode under deopt stress (tier 2
+// speculating wrongly on purpose). main is called five times on each VM:
+// with its int argument twice, then with a value of another kind (a float,
+// a bool, None or another int), the int, and that value again, so the
+// kinds tier 2 speculated on change between calls and its guards
+// deoptimize. Every mode must give the same values or the same errors:
+// kind, message and frames.
 //
 // Values compare structurally: ints, bools, floats by their bits (all
 // NaNs alike: the kernels do not specify NaN payloads), tuples element by
@@ -35,6 +40,7 @@
 #include <fmt/format.h>
 #include <fuzzer/FuzzedDataProvider.h>
 #include <string>
+#include <vector>
 
 namespace vmjit::fuzz {
 namespace {
@@ -92,10 +98,14 @@ void describe(const Any &V, std::string &Out) {
 struct ModeSpec {
   ExecMode Mode;
   int OptLevel;
+  int64_t Threshold = 1;
+  bool DeoptStress = false;
 };
 
-/// The results of two calls of main on a fresh VM in `M`.
-std::string runIn(const GeneratedProgram &G, const ModeSpec &M) {
+/// The results of the calls of main (with `Args`, in order) on a fresh VM
+/// in `M`.
+std::string runIn(const GeneratedProgram &G, const ModeSpec &M,
+                  const std::vector<Any> &Args) {
   vm::VMOptions Opts;
   Opts.MaxCallDepth = kMaxCallDepth;
   Opts.Limits.MaxSteps = kMaxSteps;
@@ -104,8 +114,9 @@ std::string runIn(const GeneratedProgram &G, const ModeSpec &M) {
     jit::JITOptions J;
     J.Mode = M.Mode;
     J.OptLevel = M.OptLevel;
-    J.Threshold = 1;
+    J.Threshold = M.Threshold;
     J.Background = false;
+    J.DeoptStress = M.DeoptStress;
     jit::enableJIT(*VM, J);
     if (M.Mode == ExecMode::Compiled || M.Mode == ExecMode::Baseline)
       for (int64_t F = 0; F < int64_t(G.Exe->functions().size()); ++F)
@@ -118,9 +129,9 @@ std::string runIn(const GeneratedProgram &G, const ModeSpec &M) {
                            G.Exe->function(F).Name));
   }
   std::string Out;
-  for (int Call = 0; Call < 2; ++Call) {
+  for (const Any &Arg : Args) {
     try {
-      Any R = VM->call("main", G.Arg);
+      Any R = VM->call("main", Arg);
       Out += "value ";
       describe(R, Out);
     } catch (const Error &E) {
@@ -128,6 +139,12 @@ std::string runIn(const GeneratedProgram &G, const ModeSpec &M) {
     }
     Out += "\n";
   }
+  return Out;
+}
+
+std::string describeArg(const Any &V) {
+  std::string Out;
+  describe(V, Out);
   return Out;
 }
 
@@ -146,23 +163,47 @@ Outcome runDifferentialInput(std::span<const uint8_t> Data) {
   // The optimization level of the compiled mode: mostly 0 (fast compiles),
   // sometimes the tier-up level.
   int OptLevel = P.ConsumeIntegralInRange(0, 3) == 3 ? jit::kDefaultOptLevel : 0;
+  // The argument of another kind.
+  Any Other;
+  switch (P.ConsumeIntegralInRange(0, 3)) {
+  case 0:
+    Other = Any(static_cast<double>(G.Arg) + 0.5);
+    break;
+  case 1:
+    Other = Any(G.Arg % 2 == 0);
+    break;
+  case 2:
+    break; // None
+  default:
+    Other = Any(G.Arg + 1);
+    break;
+  }
+  const std::vector<Any> Args = {Any(G.Arg), Any(G.Arg), Other, Any(G.Arg),
+                                 Other};
   const ModeSpec Reference = {ExecMode::Bytecode, 0};
-  std::string Expected = runIn(G, Reference);
+  std::string Expected = runIn(G, Reference, Args);
   if (std::getenv("VMJIT_FUZZ_VERBOSE"))
     std::fprintf(stderr, "--- program (main(%lld)):\n%s--- bytecode:\n%s",
                  static_cast<long long>(G.Arg),
                  vm::disassemble(*G.Exe).c_str(), Expected.c_str());
-  for (const ModeSpec &M : {ModeSpec{ExecMode::Baseline, 0},
-                            ModeSpec{ExecMode::Compiled, OptLevel},
-                            ModeSpec{ExecMode::Tiered, 0}}) {
-    if (M.Mode == ExecMode::Baseline && !jit::baselineAvailable())
+  for (const ModeSpec &M :
+       {ModeSpec{ExecMode::Baseline, 0}, ModeSpec{ExecMode::Compiled, OptLevel},
+        ModeSpec{ExecMode::Tiered, 0}, ModeSpec{ExecMode::Tiered, 0, 3},
+        ModeSpec{ExecMode::Compiled, 0, 1, true}}) {
+    // Deoptimization goes to tier 1.
+    if ((M.Mode == ExecMode::Baseline || M.DeoptStress) &&
+        !jit::baselineAvailable())
       continue;
-    std::string Got = runIn(G, M);
+    std::string Got = runIn(G, M, Args);
+    const std::string Name = fmt::format(
+        "{} mode (O{}, threshold {}{})", execModeName(M.Mode), M.OptLevel,
+        M.Threshold, M.DeoptStress ? ", deopt stress" : "");
     if (Got != Expected)
-      fail(fmt::format("{} mode (O{}) disagrees with the interpreter on main({})"
+      fail(fmt::format("{} disagrees with the interpreter on main({}), "
+                       "main({}), main({}), main({}), main({})"
                        "\n--- bytecode:\n{}--- {}:\n{}--- program:\n{}",
-                       execModeName(M.Mode), M.OptLevel, G.Arg, Expected,
-                       execModeName(M.Mode), Got,
+                       Name, G.Arg, G.Arg, describeArg(Other), G.Arg,
+                       describeArg(Other), Expected, Name, Got,
                        vm::disassemble(*G.Exe)));
   }
   return Outcome::Accepted;

@@ -1478,8 +1478,18 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
     emitCallEntry();
     B.SetInsertPoint(Osr);
   }
-  BasicBlock *Default =
-      Flat ? Blocks[0] : entryAt(0, /*Guard=*/!Split && !genericEntry(0));
+  // Code is entered at pc 0 or at a loop header, never elsewhere: under
+  // Split the switch's default is unreachable, so the call's entry is the
+  // only way into pc 0 and what it knows holds there.
+  BasicBlock *Default = Flat ? Blocks[0] : nullptr;
+  if (!Flat && Split) {
+    IRBuilderBase::InsertPointGuard Keep(B);
+    Default = BasicBlock::Create(C, "entry.none", Fn);
+    B.SetInsertPoint(Default);
+    B.CreateUnreachable();
+  } else if (!Flat) {
+    Default = entryAt(0, /*Guard=*/!genericEntry(0));
+  }
   SwitchInst *Sw =
       B.CreateSwitch(EntryPC, Default, static_cast<unsigned>(LoopHeads.size()));
   for (int64_t H : LoopHeads)

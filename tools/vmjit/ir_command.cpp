@@ -1,13 +1,17 @@
-//===- ir_command.cpp - vmjit ir -------------------------------------------===//
+//===- ir_command.cpp - vmjit ir
+//-------------------------------------------===//
 //
-// vmjit ir PROG [--func NAME] [--opt] [--lib L]...: print the LLVM IR the
-// JIT makes for a bytecode function (after the optimization pipeline with
-// --opt). Packed functions are resolved as `run` would, because how a call
-// is lowered depends on what it calls.
+// vmjit ir PROG [ARG...] [--func NAME] [--opt] [--lib L]...: print the
+// LLVM IR the JIT makes for a bytecode function (after the optimization
+// pipeline with --opt). Packed functions are resolved as `run` would,
+// because how a call is lowered depends on what it calls. With arguments,
+// the function is called once with them on the interpreter first, and the
+// IR speculates on the kinds of value that call saw (docs/jit.md).
 //
 //===----------------------------------------------------------------------===//
 
 #include "command.h"
+#include "run_args.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/library.h"
 #include "vmjit/vm/program.h"
@@ -28,6 +32,7 @@ struct IrOptions {
   bool Optimized = false;
   int OptLevel = -1;
   std::vector<std::string> Libs;
+  std::vector<std::string> Args;
 };
 
 int runIr(const IrOptions &O) {
@@ -53,7 +58,16 @@ int runIr(const IrOptions &O) {
     if (O.OptLevel >= 0)
       JO.OptLevel = O.OptLevel;
     JO.Threshold = INT64_MAX; // print only, never tier up
+    JO.BaselineThreshold = INT64_MAX;
     jit::enableJIT(*VM, JO);
+    if (!O.Args.empty()) {
+      // One call on the interpreter, for its type feedback.
+      std::vector<Any> Args;
+      for (size_t I = 0; I < O.Args.size(); ++I)
+        Args.push_back(parseRunArgument(O.Args[I], I + 1));
+      std::vector<AnyView> Views(Args.begin(), Args.end());
+      VM->invoke(F, Views);
+    }
     std::string Text = jit::tierManagerOf(*VM)->irText(F, O.Optimized);
     fmt::print("{}", Text);
     return kExitOk;
@@ -73,6 +87,10 @@ void addIrCommand(CLI::App &App, Runner &Run) {
   auto O = std::make_shared<IrOptions>();
   Cmd->add_option("PROG", O->Program, "the program, any format vmjit reads (by content; - reads standard input)")
       ->required();
+  Cmd->add_option("ARG", O->Args,
+                  "arguments (as for vmjit run): the function is called once "
+                  "with them on the interpreter first, and tier 2 "
+                  "speculates on the kinds of value that call saw");
   Cmd->add_option("--func", O->Func, "the function (default: main)");
   Cmd->add_flag("--opt", O->Optimized, "after the optimization pipeline");
   Cmd->add_option("--opt-level", O->OptLevel, "optimization level, 0-3")

@@ -57,6 +57,7 @@ struct RunOptions {
   bool NoCache = false;
   bool Perf = false;
   bool Gdb = false;
+  bool DeoptStress = false;
   int64_t Repeat = 1;
   bool Json = false;
   std::string Output;
@@ -178,6 +179,7 @@ constexpr JitOptionUse kJitOptionUses[] = {
     {"--no-cache", false, true, true, "the cache holds optimized code"},
     {"--perf", true, true, true, "the interpreter makes no native code"},
     {"--gdb", false, true, true, "only optimized code is registered with GDB"},
+    {"--deopt-stress", false, true, true, "only optimized code speculates"},
 };
 
 /// Says which given options the mode makes no use of (one warning each).
@@ -318,6 +320,7 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   }
   JO.PerfSupport = O.Perf;
   JO.DebuggerSupport = O.Gdb;
+  JO.DeoptStress = O.DeoptStress;
   jit::enableJIT(*VM, JO);
 #endif
   return checkedCall(std::move(VM), O, Args);
@@ -487,6 +490,11 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                 "no on-disk object cache for this run");
   Cmd->add_flag("--perf", O->Perf, "register JIT code with perf");
   Cmd->add_flag("--gdb", O->Gdb, "register optimized JIT code with GDB");
+  Cmd->add_flag("--deopt-stress", O->DeoptStress,
+                "testing: optimized code speculates from deliberately wrong "
+                "type feedback, so that its guards fail and frames "
+                "deoptimize (also VMJIT_DEOPT_STRESS=1); results must not "
+                "change");
   Cmd->add_flag("--wait-compiles", O->WaitCompiles,
                 "after the calls, wait for the tier-2 compiles they queued "
                 "(so that --stats shows where the functions end up)");

@@ -81,7 +81,9 @@ except (OSError, subprocess.SubprocessError):
 
 # The modes %run-all-modes runs (in this order; the first is the
 # reference): bytecode, tiered with threshold 1 so that every tier really
-# runs, then each JIT tier alone. A sanitizer build (10x the start-up cost
+# runs, then each JIT tier alone, then compiled under deopt stress (tier 2
+# speculating from wrong feedback, so that frames deoptimize to tier 1 all
+# over: docs/jit.md). A sanitizer build (10x the start-up cost
 # of each command) runs the tiered one only: it goes through the
 # interpreter and both JIT tiers, and the unit tests run every mode alone
 # under the sanitizers too.
@@ -94,4 +96,6 @@ if not config.sanitize:
         _modes.append("baseline")
     if "jit" in config.available_features:
         _modes.append("compiled")
+        if "baseline" in config.available_features:
+            _modes.append("compiled --deopt-stress")
 config.environment["VMJIT_RUN_MODES"] = ";".join(_modes)

@@ -4,8 +4,9 @@
 # itself on the interpreter (VMJIT_RUN_REFERENCE): every mode of the
 # library must agree with it on stdout, stderr and exit status. Prints the
 # output and exits with the status. Tiered mode runs without a tier
-# threshold: the library's code has no tier to climb, and the option would
-# draw a warning that it has no effect.
+# threshold and compiled mode without deopt stress: the library's code has
+# no tier to climb and does not speculate, and either option would draw a
+# warning that it has no effect.
 set -u
 vmjit=${VMJIT:-vmjit}
 prog=$1
@@ -17,5 +18,6 @@ if ! "$vmjit" compile "$prog" -o "$tmp/prog.so"; then
   exit 97
 fi
 modes="${VMJIT_RUN_MODES:-bytecode}"
-VMJIT_RUN_MODES="${modes// --tier-threshold 1/}" VMJIT_RUN_REFERENCE="$prog" \
+modes="${modes// --tier-threshold 1/}"
+VMJIT_RUN_MODES="${modes//;compiled --deopt-stress/}" VMJIT_RUN_REFERENCE="$prog" \
   "$(dirname "$0")/../../run-all-modes.sh" "$tmp/prog.so" "$@"

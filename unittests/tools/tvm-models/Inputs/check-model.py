@@ -78,7 +78,7 @@ def main():
     checked = 0
     for mode in modes:
         words = shlex.split(mode)
-        label = words[0]
+        label = "-".join(w.lstrip("-") for w in words)
         outdir = os.path.join(args.outdir, label)
         os.makedirs(outdir)
         cmd = ([args.vmjit, "run", "--mode"] + words + run_args

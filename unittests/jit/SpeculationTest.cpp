@@ -1,0 +1,207 @@
+// Tests tier 2's speculation: the interpreter's type feedback, guards at
+// entry, after calls and at on-stack-replacement entries, deoptimization
+// to tier 1 (results, errors and steps as on the interpreter), recompiles
+// of sites that deoptimize too often, and deopt stress
+// (Inputs/speculation.vmasm).
+#include "CallErrors.h"
+#include "vmjit/jit/tier_manager.h"
+#include "vmjit/runtime/error.h"
+#include "vmjit/vm/assembler.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace vmjit;
+using namespace vmjit::vm;
+using namespace vmjit::jit;
+using vmjit::jittest::errorOf;
+
+namespace {
+
+std::shared_ptr<Executable> program() {
+  static std::shared_ptr<Executable> Exe = [] {
+    std::ifstream In(VMJIT_JIT_TEST_INPUTS "/speculation.vmasm");
+    std::stringstream S;
+    S << In.rdbuf();
+    return assemble(S.str(), "speculation.vmasm");
+  }();
+  return Exe;
+}
+
+/// A tiered VM whose tier-2 compiles run at the request (deterministic):
+/// the interpreter runs BaselineThreshold calls or jumps, tier 1 the rest
+/// up to Threshold.
+std::unique_ptr<VirtualMachine> tieredVM(int64_t Threshold,
+                                         int64_t BaselineThreshold = 2,
+                                         bool Stress = false) {
+  auto VM = VirtualMachine::create(program());
+  JITOptions O;
+  O.Mode = ExecMode::Tiered;
+  O.Threshold = Threshold;
+  O.BaselineThreshold = BaselineThreshold;
+  O.Background = false;
+  O.DeoptStress = Stress;
+  enableJIT(*VM, O);
+  return VM;
+}
+
+std::unique_ptr<VirtualMachine> interpreter() {
+  return VirtualMachine::create(program());
+}
+
+/// The result (or the error) of a call, and the steps it took.
+template <typename... A>
+std::string outcome(VirtualMachine &VM, std::string_view F, A... Args) {
+  std::string Out;
+  try {
+    Any R = VM.call(F, Args...);
+    Out = R.typeIndex() == kVMJITFloat
+              ? fmt::format("float {}", R.cast<double>())
+              : fmt::format("int {}", R.cast<int64_t>());
+  } catch (const Error &E) {
+    Out = E.format();
+  }
+  return Out + fmt::format(" / {} steps", VM.stepsTaken());
+}
+
+FunctionJITStats statsOf(VirtualMachine &VM, std::string_view F) {
+  return tierManagerOf(VM)->stats(VM.functionIndex(F));
+}
+
+class SpeculationTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!baselineAvailable())
+      GTEST_SKIP() << "tier 2 deoptimizes to tier 1, absent on this target";
+  }
+};
+
+TEST_F(SpeculationTest, TheInterpreterRecordsKinds) {
+  auto VM = tieredVM(/*Threshold=*/1000, /*BaselineThreshold=*/1000);
+  EXPECT_EQ(VM->call("total", 4, 2).cast<double>(), 0 + 1 + 2.5 + 3.5);
+  TierManager *TM = tierManagerOf(*VM);
+  const int64_t Total = VM->functionIndex("total");
+  const uint8_t *Fb = TM->feedback(Total);
+  ASSERT_NE(Fb, nullptr);
+  EXPECT_EQ(Fb[0], kind::Int); // n
+  EXPECT_EQ(Fb[1], kind::Int); // k
+  // pc 4 calls pick: ints, then floats; pc 5 (s + p) likewise.
+  EXPECT_EQ(Fb[2 + 4], kind::Int | kind::Float);
+  EXPECT_EQ(Fb[2 + 2], kind::Bool); // i < n
+  // pick's own frames: its parameters, and pc 3's float.
+  const uint8_t *Pick = TM->feedback(VM->functionIndex("pick"));
+  EXPECT_EQ(Pick[0], kind::Int);
+  EXPECT_EQ(Pick[2 + 3], kind::Float);
+}
+
+TEST_F(SpeculationTest, ACallResultOfAnotherKindDeoptimizesInsideALoop) {
+  auto Ref = interpreter();
+  // Tier 2 is compiled during the first call (its loop counts toward the
+  // threshold), from feedback that saw pick return ints only.
+  auto VM = tieredVM(/*Threshold=*/20);
+  EXPECT_EQ(outcome(*VM, "total", 100, 1000),
+            outcome(*Ref, "total", 100, 1000));
+  ASSERT_TRUE(statsOf(*VM, "total").Compiled);
+  EXPECT_EQ(statsOf(*VM, "total").Deopts, 0u);
+  // Now pick's result turns into a float at i = 50, in tier 2's loop.
+  EXPECT_EQ(outcome(*VM, "total", 100, 50), outcome(*Ref, "total", 100, 50));
+  EXPECT_EQ(statsOf(*VM, "total").Deopts, 1u);
+  EXPECT_EQ(statsOf(*VM, "total").Recompiles, 0u);
+  // Errors after a deoptimization are the interpreter's, frames included.
+  EXPECT_EQ(errorOf(*VM, "total", 10, Any(nullptr)),
+            errorOf(*Ref, "total", 10, Any(nullptr)));
+}
+
+TEST_F(SpeculationTest, ASiteThatKeepsDeoptimizingIsCompiledGenerically) {
+  auto Ref = interpreter();
+  auto VM = tieredVM(/*Threshold=*/20);
+  EXPECT_EQ(outcome(*VM, "total", 100, 1000),
+            outcome(*Ref, "total", 100, 1000));
+  for (uint32_t K = 1; K <= kDeoptLimit; ++K) {
+    EXPECT_EQ(outcome(*VM, "total", 30, 5), outcome(*Ref, "total", 30, 5));
+    EXPECT_EQ(statsOf(*VM, "total").Deopts, K);
+  }
+  // The kDeoptLimit-th failure recompiled the function with the site
+  // generic: floats from pick no longer deoptimize.
+  EXPECT_EQ(statsOf(*VM, "total").Recompiles, 1u);
+  for (int K = 0; K < 3; ++K)
+    EXPECT_EQ(outcome(*VM, "total", 30, 5), outcome(*Ref, "total", 30, 5));
+  EXPECT_EQ(statsOf(*VM, "total").Deopts, kDeoptLimit);
+}
+
+TEST_F(SpeculationTest, AParameterOfAnotherKindDeoptimizesAtEntry) {
+  auto Ref = interpreter();
+  auto VM = tieredVM(/*Threshold=*/20);
+  EXPECT_EQ(outcome(*VM, "scale", 3, 100), outcome(*Ref, "scale", 3, 100));
+  ASSERT_TRUE(statsOf(*VM, "scale").Compiled);
+  EXPECT_EQ(outcome(*VM, "scale", 1.5, 100), outcome(*Ref, "scale", 1.5, 100));
+  EXPECT_EQ(statsOf(*VM, "scale").Deopts, 1u);
+  EXPECT_EQ(errorOf(*VM, "scale", Any(nullptr), 3),
+            errorOf(*Ref, "scale", Any(nullptr), 3));
+}
+
+TEST_F(SpeculationTest, AnOsrEntryGuardsTheLoopsRegisters) {
+  // One VM's calls make the feedback (x an int) and the tier-1 code.
+  auto Warm = tieredVM(/*Threshold=*/1000);
+  for (int K = 0; K < 3; ++K)
+    EXPECT_EQ(Warm->call("scale", 2, 10).cast<int64_t>(), 20);
+  // A second VM shares the code: its first call runs counted tier-1 code
+  // with x a float, which compiles tier 2 (for ints) at the threshold and
+  // enters it at the loop header, where the guards send the frame back.
+  auto Ref = interpreter();
+  auto VM = tieredVM(/*Threshold=*/1000);
+  EXPECT_EQ(outcome(*VM, "scale", 0.25, 3000),
+            outcome(*Ref, "scale", 0.25, 3000));
+  FunctionJITStats S = statsOf(*VM, "scale");
+  EXPECT_TRUE(S.Compiled);
+  EXPECT_EQ(S.Tier2OsrEntries, 1u);
+  EXPECT_EQ(S.Deopts, 1u);
+}
+
+TEST_F(SpeculationTest, DeoptimizationInsideACallChain) {
+  auto Ref = interpreter();
+  // The interpreter runs the two outermost frames of the first call; their
+  // feedback exists once they return, before the third call reaches the
+  // threshold.
+  auto VM = tieredVM(/*Threshold=*/100);
+  for (int K = 0; K < 3; ++K)
+    EXPECT_EQ(outcome(*VM, "chain", 40, 1000),
+              outcome(*Ref, "chain", 40, 1000));
+  ASSERT_TRUE(statsOf(*VM, "chain").Compiled);
+  EXPECT_EQ(statsOf(*VM, "chain").Deopts, 0u);
+  // Every frame deeper than 20 gets a float from pick.
+  EXPECT_EQ(outcome(*VM, "chain", 40, 20), outcome(*Ref, "chain", 40, 20));
+  EXPECT_GE(statsOf(*VM, "chain").Deopts, 1u);
+}
+
+TEST_F(SpeculationTest, DeoptStressAgreesWithTheInterpreter) {
+  auto Ref = interpreter();
+  for (ExecMode M : {ExecMode::Compiled, ExecMode::Tiered}) {
+    auto VM = VirtualMachine::create(program());
+    JITOptions O;
+    O.Mode = M;
+    O.Threshold = 1;
+    O.Background = false;
+    O.DeoptStress = true;
+    enableJIT(*VM, O);
+    for (int Round = 0; Round < 5; ++Round) {
+      EXPECT_EQ(outcome(*VM, "total", 50, 20), outcome(*Ref, "total", 50, 20));
+      EXPECT_EQ(outcome(*VM, "scale", 0.5, 30),
+                outcome(*Ref, "scale", 0.5, 30));
+      EXPECT_EQ(outcome(*VM, "scale", 7, 30), outcome(*Ref, "scale", 7, 30));
+      EXPECT_EQ(outcome(*VM, "chain", 12, 6), outcome(*Ref, "chain", 12, 6));
+      EXPECT_EQ(errorOf(*VM, "scale", Any(nullptr), 3),
+                errorOf(*Ref, "scale", Any(nullptr), 3));
+    }
+    uint64_t Deopts = 0;
+    for (const char *F : {"total", "scale", "chain", "pick"})
+      Deopts += statsOf(*VM, F).Deopts;
+    EXPECT_GT(Deopts, 0u) << execModeName(M);
+  }
+}
+
+} // namespace
