@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/lowering.h"
+#include "direct_call.h"
 #include "kind_inference.h"
 #include "runtime_helpers.h"
 #include "vmjit/jit/engine.h"
@@ -198,10 +199,11 @@ class FunctionLowering {
 public:
   FunctionLowering(Module &M, const vm::Executable &Exe, int64_t FuncIndex,
                    const std::vector<CalleeBinding> &Callees,
-                   const LoweringOptions &Opts, std::string &KeyText)
+                   const LoweringOptions &Opts, LoweredModule &Out,
+                   const std::map<int64_t, std::string> &UnitSymbols)
       : M(M), C(M.getContext()), B(C), Exe(Exe), FuncIndex(FuncIndex),
         F(Exe.function(FuncIndex)), Callees(Callees), Opts(Opts),
-        KeyText(KeyText) {
+        KeyText(Out.KeyText), Out(Out), UnitSymbols(UnitSymbols) {
     I64 = Type::getInt64Ty(C);
     I32 = Type::getInt32Ty(C);
     Ptr = PointerType::getUnqual(C);
@@ -331,6 +333,12 @@ private:
   void lowerCall(int64_t PC, InstrView I);
   /// The call itself: args to the stack, call, check, move the result.
   void emitCallPath(int64_t PC, InstrView I);
+  /// The call of a function of the unit through the pool entry `Obj`:
+  /// its direct entry while the pool holds its code from this unit, else
+  /// the pool entry's. Returns the return code.
+  Value *emitDirectCall(int64_t PC, int64_t Callee, int64_t N, Value *Obj);
+  /// Whether a call of `Callee` with N arguments may be direct.
+  bool callsDirect(int64_t Callee, int64_t N) const;
   bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
   Value *heapUsable(Val Heap, int64_t MaxSlot);
   Value *heapSlots(Val Heap);
@@ -381,6 +389,9 @@ private:
   const std::vector<CalleeBinding> &Callees;
   const LoweringOptions &Opts;
   std::string &KeyText;
+  LoweredModule &Out;
+  /// The symbol of every function of the unit.
+  const std::map<int64_t, std::string> &UnitSymbols;
 
   Type *I64, *I32;
   PointerType *Ptr;
@@ -576,10 +587,14 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
   } else {
     Value *Obj =
         B.CreateAlignedLoad(Ptr, bytePtr(funcs(), 8 * Callee), Align(8));
-    Value *Entry =
-        B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
-    Rc = B.CreateCall(SafeCallTy, Entry,
-                      {Obj, ArgStack, B.getInt32(N), ResSlot});
+    if (callsDirect(Callee, N)) {
+      Rc = emitDirectCall(PC, Callee, N, Obj);
+    } else {
+      Value *Entry =
+          B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
+      Rc = B.CreateCall(SafeCallTy, Entry,
+                        {Obj, ArgStack, B.getInt32(N), ResSlot});
+    }
   }
   BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
   branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
@@ -596,6 +611,73 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
     releaseIfObject(Result);
   else
     moveInto(I.callDst(), Result);
+}
+
+bool FunctionLowering::callsDirect(int64_t Callee, int64_t N) const {
+  return Opts.DirectCalls && !Flat && UnitSymbols.count(Callee) &&
+         Exe.function(Callee).NumParams == N &&
+         directCallable(Exe, Callee, Callees);
+}
+
+Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
+                                        Value *Obj) {
+  const std::string &Symbol = UnitSymbols.at(Callee);
+  const std::string DirectSymbol = directEntrySymbol(Symbol);
+  FunctionType *DirectTy =
+      FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, Ptr}, false);
+  Function *Direct = M.getFunction(DirectSymbol);
+  if (!Direct) {
+    Direct = Function::Create(DirectTy, GlobalValue::InternalLinkage,
+                              DirectSymbol, M);
+    Direct->addFnAttr(Attribute::NoUnwind);
+    Direct->addFnAttr("frame-pointer", "all");
+  }
+  Out.DirectCallees.insert(Callee);
+  KeyText += fmt::format("direct{}@{};", Callee, PC);
+  auto Global = [&](const std::string &Name) {
+    GlobalVariable *G = M.getGlobalVariable(Name);
+    if (!G)
+      G = new GlobalVariable(M, B.getInt8Ty(), /*isConstant=*/true,
+                             GlobalValue::ExternalLinkage, nullptr, Name);
+    return G;
+  };
+  FunctionCallee Code = M.getOrInsertFunction(
+      Symbol, FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false));
+  auto Block = [&](const char *What) {
+    return BasicBlock::Create(C, fmt::format("i{}.{}", PC, What), Fn);
+  };
+  BasicBlock *CheckSlot = Block("direct.slot"),
+             *CheckCode = Block("direct.code"), *Call = Block("direct"),
+             *Pool = Block("pool"), *Join = Block("called");
+  // The pool entry is native code of this manager's slot for Callee (entry
+  // and slot), and the slot holds this unit's code.
+  Value *Entry =
+      B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
+  B.CreateCondBr(B.CreateICmpEQ(Entry, Global(kNativeEntrySymbol)), CheckSlot,
+                 Pool, Likely);
+  B.SetInsertPoint(CheckSlot);
+  Value *Slot = B.CreateAlignedLoad(
+      Ptr, bytePtr(Obj, vm::kNativeFunctionSlotOffset), Align(8));
+  B.CreateCondBr(B.CreateICmpEQ(Slot, Global(codeSlotSymbol(Callee))),
+                 CheckCode, Pool, Likely);
+  B.SetInsertPoint(CheckCode);
+  LoadInst *Current = B.CreateAlignedLoad(Ptr, Slot, Align(8));
+  Current->setAtomic(AtomicOrdering::Monotonic);
+  B.CreateCondBr(B.CreateICmpEQ(Current, Code.getCallee()), Call, Pool, Likely);
+  B.SetInsertPoint(Call);
+  Value *DirectRc =
+      B.CreateCall(Direct, {ctx(), consts(), funcs(), ArgStack, ResSlot});
+  // 1: the direct entry refused (a limit, an observer): the pool decides.
+  B.CreateCondBr(B.CreateICmpEQ(DirectRc, B.getInt32(1)), Pool, Join, Unlikely);
+  B.SetInsertPoint(Pool);
+  Value *PoolRc =
+      B.CreateCall(SafeCallTy, Entry, {Obj, ArgStack, B.getInt32(N), ResSlot});
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  PHINode *Rc = B.CreatePHI(I32, 2, "rc");
+  Rc->addIncoming(DirectRc, Call);
+  Rc->addIncoming(PoolRc, Pool);
+  return Rc;
 }
 
 /// Adds one to the VM's count of `Callee` (NativeContext::CallCounts).
@@ -1401,7 +1483,10 @@ void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
 
 Function *FunctionLowering::lower(const std::string &Symbol) {
   FunctionType *FT = FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false);
-  Fn = Function::Create(FT, GlobalValue::ExternalLinkage, Symbol, M);
+  // A direct call of it may have declared it already.
+  Fn = M.getFunction(Symbol);
+  if (!Fn)
+    Fn = Function::Create(FT, GlobalValue::ExternalLinkage, Symbol, M);
   Fn->addFnAttr(Attribute::NoUnwind);
   Fn->addFnAttr("frame-pointer", "all"); // perf and gdb see JIT frames
   auto AI = Fn->arg_begin();
@@ -1585,15 +1670,19 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
   LoweredModule Out;
   Out.Context = std::make_unique<LLVMContext>();
   Out.Module = std::make_unique<Module>("vmjit", *Out.Context);
+  // The bytecode function's name in the symbol: perf and gdb show it.
+  for (int64_t K : Funcs)
+    Out.Symbols[K] = fmt::format("vmjit_f{}.{}", K, Exe.function(K).Name);
   for (int64_t K : Funcs) {
-    // The bytecode function's name in the symbol: perf and gdb show it.
-    std::string Symbol =
-        fmt::format("vmjit_f{}.{}", K, Exe.function(K).Name);
     Out.KeyText += fmt::format("F{};", K);
-    FunctionLowering(*Out.Module, Exe, K, Callees, Opts, Out.KeyText)
-        .lower(Symbol);
-    Out.Symbols[K] = Symbol;
+    FunctionLowering(*Out.Module, Exe, K, Callees, Opts, Out, Out.Symbols)
+        .lower(Out.Symbols[K]);
   }
+  for (int64_t K : Out.DirectCallees)
+    emitDirectEntry(*Out.Module, Exe, K, Out.Symbols[K]);
+  if (!Out.DirectCallees.empty())
+    Out.Absolute[kNativeEntrySymbol] =
+        reinterpret_cast<uint64_t>(vm::nativeFunctionEntry());
   // Bind the externals the module uses.
   for (size_t K = 0; K < Callees.size(); ++K) {
     std::string Name = fmt::format("__vmjit_callee_{}", K);

@@ -4,6 +4,7 @@
 #include "baseline/baseline_compiler.h"
 #include "call_size.h"
 #include "compile_pool.h"
+#include "direct_call.h"
 #include "kind_inference.h"
 #include "runtime_helpers.h"
 #include "vmjit/jit/host_info.h"
@@ -49,6 +50,7 @@ constexpr const char *kTierUpPipeline =
 LoweringOptions loweringOptions(const JITOptions &O) {
   LoweringOptions LO;
   LO.InlineBuiltins = O.InlineBuiltins;
+  LO.DirectCalls = true;
   if (O.PromoteLimit >= 0)
     LO.PromoteLimit = O.PromoteLimit;
   return LO;
@@ -560,6 +562,9 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
       L.Absolute[Name] = Addr;
     L.Absolute[kDeoptHelper] = reinterpret_cast<uint64_t>(&vmjit_tier2_deopt);
     L.Absolute[kDeoptManager] = reinterpret_cast<uint64_t>(this);
+    for (int64_t K : L.DirectCallees)
+      L.Absolute[codeSlotSymbol(K)] =
+          reinterpret_cast<uint64_t>(&I->Code[static_cast<size_t>(K)]);
     // The key covers everything the object code depends on.
     const HostInfo &H = hostInfo();
     std::string Key = fmt::format("vmjit-jit-5|build {}|llvm {}|{}|{}|{}|O{}|",

@@ -58,7 +58,10 @@ int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
                     &VM.Control,
                     Func,
                     VM.Sites.madeSitesOf(Func),
-                    VM.CallCounts.data()};
+                    VM.CallCounts.data(),
+                    static_cast<int64_t>(FrameIdx) + VM.CallState.NativeDepth,
+                    nativeStackLimit(),
+                    &VM.CallState};
   F->PC = PC;
   int Rc = Code(&Ctx, R, Consts, VM.Pool.get(), PC);
   F = &VM.Frames[FrameIdx];
@@ -112,7 +115,9 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   } catch (...) {
     return detail::raiseCurrentException();
   }
-  ++VM->NativeDepth;
+  const int64_t Depth =
+      static_cast<int64_t>(VM->Frames.size()) + VM->CallState.NativeDepth;
+  ++VM->CallState.NativeDepth;
   // The function's allocation sites, once a call made them.
   NativeContext Ctx{VM,
                     Out,
@@ -120,10 +125,13 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
                     &VM->Control,
                     F->Func,
                     VM->Sites.madeSitesOf(F->Func),
-                    VM->CallCounts.data()};
+                    VM->CallCounts.data(),
+                    Depth,
+                    nativeStackLimit(),
+                    &VM->CallState};
   NativeFn Code = F->Slot->load(std::memory_order_acquire);
   int Rc = Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);
-  --VM->NativeDepth;
+  --VM->CallState.NativeDepth;
   VM->Regs->popClean(NumRegs); // the code left every register None
   if (Rc != 0) {
     Error E = takeRaisedError();
@@ -135,6 +143,10 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
     return -1;
   }
   return 0;
+}
+
+VMJITSafeCallType nativeFunctionEntry() noexcept {
+  return &NativeFunctionObj::entry;
 }
 
 void VirtualMachine::setTierController(std::shared_ptr<TierController> T) {

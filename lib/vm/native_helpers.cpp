@@ -61,6 +61,15 @@ int vmjit_jit_step(vmjit::vm::NativeContext *Ctx) {
   return Ctx->VM->stepSlow();
 }
 
+void vmjit_jit_callee_frame(vmjit::vm::NativeContext *Ctx) {
+  vmjit::Error E = vmjit::takeRaisedError();
+  try {
+    E.addFrame(Ctx->VM->frameLine(Ctx->Func, Ctx->ErrorPC));
+  } catch (...) {
+  }
+  vmjit::setRaisedError(E);
+}
+
 } // extern "C"
 
 namespace vmjit::vm {

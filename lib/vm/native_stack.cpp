@@ -80,6 +80,8 @@ NativeStackScope::~NativeStackScope() {
   setNativeStack(reinterpret_cast<void *>(PrevLow), PrevHigh - PrevLow);
 }
 
+uintptr_t nativeStackLimit() noexcept { return Fast.Limit; }
+
 bool nativeStackAvailable() noexcept {
   // Every native entry asks: one range check on the stack found last.
   const auto SP = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));

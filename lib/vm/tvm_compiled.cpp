@@ -74,10 +74,10 @@ int TvmCompiledFunctionObj::entry(void *Self, const VMJITAny *Args,
   viewOpaque(Handles[3], VM->Stateful->FunctionList.data());
   VMJITAny Ret;
   detail::setNone(Ret);
-  ++VM->NativeDepth;
+  ++VM->CallState.NativeDepth;
   int Rc = F->Code.get()->safeCall(reinterpret_cast<const AnyView *>(Handles),
                                    4, reinterpret_cast<Any *>(&Ret));
-  --VM->NativeDepth;
+  --VM->CallState.NativeDepth;
   detail::releaseValue(Ret); // the TIR function returns nothing itself
   const size_t NumRegs = static_cast<size_t>(Fn.RegisterFileSize);
   if (Rc == 0) { // the result moves out of register NumParams

@@ -83,13 +83,15 @@ FunctionObj *standardNullValue() noexcept {
 // Creation
 //===----------------------------------------------------------------------===//
 
-VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E,
-                               VMOptions O)
-    : Exe(std::move(E)), Opts(std::move(O)), Alloc(makeAllocator(Opts.Allocator)),
-      Regs(std::make_unique<RegisterStack>()),
+VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E, VMOptions O)
+    : Exe(std::move(E)), Opts(std::move(O)),
+      Alloc(makeAllocator(Opts.Allocator)),
+      Regs(std::make_unique<RegisterStack>(CallState.LiveRegisters)),
       Stateful(std::make_unique<State>()) {
   if (Opts.Devices.empty())
     Opts.Devices.push_back(cpuDevice());
+  CallState.MaxDepth = Opts.MaxCallDepth;
+  CallState.MaxRegisters = static_cast<uint64_t>(Opts.MaxStackRegisters);
   size_t N = Exe->functions().size();
   Pool = std::make_unique<std::atomic<FunctionObj *>[]>(N);
   CallCounts.assign(N, 0);
@@ -230,7 +232,7 @@ void VirtualMachine::dropRetiredPoolEntries() {
   // longer holds. A native-code entry no frame, value or pool slot refers
   // to any more (its only reference is PoolOwners') goes; the
   // interpreter's entries stay (InterpEntries points at them).
-  if (!Frames.empty() || NativeDepth != 0)
+  if (!Frames.empty() || CallState.NativeDepth != 0)
     return;
   const size_t N = Exe->functions().size();
   auto inPool = [&](const Function &F) {
@@ -622,7 +624,8 @@ int VirtualMachine::stepSlow() noexcept {
 
 Any *VirtualMachine::enterFrame(int64_t Func, const AnyView *Args,
                                 int64_t NumArgs, bool Native) {
-  const int64_t Depth = static_cast<int64_t>(Frames.size()) + NativeDepth;
+  const int64_t Depth =
+      static_cast<int64_t>(Frames.size()) + CallState.NativeDepth;
   if (Depth == 0)
     beginOutermostCall();
   if (Depth >= Opts.MaxCallDepth)
@@ -788,9 +791,13 @@ bool VirtualMachine::isSavedFunction(std::string_view Name) const {
 
 void VirtualMachine::setInstrument(InstrumentFn Fn) {
   Instrument = std::move(Fn);
+  CallState.Observing = observingCalls();
 }
 
-void VirtualMachine::setProfiling(bool On) { Profiling = On; }
+void VirtualMachine::setProfiling(bool On) {
+  Profiling = On;
+  CallState.Observing = observingCalls();
+}
 
 void VirtualMachine::resetProfile() {
   for (ProfileEntry &P : Profile)

@@ -128,6 +128,7 @@ public:
 
 private:
   std::shared_ptr<TierController> Owner;
+  friend VMJITSafeCallType nativeFunctionEntry() noexcept;
   static int entry(void *Self, const VMJITAny *Args, int32_t NumArgs,
                    VMJITAny *Result) noexcept;
   /// A call where native code may not run, on an interpreter that stays
@@ -136,6 +137,11 @@ private:
   runInterpreted(VirtualMachine &VM, int64_t Func, const AnyView *Args,
                  int32_t NumArgs, Any *Result) noexcept;
 };
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+static_assert(offsetof(NativeFunctionObj, Slot) == kNativeFunctionSlotOffset);
+#pragma GCC diagnostic pop
 
 //===----------------------------------------------------------------------===//
 // Frames and register files
@@ -160,6 +166,8 @@ class VirtualMachine::RegisterStack {
 public:
   /// Pushes N registers (all None); throws RecursionError if the stack
   /// would hold more than `Limit` registers.
+  /// `Live` counts the registers of live frames (NativeCallState).
+  explicit RegisterStack(uint64_t &Live) : Live(Live) {}
   Any *push(size_t N, size_t Limit) {
     if (Live + N > Limit)
       throwError("RecursionError",
@@ -206,7 +214,7 @@ private:
   };
   std::vector<Chunk> Chunks;
   size_t Top = 0;
-  size_t Live = 0; ///< registers of live frames
+  uint64_t &Live;
 };
 
 struct VirtualMachine::State {

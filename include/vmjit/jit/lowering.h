@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -185,6 +186,11 @@ struct LoweringOptions {
   /// Functions lowered with speculation (promoted ones only: a flat
   /// function ignores its entry).
   std::map<int64_t, FunctionSpeculation> Speculate;
+  /// Calls between functions of the unit go to the callee's direct entry
+  /// while the pool holds the callee's code from this unit
+  /// (docs/jit.md#direct-calls); the module then needs the symbols
+  /// LoweredModule::DirectCallees names bound.
+  bool DirectCalls = false;
 };
 
 /// Whether `F` is lowered flat (registers not promoted) under `Opts`.
@@ -201,6 +207,9 @@ struct LoweredModule {
   /// of the functions (callee names and bindings, embedded constants):
   /// part of the object-cache key.
   std::string KeyText;
+  /// Functions called through their direct entry: each needs the absolute
+  /// symbol of its code slot bound (direct_call.h: codeSlotSymbol).
+  std::set<int64_t> DirectCallees;
 };
 
 /// Lowers bytecode functions `Funcs` of `Exe` into one module. `Callees`

@@ -54,6 +54,29 @@ static_assert(offsetof(StepControl, Fuel) == 0);
 static_assert(offsetof(StepControl, Interrupt) == 8);
 static_assert(sizeof(std::atomic<uint32_t>) == 4);
 
+/// What a VM keeps of its calls that a direct call between tier-2 frames
+/// (docs/jit.md#direct-calls) reads and updates inline: the accounting of
+/// VirtualMachine::enterFrame. The field offsets are part of the JIT's
+/// contract.
+struct NativeCallState {
+  /// Frames of native code on the stack (they have no interpreter Frame).
+  int64_t NativeDepth = 0;
+  /// VMOptions::MaxCallDepth.
+  int64_t MaxDepth = 0;
+  /// Registers of the live frames (the register stack's, and direct
+  /// frames' on the machine stack), and VMOptions::MaxStackRegisters.
+  uint64_t LiveRegisters = 0;
+  uint64_t MaxRegisters = 0;
+  /// An instrument or the profiler is on: every call takes the pool
+  /// (VirtualMachine::observingCalls).
+  uint8_t Observing = 0;
+};
+static_assert(offsetof(NativeCallState, NativeDepth) == 0);
+static_assert(offsetof(NativeCallState, MaxDepth) == 8);
+static_assert(offsetof(NativeCallState, LiveRegisters) == 16);
+static_assert(offsetof(NativeCallState, MaxRegisters) == 24);
+static_assert(offsetof(NativeCallState, Observing) == 32);
+
 /// What native code of every tier gets from its caller. The field offsets
 /// are part of the JIT's contract (jit/lowering.cpp, jit/baseline/).
 struct NativeContext {
@@ -74,6 +97,12 @@ struct NativeContext {
   /// site (CalleeBinding::CountAtCall), before the call, as the
   /// interpreter does.
   uint64_t *CallCounts;
+  /// The frame's call depth (frames below it), the lowest machine-stack
+  /// address native code may reach (nativeStackAvailable's bound on this
+  /// thread's stack) and the VM's call state: what a direct call checks.
+  int64_t Depth;
+  uintptr_t StackLimit;
+  NativeCallState *State;
 };
 static_assert(offsetof(NativeContext, VM) == 0);
 static_assert(offsetof(NativeContext, Result) == 8);
@@ -82,6 +111,17 @@ static_assert(offsetof(NativeContext, Control) == 24);
 static_assert(offsetof(NativeContext, Func) == 32);
 static_assert(offsetof(NativeContext, Sites) == 40);
 static_assert(offsetof(NativeContext, CallCounts) == 48);
+static_assert(offsetof(NativeContext, Depth) == 56);
+static_assert(offsetof(NativeContext, StackLimit) == 64);
+static_assert(offsetof(NativeContext, State) == 72);
+static_assert(sizeof(NativeContext) == 80);
+
+/// The safe-call entry of the pool entries of native code, and where such
+/// an entry keeps the code slot it calls through: a direct call checks
+/// both to know that the pool still holds the code it calls
+/// (docs/jit.md#direct-calls).
+VMJITSafeCallType nativeFunctionEntry() noexcept;
+inline constexpr int64_t kNativeFunctionSlotOffset = 88;
 
 using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,
                          std::atomic<FunctionObj *> *Funcs, int64_t EntryPC);

@@ -35,6 +35,9 @@ void vmjit_jit_release_frame(VMJITAny *Regs, int64_t N);
 int vmjit_jit_if_error(const VMJITAny *Cond);
 /// The slow path of a step taken by native code: 0, or -1 with an error.
 int vmjit_jit_step(vmjit::vm::NativeContext *Ctx);
+/// A direct call's callee (the frame of `Ctx`) failed: adds its frame line
+/// to the raised error, as the pool entry of native code does.
+void vmjit_jit_callee_frame(vmjit::vm::NativeContext *Ctx);
 /// The standard vm.builtin.alloc_tensor called at instruction `PC` of the
 /// function Ctx runs, through the VM's cache of that call site
 /// (vm/alloc_sites.h); the safe-call convention: 0 with the tensor in
@@ -57,6 +60,7 @@ int vmjit_jit_make_shape(vmjit::vm::NativeContext *Ctx, int64_t PC,
   X(vmjit_jit_release_frame)                                                   \
   X(vmjit_jit_if_error)                                                        \
   X(vmjit_jit_step)                                                            \
+  X(vmjit_jit_callee_frame)                                                    \
   X(vmjit_jit_alloc_tensor)                                                    \
   X(vmjit_jit_alloc_storage)                                                   \
   X(vmjit_jit_make_shape)

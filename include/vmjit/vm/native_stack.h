@@ -46,6 +46,11 @@ private:
 /// declared stack or the thread's own, above its reserve.
 bool nativeStackAvailable() noexcept;
 
+/// After nativeStackAvailable() said yes: the lowest address native code
+/// may reach on this stack (its reserve's top), which direct calls between
+/// native frames compare their frame address with (NativeContext).
+uintptr_t nativeStackLimit() noexcept;
+
 } // namespace vmjit::vm
 
 #endif // VMJIT_VM_NATIVE_STACK_H

@@ -213,7 +213,10 @@ public:
     return Opts.Devices;
   }
   int64_t maxCallDepth() const noexcept { return Opts.MaxCallDepth; }
-  void setMaxCallDepth(int64_t Depth) noexcept { Opts.MaxCallDepth = Depth; }
+  void setMaxCallDepth(int64_t Depth) noexcept {
+    Opts.MaxCallDepth = Depth;
+    CallState.MaxDepth = Depth;
+  }
   const CallLimits &callLimits() const noexcept { return Opts.Limits; }
   /// Sets the limits of later outermost calls (not of one in progress).
   void setCallLimits(const CallLimits &L) noexcept { Opts.Limits = L; }
@@ -345,8 +348,9 @@ private:
   /// Per function: where the interpreter records type feedback
   /// (TierController::feedback), or null.
   std::vector<uint8_t *> Feedback;
-  /// Frames of native code on the stack (they have no interpreter Frame).
-  int64_t NativeDepth = 0;
+  /// Native frames, live registers, the limits (NativeDepth is
+  /// CallState.NativeDepth).
+  NativeCallState CallState;
   /// The one frame entry of the interpreter and native code: checks the
   /// call depth (and for `Native` code the machine stack), takes a step,
   /// pushes the function's registers with its arguments copied in, and

@@ -1,0 +1,238 @@
+//===- direct_call.cpp - Direct calls between tier-2 functions
+//-------------===//
+
+#include "direct_call.h"
+#include "runtime_helpers.h"
+#include "vmjit/runtime/c_api.h"
+#include "vmjit/vm/native_code.h"
+
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+
+#include <cstddef>
+#include <fmt/format.h>
+
+using namespace llvm;
+
+namespace vmjit::jit {
+
+namespace {
+
+using vm::NativeCallState;
+using vm::NativeContext;
+
+// Layouts pinned beside their types (vm/native_code.h).
+constexpr int64_t kCtxVM = offsetof(NativeContext, VM);
+constexpr int64_t kCtxResult = offsetof(NativeContext, Result);
+constexpr int64_t kCtxErrorPC = offsetof(NativeContext, ErrorPC);
+constexpr int64_t kCtxControl = offsetof(NativeContext, Control);
+constexpr int64_t kCtxFunc = offsetof(NativeContext, Func);
+constexpr int64_t kCtxSites = offsetof(NativeContext, Sites);
+constexpr int64_t kCtxCallCounts = offsetof(NativeContext, CallCounts);
+constexpr int64_t kCtxDepth = offsetof(NativeContext, Depth);
+constexpr int64_t kCtxStackLimit = offsetof(NativeContext, StackLimit);
+constexpr int64_t kCtxState = offsetof(NativeContext, State);
+constexpr int64_t kStateNativeDepth = offsetof(NativeCallState, NativeDepth);
+constexpr int64_t kStateMaxDepth = offsetof(NativeCallState, MaxDepth);
+constexpr int64_t kStateLive = offsetof(NativeCallState, LiveRegisters);
+constexpr int64_t kStateMaxRegs = offsetof(NativeCallState, MaxRegisters);
+constexpr int64_t kStateObserving = offsetof(NativeCallState, Observing);
+constexpr int64_t kFuel = offsetof(vm::StepControl, Fuel);
+constexpr int64_t kInterrupt = offsetof(vm::StepControl, Interrupt);
+
+/// Builds one direct entry (see direct_call.h).
+class DirectEntry {
+public:
+  DirectEntry(Module &M, const vm::Executable &Exe, int64_t G)
+      : M(M), C(M.getContext()), B(C), F(Exe.function(G)), G(G) {
+    I64 = B.getInt64Ty();
+    I32 = B.getInt32Ty();
+    Ptr = PointerType::getUnqual(C);
+    Unlikely = MDBuilder(C).createBranchWeights(1, 1 << 20);
+  }
+
+  void emit(const std::string &Symbol);
+
+private:
+  Value *at(Value *Base, int64_t Offset) {
+    return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, Offset);
+  }
+  Value *load(Type *Ty, Value *Base, int64_t Offset) {
+    return B.CreateAlignedLoad(Ty, at(Base, Offset), Align(8));
+  }
+  void store(Value *V, Value *Base, int64_t Offset) {
+    B.CreateAlignedStore(V, at(Base, Offset), Align(8));
+  }
+  /// Adds `Delta` to the i64 at Base + Offset.
+  void bump(Value *Base, int64_t Offset, int64_t Delta) {
+    store(B.CreateAdd(load(I64, Base, Offset), B.getInt64(Delta)), Base,
+          Offset);
+  }
+  FunctionCallee helper(const char *Name, Type *Ret, ArrayRef<Type *> Params) {
+    return M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false));
+  }
+  /// The callee's registers: the parameters (a new reference each, as
+  /// enterFrame takes), the rest None.
+  void fillRegisters(Value *Regs, Value *Args);
+
+  Module &M;
+  LLVMContext &C;
+  IRBuilder<> B;
+  const vm::FunctionInfo &F;
+  const int64_t G;
+  Type *I64, *I32;
+  PointerType *Ptr;
+  MDNode *Unlikely;
+};
+
+void DirectEntry::fillRegisters(Value *Regs, Value *Args) {
+  llvm::Function *Fn = B.GetInsertBlock()->getParent();
+  for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
+    if (R >= F.NumParams) {
+      store(B.getInt64(kVMJITNone), Regs, 16 * R);
+      store(B.getInt64(0), Regs, 16 * R + 8);
+      continue;
+    }
+    Value *W0 = load(I64, Args, 16 * R), *W1 = load(I64, Args, 16 * R + 8);
+    store(W0, Regs, 16 * R);
+    store(W1, Regs, 16 * R + 8);
+    BasicBlock *Inc = BasicBlock::Create(C, "param.incref", Fn);
+    BasicBlock *Done = BasicBlock::Create(C, "param.done", Fn);
+    Value *IsObject = B.CreateICmpSGE(B.CreateTrunc(W0, I32),
+                                      B.getInt32(kVMJITStaticObjectBegin));
+    B.CreateCondBr(IsObject, Inc, Done);
+    B.SetInsertPoint(Inc);
+    B.CreateAtomicRMW(AtomicRMWInst::Add, B.CreateIntToPtr(W1, Ptr),
+                      B.getInt64(1), MaybeAlign(8), AtomicOrdering::Monotonic);
+    B.CreateBr(Done);
+    B.SetInsertPoint(Done);
+  }
+}
+
+void DirectEntry::emit(const std::string &Symbol) {
+  FunctionType *CodeTy =
+      FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false);
+  FunctionCallee Code = M.getOrInsertFunction(Symbol, CodeTy);
+  llvm::Function *Fn = M.getFunction(directEntrySymbol(Symbol));
+  auto AI = Fn->arg_begin();
+  Value *Caller = &*AI++, *Consts = &*AI++, *Funcs = &*AI++, *Args = &*AI++,
+        *Result = &*AI++;
+  BasicBlock *Entry = BasicBlock::Create(C, "entry", Fn);
+  BasicBlock *Refuse = BasicBlock::Create(C, "refuse", Fn);
+  BasicBlock *Go = BasicBlock::Create(C, "go", Fn);
+  BasicBlock *StepSlow = BasicBlock::Create(C, "step.slow", Fn);
+  BasicBlock *Failed = BasicBlock::Create(C, "failed", Fn);
+  BasicBlock *Enter = BasicBlock::Create(C, "enter", Fn);
+  BasicBlock *CalleeFailed = BasicBlock::Create(C, "callee.failed", Fn);
+  BasicBlock *Done = BasicBlock::Create(C, "done", Fn);
+
+  B.SetInsertPoint(Entry);
+  AllocaInst *Ctx = B.CreateAlloca(
+      ArrayType::get(B.getInt8Ty(), sizeof(NativeContext)), nullptr, "ctx");
+  Ctx->setAlignment(Align(8));
+  const int64_t NumRegs = std::max<int64_t>(F.RegisterFileSize, 1);
+  AllocaInst *Regs = B.CreateAlloca(ArrayType::get(B.getInt8Ty(), 16 * NumRegs),
+                                    nullptr, "regs");
+  Regs->setAlignment(Align(16));
+  // The checks of the pool entry and enterFrame, in their order; any that
+  // fails leaves everything as it was and sends the caller to the pool.
+  Value *State = load(Ptr, Caller, kCtxState);
+  Value *Depth = B.CreateAdd(load(I64, Caller, kCtxDepth), B.getInt64(1));
+  Value *Limit = load(I64, Caller, kCtxStackLimit);
+  Value *Frame = B.CreatePtrToInt(
+      B.CreateIntrinsic(Intrinsic::frameaddress, {Ptr}, {B.getInt32(0)}), I64);
+  Value *Live =
+      B.CreateAdd(load(I64, State, kStateLive), B.getInt64(F.RegisterFileSize));
+  Value *Refused = B.CreateOr(
+      B.CreateOr(B.CreateICmpSGE(Depth, load(I64, State, kStateMaxDepth)),
+                 B.CreateICmpNE(B.CreateAlignedLoad(B.getInt8Ty(),
+                                                    at(State, kStateObserving),
+                                                    Align(1)),
+                                B.getInt8(0))),
+      B.CreateOr(B.CreateICmpULT(Frame, Limit),
+                 B.CreateICmpUGT(Live, load(I64, State, kStateMaxRegs))));
+  B.CreateCondBr(Refused, Refuse, Go, Unlikely);
+  B.SetInsertPoint(Refuse);
+  B.CreateRet(B.getInt32(1));
+
+  // The step of the call (enterFrame's).
+  B.SetInsertPoint(Go);
+  Value *Control = load(Ptr, Caller, kCtxControl);
+  Value *Fuel = B.CreateSub(load(I64, Control, kFuel), B.getInt64(1));
+  store(Fuel, Control, kFuel);
+  LoadInst *Irq = B.CreateAlignedLoad(I32, at(Control, kInterrupt), Align(4));
+  Irq->setAtomic(AtomicOrdering::Monotonic);
+  B.CreateCondBr(B.CreateOr(B.CreateICmpSLT(Fuel, B.getInt64(0)),
+                            B.CreateICmpNE(Irq, B.getInt32(0))),
+                 StepSlow, Enter, Unlikely);
+  B.SetInsertPoint(StepSlow);
+  Value *StepRc =
+      B.CreateCall(helper(vm::helper::vmjit_jit_step, I32, {Ptr}), {Caller});
+  B.CreateCondBr(B.CreateICmpNE(StepRc, B.getInt32(0)), Failed, Enter);
+  B.SetInsertPoint(Failed);
+  B.CreateRet(B.getInt32(-1));
+
+  // The frame: registers, count, depth, context; then the code.
+  B.SetInsertPoint(Enter);
+  store(Live, State, kStateLive);
+  fillRegisters(Regs, Args);
+  Value *Counts = load(Ptr, Caller, kCtxCallCounts);
+  bump(Counts, 8 * G, 1);
+  bump(State, kStateNativeDepth, 1);
+  store(load(Ptr, Caller, kCtxVM), Ctx, kCtxVM);
+  store(Result, Ctx, kCtxResult);
+  store(B.getInt64(-1), Ctx, kCtxErrorPC);
+  store(Control, Ctx, kCtxControl);
+  store(B.getInt64(G), Ctx, kCtxFunc);
+  store(ConstantPointerNull::get(Ptr), Ctx, kCtxSites);
+  store(Counts, Ctx, kCtxCallCounts);
+  store(Depth, Ctx, kCtxDepth);
+  store(Limit, Ctx, kCtxStackLimit);
+  store(State, Ctx, kCtxState);
+  Value *Rc = B.CreateCall(Code, {Ctx, Regs, Consts, Funcs, B.getInt64(0)});
+  // The code left every register None.
+  bump(State, kStateNativeDepth, -1);
+  bump(State, kStateLive, -F.RegisterFileSize);
+  B.CreateCondBr(B.CreateICmpNE(Rc, B.getInt32(0)), CalleeFailed, Done,
+                 Unlikely);
+  B.SetInsertPoint(CalleeFailed);
+  B.CreateCall(helper(vm::helper::vmjit_jit_callee_frame, B.getVoidTy(), {Ptr}),
+               {Ctx});
+  B.CreateRet(B.getInt32(-1));
+  B.SetInsertPoint(Done);
+  B.CreateRet(B.getInt32(0));
+}
+
+} // namespace
+
+std::string directEntrySymbol(const std::string &Symbol) {
+  return Symbol + ".direct";
+}
+
+std::string codeSlotSymbol(int64_t G) {
+  return fmt::format("__vmjit_slot_{}", G);
+}
+
+bool directCallable(const vm::Executable &Exe, int64_t G,
+                    const std::vector<CalleeBinding> &Callees) {
+  const vm::FunctionInfo &F = Exe.function(G);
+  if (F.Kind != vm::FunctionKind::Bytecode)
+    return false;
+  for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
+    vm::InstrView I = Exe.instr(F.StartInstr + PC);
+    if (I.opcode() == vm::Opcode::Call &&
+        siteHelper(Callees[static_cast<size_t>(I.callFunc())].Inline))
+      return false;
+  }
+  return true;
+}
+
+void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
+                     const std::string &Symbol) {
+  DirectEntry(M, Exe, G).emit(Symbol);
+}
+
+} // namespace vmjit::jit

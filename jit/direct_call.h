@@ -1,0 +1,54 @@
+//===- direct_call.h - Direct calls between tier-2 functions -----*- C++
+//-*-===//
+//
+// Private to jit/. A tier-2 function calling a bytecode function of its
+// own unit calls that function's direct entry instead of its pool entry
+// when the pool still holds that very code (docs/jit.md#direct-calls):
+//
+//   i32 @"vmjit_f<G>.<name>.direct"(ptr %caller_ctx, ptr %consts,
+//                                    ptr %funcs, ptr %args, ptr %result)
+//
+// It does what the pool entry and VirtualMachine::enterFrame do, inline:
+// the depth, machine-stack, observer and register-limit checks (any of
+// them failing returns 1: the caller takes the pool instead, which raises
+// or interprets exactly as before), the step, the callee's registers on
+// the machine stack (counted as register-stack registers), the call
+// count, a context for the callee; then the callee's code, and on an
+// error the callee's frame line (vmjit_jit_callee_frame). 0, or -1 with
+// the error raised.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_JIT_DIRECT_CALL_H
+#define VMJIT_JIT_DIRECT_CALL_H
+
+#include "vmjit/jit/lowering.h"
+
+#include <string>
+
+namespace vmjit::jit {
+
+/// The direct entry's symbol for the function of symbol `Symbol`.
+std::string directEntrySymbol(const std::string &Symbol);
+
+/// Whether calls of bytecode function `G` may go to its direct entry: it
+/// makes no call through an allocation site (its context's sites stay
+/// null on a direct call).
+bool directCallable(const vm::Executable &Exe, int64_t G,
+                    const std::vector<CalleeBinding> &Callees);
+
+/// Defines G's direct entry in `M`, where `Symbol` is G's lowered function.
+void emitDirectEntry(llvm::Module &M, const vm::Executable &Exe, int64_t G,
+                     const std::string &Symbol);
+
+/// The absolute symbol bound to the address of G's code slot (the tier
+/// manager's), which a direct call compares the pool entry's slot with.
+std::string codeSlotSymbol(int64_t G);
+
+/// The absolute symbol bound to vm::nativeFunctionEntry().
+inline constexpr const char *kNativeEntrySymbol =
+    "__vmjit_native_function_entry";
+
+} // namespace vmjit::jit
+
+#endif // VMJIT_JIT_DIRECT_CALL_H
