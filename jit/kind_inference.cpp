@@ -19,6 +19,31 @@ bool guardableKind(uint8_t K) {
   return std::popcount(K) == 1 && kind::typeIndexOf(K) >= 0;
 }
 
+bool scalarKinds(uint8_t K) {
+  return K != 0 &&
+         (K & ~(kind::None | kind::Int | kind::Bool | kind::Float)) == 0;
+}
+
+uint8_t argKinds(const vm::Executable &Exe, const std::vector<uint8_t> &In,
+                 vm::Arg A) {
+  switch (A.kind()) {
+  case vm::ArgKind::Register:
+    if (A.value() == vm::kVoidRegister)
+      return kind::None;
+    if (A.value() == vm::kVMRegister)
+      return kind::Other;
+    return In[static_cast<size_t>(A.value())];
+  case vm::ArgKind::Immediate:
+    return kind::Int;
+  case vm::ArgKind::ConstIdx:
+    return kind::of(
+        Exe.constants()[static_cast<size_t>(A.value())].typeIndex());
+  case vm::ArgKind::FuncIdx:
+    return kind::Object;
+  }
+  return kind::Any;
+}
+
 namespace {
 
 constexpr uint8_t kIntLike = kind::Int | kind::Bool;
@@ -35,7 +60,6 @@ public:
   KindTable run();
 
 private:
-  uint8_t argKinds(const std::vector<uint8_t> &In, Arg A) const;
   /// The kinds a call's result may have, given the registers before it.
   uint8_t resultKinds(int64_t PC, InstrView I,
                       const std::vector<uint8_t> &In) const;
@@ -49,30 +73,11 @@ private:
   const FunctionSpeculation &Spec;
 };
 
-uint8_t Inference::argKinds(const std::vector<uint8_t> &In, Arg A) const {
-  switch (A.kind()) {
-  case ArgKind::Register:
-    if (A.value() == vm::kVoidRegister)
-      return kind::None;
-    if (A.value() == vm::kVMRegister)
-      return kind::Other;
-    return In[static_cast<size_t>(A.value())];
-  case ArgKind::Immediate:
-    return kind::Int;
-  case ArgKind::ConstIdx:
-    return kind::of(
-        Exe.constants()[static_cast<size_t>(A.value())].typeIndex());
-  case ArgKind::FuncIdx:
-    return kind::Object;
-  }
-  return kind::Any;
-}
-
 uint8_t Inference::resultKinds(int64_t PC, InstrView I,
                                const std::vector<uint8_t> &In) const {
   const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
   const int64_t N = I.callNumArgs();
-  auto Arg = [&](int64_t K) { return argKinds(In, I.callArg(K)); };
+  auto Arg = [&](int64_t K) { return argKinds(Exe, In, I.callArg(K)); };
   const InlineBuiltin W = InlineBuiltins ? Bind.Inline : InlineBuiltin::None;
   if (W == InlineBuiltin::NullValue && N == 0)
     return kind::None;
@@ -146,6 +151,9 @@ KindTable Inference::run() {
     }
   };
   Push(0, Entry);
+  // A loop header whose entry guards nothing admits anything.
+  for (int64_t H : Spec.GenericEntries)
+    Push(H, std::vector<uint8_t>(NumRegs, kind::Any));
   while (!Work.empty()) {
     const int64_t PC = Work.front();
     Work.pop_front();

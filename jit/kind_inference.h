@@ -5,8 +5,13 @@
 // the kinds of value (vm::kind bits) each register may hold before each
 // instruction, given what tier 2 speculates (lowering.h:
 // FunctionSpeculation). Tier 2 guards its on-stack-replacement entries with
-// it; the guards, not this analysis, are what the optimizer relies on, so
-// an imprecise answer costs speed (a deoptimization), never a wrong result.
+// it and lowers each instruction for the kinds its operands can have there.
+// Every way into tier-2 code checks what the table says at that point (a
+// call's entry its parameters, a loop header every register whose kinds
+// are scalar, a call the result it speculates on; a header that stopped
+// guarding admits anything), so the table holds for every frame that runs
+// tier-2 code; a wrong speculation costs a deoptimization, never a wrong
+// result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +38,16 @@ KindTable inferKinds(const vm::Executable &Exe, int64_t Func,
 /// Whether `K` is exactly one scalar kind (None, Int, Bool, Float): the
 /// assumptions tier 2 guards.
 bool guardableKind(uint8_t K);
+
+/// Whether `K` holds scalar kinds only (no object, nothing else): the sets
+/// an on-stack-replacement entry guards, so that lowering may trust them
+/// (no reference counting, no type dispatch they rule out).
+bool scalarKinds(uint8_t K);
+
+/// The kinds argument `A` of an instruction can have, given the kinds of
+/// the registers before it (`In`).
+uint8_t argKinds(const vm::Executable &Exe, const std::vector<uint8_t> &In,
+                 vm::Arg A);
 
 } // namespace vmjit::jit
 

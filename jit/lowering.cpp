@@ -28,6 +28,7 @@
 #include "vmjit/vm/native_code.h"
 
 #include "llvm/IR/BasicBlock.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -371,6 +372,14 @@ private:
   void emitCallEntry();
   bool genericEntry(int64_t PC) const;
   void emitSpecKey();
+  /// The kinds argument A of the instruction being lowered can have, as
+  /// far as the lowering may trust them (scalar sets, kind_inference.h);
+  /// kind::Any when nothing is known.
+  uint8_t kindsOf(Arg A) const;
+  /// Whether every kind in K is an int or a bool, as trusted.
+  bool intLike(uint8_t K) const {
+    return K != 0 && (K & ~(vm::kind::Int | vm::kind::Bool)) == 0;
+  }
   /// The block a jump from PC by Offset goes to: the target itself, or
   /// for a backward jump a block that first counts the step.
   BasicBlock *jumpTarget(int64_t PC, int64_t Offset);
@@ -418,6 +427,8 @@ private:
   /// registers under those assumptions.
   const FunctionSpeculation *Spec = nullptr;
   KindTable Kinds;
+  /// The instruction being lowered.
+  int64_t CurPC = 0;
 };
 
 void FunctionLowering::incRefIfObject(Val V) {
@@ -460,7 +471,9 @@ void FunctionLowering::moveInto(int64_t Dst, Val New) {
   }
   Val Old = loadReg(Dst);
   storeReg(Dst, New);
-  releaseIfObject(Old);
+  // (A register whose kinds are scalar holds no object.)
+  if (kindsOf(Arg::reg(Dst)) == vm::kind::Any)
+    releaseIfObject(Old);
 }
 
 void FunctionLowering::moveFromSlot(int64_t Dst, Value *Slot) {
@@ -1048,7 +1061,8 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       moveFromSlot(Dst, ResSlot);
       return true;
     }
-    incRefIfObject(X);
+    if (kindsOf(I.callArg(0)) == vm::kind::Any)
+      incRefIfObject(X);
     moveInto(Dst, X);
     return true;
   }
@@ -1066,8 +1080,8 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
                       B.CreateICmpEQ(T, B.getInt32(kVMJITBool)));
   };
   // An int's value; a bool reads as 0 or 1.
-  auto IntOf = [&](Val V) -> Value * {
-    if (Flat)
+  auto IntOf = [&](Val V, uint8_t K = vm::kind::Any) -> Value * {
+    if (Flat || K == vm::kind::Int)
       return V.W1;
     Value *IsBool = B.CreateICmpEQ(typeOf(V), B.getInt32(kVMJITBool));
     return B.CreateSelect(IsBool,
@@ -1089,7 +1103,10 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     if (!Want(1))
       return false;
     Val X = evalArg(I.callArg(0));
-    B.CreateCondBr(IntLike(typeOf(X)), Fast, Slow, Likely);
+    if (intLike(kindsOf(I.callArg(0))))
+      B.CreateBr(Fast);
+    else
+      B.CreateCondBr(IntLike(typeOf(X)), Fast, Slow, Likely);
     B.SetInsertPoint(Fast);
     if (Flat)
       X = evalArg(I.callArg(0));
@@ -1153,15 +1170,21 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       return false;
     Val X = evalArg(I.callArg(0));
     Value *T = typeOf(X);
-    if (What == InlineBuiltin::ScalarNot || Flat) {
-      B.CreateCondBr(IntLike(T), Fast, Slow, Likely);
+    const uint8_t KX = kindsOf(I.callArg(0));
+    if (What == InlineBuiltin::ScalarNot || Flat || intLike(KX)) {
+      // Ints and bools inline; anything else calls.
+      if (intLike(KX))
+        B.CreateBr(Fast);
+      else
+        B.CreateCondBr(IntLike(T), Fast, Slow, Likely);
       B.SetInsertPoint(Fast);
       if (Flat)
         X = evalArg(I.callArg(0));
       if (What == InlineBuiltin::ScalarNot)
-        Finish(BoolVal(B.CreateICmpEQ(IntOf(X), B.getInt64(0))));
+        Finish(BoolVal(B.CreateICmpEQ(IntOf(X, KX), B.getInt64(0))));
       else
-        Finish({B.getInt64(kVMJITInt), B.CreateSub(B.getInt64(0), IntOf(X))});
+        Finish(
+            {B.getInt64(kVMJITInt), B.CreateSub(B.getInt64(0), IntOf(X, KX))});
       break;
     }
     BasicBlock *FloatBB = BasicBlock::Create(C, fmt::format("i{}.f", PC), Fn);
@@ -1184,8 +1207,13 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     const auto Cmp = comparisonPredicates(What);
     Val A = evalArg(I.callArg(0)), Bv = evalArg(I.callArg(1));
     Value *TA = typeOf(A), *TB = typeOf(Bv);
+    const uint8_t KA = kindsOf(I.callArg(0)), KB = kindsOf(I.callArg(1));
+    // Ints and bools for certain: the int path alone, no type test.
+    const bool IntsOnly = intLike(KA) && intLike(KB);
     BasicBlock *FloatBB = nullptr;
-    if (Flat) {
+    if (IntsOnly) {
+      B.CreateBr(Fast);
+    } else if (Flat) {
       B.CreateCondBr(B.CreateAnd(IntLike(TA), IntLike(TB)), Fast, Slow,
                      Likely);
     } else {
@@ -1208,7 +1236,7 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       A = evalArg(I.callArg(0));
       Bv = evalArg(I.callArg(1));
     }
-    Value *X = IntOf(A), *Y = IntOf(Bv);
+    Value *X = IntOf(A, KA), *Y = IntOf(Bv, KB);
     switch (What) {
     case InlineBuiltin::ScalarAdd:
       Finish({B.getInt64(kVMJITInt), B.CreateAdd(X, Y)});
@@ -1253,7 +1281,7 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       break;
     }
 
-    if (Flat)
+    if (Flat || IntsOnly)
       break;
     // float64 when either is a float.
     B.SetInsertPoint(FloatBB);
@@ -1299,7 +1327,13 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   }
 
   // The fallback: the real call (it raises the proper error for bad
-  // operand types, division by zero, an index out of range).
+  // operand types, division by zero, an index out of range), where the
+  // kinds leave a way to it.
+  if (pred_empty(Slow)) {
+    Slow->eraseFromParent();
+    B.SetInsertPoint(Join);
+    return true;
+  }
   B.SetInsertPoint(Slow);
   emitCallPath(PC, I);
   if (Scalar && scalar::returnsBool(*Scalar) && Dst != vm::kVoidRegister &&
@@ -1352,6 +1386,14 @@ bool FunctionLowering::genericEntry(int64_t PC) const {
                    PC) != Spec->GenericEntries.end();
 }
 
+uint8_t FunctionLowering::kindsOf(Arg A) const {
+  if (Kinds.empty())
+    return vm::kind::Any;
+  const uint8_t K = argKinds(Exe, Kinds[static_cast<size_t>(CurPC)], A);
+  // Only scalar sets are guarded where they come in; 0: unreachable here.
+  return scalarKinds(K) ? K : vm::kind::Any;
+}
+
 BasicBlock *FunctionLowering::entryAt(int64_t PC, bool Guard) {
   IRBuilderBase::InsertPointGuard Keep(B);
   BasicBlock *Enter = BasicBlock::Create(C, fmt::format("enter.{}", PC), Fn);
@@ -1363,10 +1405,23 @@ BasicBlock *FunctionLowering::entryAt(int64_t PC, bool Guard) {
         Guard && !Kinds.empty()
             ? Kinds[static_cast<size_t>(PC)][static_cast<size_t>(R)]
             : 0;
-    if (guardableKind(K)) {
+    if (scalarKinds(K)) {
+      // What the inference says holds here; one kind becomes a constant.
       if (!Deopt)
         Deopt = deoptBlock(PC, PC, /*WriteBack=*/false);
-      guardKind(V, K, Deopt);
+      if (guardableKind(K)) {
+        guardKind(V, K, Deopt);
+      } else {
+        Value *In = B.getFalse();
+        for (uint8_t Bit = 1; Bit <= vm::kind::Float; Bit <<= 1)
+          if (K & Bit)
+            In = B.CreateOr(
+                In, B.CreateICmpEQ(typeOf(V),
+                                   B.getInt32(vm::kind::typeIndexOf(Bit))));
+        BasicBlock *Pass = BasicBlock::Create(C, "guard.ok", Fn);
+        B.CreateCondBr(In, Pass, Deopt, Likely);
+        B.SetInsertPoint(Pass);
+      }
     }
     storeReg(R, V);
   }
@@ -1459,6 +1514,12 @@ void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
                                            : loadReg(I.ifCond());
   };
   Val V = Cond();
+  if (I.ifCond() != vm::kVoidRegister &&
+      intLike(kindsOf(Arg::reg(I.ifCond())))) {
+    B.CreateCondBr(B.CreateICmpNE(V.W1, B.getInt64(0)), next(PC),
+                   jumpTarget(PC, I.ifFalseOffset()));
+    return;
+  }
   Value *T = typeOf(V);
   Value *Ok = B.CreateOr(B.CreateICmpEQ(T, B.getInt32(kVMJITInt)),
                          B.CreateICmpEQ(T, B.getInt32(kVMJITBool)));
@@ -1596,6 +1657,7 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
       throw std::runtime_error(kCompileAbandoned);
     InstrView I = Exe.instr(F.StartInstr + PC);
     B.SetInsertPoint(Blocks[static_cast<size_t>(PC)]);
+    CurPC = PC;
     switch (I.opcode()) {
     case Opcode::Call:
       lowerCall(PC, I);

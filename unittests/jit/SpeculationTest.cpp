@@ -9,6 +9,7 @@
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -77,6 +78,8 @@ protected:
   void SetUp() override {
     if (!baselineAvailable())
       GTEST_SKIP() << "tier 2 deoptimizes to tier 1, absent on this target";
+    // These tests count deoptimizations: speculation as the feedback says.
+    ::unsetenv("VMJIT_DEOPT_STRESS");
   }
 };
 
