@@ -25,12 +25,13 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 
 using namespace vmjit;
@@ -56,6 +57,88 @@ std::shared_ptr<Executable> program(int64_t N) {
   F.emitRet(1);
   B.endFunction();
   return B.finish();
+}
+
+/// f(x): a counted loop of x iterations whose body is N-7 calls alternating
+/// scalar.add / scalar.mul on one register: N instructions over 4
+/// registers, small enough for tier 2 to keep them in SSA values, and
+/// typed once an interpreted call has given feedback.
+std::shared_ptr<Executable> typedProgram(int64_t N) {
+  ExecutableBuilder B;
+  int64_t Add = B.declarePacked("scalar.add");
+  int64_t Mul = B.declarePacked("scalar.mul");
+  int64_t Lt = B.declarePacked("scalar.lt");
+  int64_t Copy = B.declarePacked("vm.builtin.copy");
+  FunctionBuilder &F = B.beginFunction("f", {"x"});
+  F.emitCall(1, Copy, {Arg::imm(0)}); // i
+  F.emitCall(2, Copy, {Arg::reg(0)}); // a
+  Label Top = F.newLabel(), Done = F.newLabel();
+  F.bind(Top);
+  for (int64_t I = 0; I < N - 7; ++I)
+    F.emitCall(2, I % 2 ? Mul : Add, {Arg::reg(2), Arg::imm(I % 2 ? 3 : I)});
+  F.emitCall(1, Add, {Arg::reg(1), Arg::imm(1)});
+  F.emitCall(3, Lt, {Arg::reg(1), Arg::reg(0)});
+  F.emitIf(3, Done);
+  F.emitGoto(Top);
+  F.bind(Done);
+  F.emitRet(2);
+  B.endFunction();
+  return B.finish();
+}
+
+/// Instructions of the function definitions in IR text.
+double irInstructions(const std::string &Text) {
+  double N = 0;
+  bool In = false;
+  size_t Pos = 0;
+  while (Pos < Text.size()) {
+    size_t End = Text.find('\n', Pos);
+    if (End == std::string::npos)
+      End = Text.size();
+    std::string_view Line(Text.data() + Pos, End - Pos);
+    if (Line.starts_with("define "))
+      In = true;
+    else if (Line.starts_with("}"))
+      In = false;
+    else if (In && Line.starts_with("  ") && Line.size() > 2)
+      ++N;
+    Pos = End + 1;
+  }
+  return N;
+}
+
+/// compile/typed_O1/<instructions>: typedProgram(N) compiled at tier 2
+/// (O1) after one interpreted call of f(3), which gives the feedback tier
+/// 2 speculates on; counters: IR instructions per bytecode instruction as
+/// lowered and after the pipeline.
+void typedCompileLatency(benchmark::State &State, int64_t N) {
+  double Lowered = 0, Optimized = 0;
+  for (auto _ : State) {
+    State.PauseTiming();
+    auto VM = VirtualMachine::create(typedProgram(N));
+    jit::JITOptions O;
+    O.Threshold = INT64_MAX;
+    O.BaselineThreshold = INT64_MAX;
+    O.Background = false;
+    jit::enableJIT(*VM, O);
+    jit::TierManager *TM = jit::tierManagerOf(*VM);
+    const int64_t F = VM->functionIndex("f");
+    VM->call("f", 3); // feedback
+    if (Lowered == 0) {
+      Lowered = irInstructions(TM->irText(F, false)) / double(N);
+      Optimized = irInstructions(TM->irText(F, true)) / double(N);
+    }
+    State.ResumeTiming();
+    if (!TM->compileNow({F})) {
+      State.SkipWithError("compile failed");
+      break;
+    }
+    State.PauseTiming();
+    VM.reset();
+    State.ResumeTiming();
+  }
+  State.counters["ir_per_instr_lowered"] = Lowered;
+  State.counters["ir_per_instr"] = Optimized;
 }
 
 /// The object-cache directory of the warm-cache variant; removed at exit.
@@ -204,6 +287,12 @@ bool registerCompileBenchmarks() {
                                    })
           ->Unit(benchmark::kMillisecond);
     }
+  for (int64_t N : {10, 50}) {
+    std::string Name = "compile/typed_O1/" + std::to_string(N);
+    benchmark::RegisterBenchmark(Name.c_str(), [N](benchmark::State &S) {
+      typedCompileLatency(S, N);
+    })->Unit(benchmark::kMillisecond);
+  }
   for (int64_t N : {10, 50, 100, 1000, 10000}) {
     std::string Name = "compile/cached_O1/" + std::to_string(N);
     benchmark::RegisterBenchmark(Name.c_str(),

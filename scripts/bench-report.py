@@ -450,14 +450,31 @@ def targets_section(m, series):
             if r is not None else "–", None if r is None else r <= 1.15)
     lc = m.get("loop/compiled/1000000")
     v = lc.get("ns_per_iter") if lc else None
-    add("loop compiled ≤ 2 ns per iteration",
+    add("loop compiled ≤ 1.0 ns per iteration",
         "%s ns" % fmt_num(v) if v is not None else "–",
-        None if v is None else v <= 2.0)
+        None if v is None else v <= 1.0)
     r = ratio(m, "calls/compiled/25", "calls/native/25")
-    add("calls (fib 25) compiled ≤ 1.5× native",
+    add("calls (fib 25) compiled ≤ 0.6× native",
         "%s vs %s = %s" % (fmt_ns(m["calls/compiled/25"]["time"]),
                            fmt_ns(m["calls/native/25"]["time"]), fmt_ratio(r))
-        if r is not None else "–", None if r is None else r <= 1.5)
+        if r is not None else "–", None if r is None else r <= 0.6)
+    r = ratio(m, "closure/compiled/100000", "closure/native/100000")
+    add("closure compiled ≤ 1.2× native",
+        "%s vs %s = %s" % (fmt_ns(m["closure/compiled/100000"]["time"]),
+                           fmt_ns(m["closure/native/100000"]["time"]),
+                           fmt_ratio(r))
+        if r is not None else "–", None if r is None else r <= 1.2)
+    ct = m.get("compile/typed_O1/50")
+    add("tier-2 compile ≤ 10 ms, 50 typed instructions (O1, after feedback)",
+        fmt_ns(ct["time"]) if ct else "–",
+        None if not ct else ct["time"] <= 10e6)
+    ir = ct.get("ir_per_instr") if ct else None
+    add("≤ 5 IR instructions per bytecode instruction on typed code (after "
+        "the pipeline; %s as lowered)" %
+        (fmt_num(ct["ir_per_instr_lowered"]) if ct and
+         "ir_per_instr_lowered" in ct else "–"),
+        fmt_num(ir) if ir is not None else "–",
+        None if ir is None else ir <= 5)
     for prog in ("decode", "mlp"):
         w = m.get("warmup/tiered/" + prog)
         if not w:
@@ -582,6 +599,18 @@ def compile_section(m):
     return table(["instructions", "O0", "O1 (tier 2)", "O2",
                   "O1, warm object cache", "baseline (tier 1)",
                   "O1 per instruction", "baseline per instruction"], rows)
+
+
+def typed_compile_section(m):
+    rows = []
+    for n in (10, 50):
+        c = m.get("compile/typed_O1/%d" % n)
+        if c:
+            rows.append([n, fmt_ns(c["time"]),
+                         fmt_num(c.get("ir_per_instr_lowered", 0)),
+                         fmt_num(c.get("ir_per_instr", 0))])
+    return table(["instructions", "O1 with feedback", "IR per instruction, "
+                  "lowered", "IR per instruction, optimized"], rows)
 
 
 def load_section(m):
@@ -1086,6 +1115,13 @@ def report(res, build_dir, svg_name):
              "instructions one compile takes seconds, so those rows rest on "
              "one iteration per repetition.\n")
     L.append(compile_section(m) + "\n")
+    L.append("`compile/typed_O1/N`: a counted loop of N instructions over "
+             "four registers (`typedProgram` in `benchmarks/CompileBench.cpp`)"
+             " compiled at O1 after one interpreted call, whose type feedback "
+             "tier 2 speculates on (docs/jit.md, \"Speculation and "
+             "deoptimization\"); IR instructions per bytecode instruction as "
+             "lowered and after the pipeline.\n")
+    L.append(typed_compile_section(m) + "\n")
 
     L.append("## tier1: straight-line code and code size\n")
     L.append("`scalar_chain/TIER/N`: a function of N `scalar.add` Calls on "
