@@ -375,7 +375,7 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
     return std::nullopt;
   if (NeedTarget && !deoptTarget(Func))
     return std::nullopt;
-  const std::vector<uint8_t> &Seen = I->Feedback[static_cast<size_t>(Func)];
+  std::vector<uint8_t> &Seen = I->Feedback[static_cast<size_t>(Func)];
   std::set<int64_t> Generic;
   {
     std::lock_guard Lock(I->Mutex);
@@ -388,7 +388,7 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
       return 0;
     if (Opts.DeoptStress)
       return stressKind(Func, static_cast<int64_t>(Slot));
-    const uint8_t K = std::atomic_ref<const uint8_t>(Seen[Slot])
+    const uint8_t K = std::atomic_ref<uint8_t>(Seen[Slot])
                           .load(std::memory_order_relaxed);
     return guardableKind(K) ? K : 0;
   };
