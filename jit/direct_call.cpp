@@ -2,6 +2,7 @@
 //-------------===//
 
 #include "direct_call.h"
+#include "context_layout.h"
 #include "runtime_helpers.h"
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/vm/native_code.h"
@@ -21,27 +22,7 @@ namespace vmjit::jit {
 
 namespace {
 
-using vm::NativeCallState;
 using vm::NativeContext;
-
-// Layouts pinned beside their types (vm/native_code.h).
-constexpr int64_t kCtxVM = offsetof(NativeContext, VM);
-constexpr int64_t kCtxResult = offsetof(NativeContext, Result);
-constexpr int64_t kCtxErrorPC = offsetof(NativeContext, ErrorPC);
-constexpr int64_t kCtxControl = offsetof(NativeContext, Control);
-constexpr int64_t kCtxFunc = offsetof(NativeContext, Func);
-constexpr int64_t kCtxSites = offsetof(NativeContext, Sites);
-constexpr int64_t kCtxCallCounts = offsetof(NativeContext, CallCounts);
-constexpr int64_t kCtxDepth = offsetof(NativeContext, Depth);
-constexpr int64_t kCtxStackLimit = offsetof(NativeContext, StackLimit);
-constexpr int64_t kCtxState = offsetof(NativeContext, State);
-constexpr int64_t kStateNativeDepth = offsetof(NativeCallState, NativeDepth);
-constexpr int64_t kStateMaxDepth = offsetof(NativeCallState, MaxDepth);
-constexpr int64_t kStateLive = offsetof(NativeCallState, LiveRegisters);
-constexpr int64_t kStateMaxRegs = offsetof(NativeCallState, MaxRegisters);
-constexpr int64_t kStateObserving = offsetof(NativeCallState, Observing);
-constexpr int64_t kFuel = offsetof(vm::StepControl, Fuel);
-constexpr int64_t kInterrupt = offsetof(vm::StepControl, Interrupt);
 
 /// Builds one direct entry (see direct_call.h).
 class DirectEntry {
@@ -139,31 +120,32 @@ void DirectEntry::emit(const std::string &Symbol) {
   Regs->setAlignment(Align(16));
   // The checks of the pool entry and enterFrame, in their order; any that
   // fails leaves everything as it was and sends the caller to the pool.
-  Value *State = load(Ptr, Caller, kCtxState);
-  Value *Depth = B.CreateAdd(load(I64, Caller, kCtxDepth), B.getInt64(1));
-  Value *Limit = load(I64, Caller, kCtxStackLimit);
+  Value *State = load(Ptr, Caller, kOffsetState);
+  Value *Depth = B.CreateAdd(load(I64, Caller, kOffsetDepth), B.getInt64(1));
+  Value *Limit = load(I64, Caller, kOffsetStackLimit);
   Value *Frame = B.CreatePtrToInt(
       B.CreateIntrinsic(Intrinsic::frameaddress, {Ptr}, {B.getInt32(0)}), I64);
-  Value *Live =
-      B.CreateAdd(load(I64, State, kStateLive), B.getInt64(F.RegisterFileSize));
+  Value *Live = B.CreateAdd(load(I64, State, kOffsetLiveRegisters),
+                            B.getInt64(F.RegisterFileSize));
   Value *Refused = B.CreateOr(
-      B.CreateOr(B.CreateICmpSGE(Depth, load(I64, State, kStateMaxDepth)),
+      B.CreateOr(B.CreateICmpSGE(Depth, load(I64, State, kOffsetMaxDepth)),
                  B.CreateICmpNE(B.CreateAlignedLoad(B.getInt8Ty(),
-                                                    at(State, kStateObserving),
+                                                    at(State, kOffsetObserving),
                                                     Align(1)),
                                 B.getInt8(0))),
       B.CreateOr(B.CreateICmpULT(Frame, Limit),
-                 B.CreateICmpUGT(Live, load(I64, State, kStateMaxRegs))));
+                 B.CreateICmpUGT(Live, load(I64, State, kOffsetMaxRegisters))));
   B.CreateCondBr(Refused, Refuse, Go, Unlikely);
   B.SetInsertPoint(Refuse);
   B.CreateRet(B.getInt32(1));
 
   // The step of the call (enterFrame's).
   B.SetInsertPoint(Go);
-  Value *Control = load(Ptr, Caller, kCtxControl);
-  Value *Fuel = B.CreateSub(load(I64, Control, kFuel), B.getInt64(1));
-  store(Fuel, Control, kFuel);
-  LoadInst *Irq = B.CreateAlignedLoad(I32, at(Control, kInterrupt), Align(4));
+  Value *Control = load(Ptr, Caller, kOffsetControl);
+  Value *Fuel = B.CreateSub(load(I64, Control, kOffsetFuel), B.getInt64(1));
+  store(Fuel, Control, kOffsetFuel);
+  LoadInst *Irq =
+      B.CreateAlignedLoad(I32, at(Control, kOffsetInterrupt), Align(4));
   Irq->setAtomic(AtomicOrdering::Monotonic);
   B.CreateCondBr(B.CreateOr(B.CreateICmpSLT(Fuel, B.getInt64(0)),
                             B.CreateICmpNE(Irq, B.getInt32(0))),
@@ -177,25 +159,25 @@ void DirectEntry::emit(const std::string &Symbol) {
 
   // The frame: registers, count, depth, context; then the code.
   B.SetInsertPoint(Enter);
-  store(Live, State, kStateLive);
+  store(Live, State, kOffsetLiveRegisters);
   fillRegisters(Regs, Args);
-  Value *Counts = load(Ptr, Caller, kCtxCallCounts);
+  Value *Counts = load(Ptr, Caller, kOffsetCallCounts);
   bump(Counts, 8 * G, 1);
-  bump(State, kStateNativeDepth, 1);
-  store(load(Ptr, Caller, kCtxVM), Ctx, kCtxVM);
-  store(Result, Ctx, kCtxResult);
-  store(B.getInt64(-1), Ctx, kCtxErrorPC);
-  store(Control, Ctx, kCtxControl);
-  store(B.getInt64(G), Ctx, kCtxFunc);
-  store(ConstantPointerNull::get(Ptr), Ctx, kCtxSites);
-  store(Counts, Ctx, kCtxCallCounts);
-  store(Depth, Ctx, kCtxDepth);
-  store(Limit, Ctx, kCtxStackLimit);
-  store(State, Ctx, kCtxState);
+  bump(State, kOffsetNativeDepth, 1);
+  store(load(Ptr, Caller, kOffsetVM), Ctx, kOffsetVM);
+  store(Result, Ctx, kOffsetResult);
+  store(B.getInt64(-1), Ctx, kOffsetErrorPC);
+  store(Control, Ctx, kOffsetControl);
+  store(B.getInt64(G), Ctx, kOffsetFunc);
+  store(ConstantPointerNull::get(Ptr), Ctx, kOffsetSites);
+  store(Counts, Ctx, kOffsetCallCounts);
+  store(Depth, Ctx, kOffsetDepth);
+  store(Limit, Ctx, kOffsetStackLimit);
+  store(State, Ctx, kOffsetState);
   Value *Rc = B.CreateCall(Code, {Ctx, Regs, Consts, Funcs, B.getInt64(0)});
   // The code left every register None.
-  bump(State, kStateNativeDepth, -1);
-  bump(State, kStateLive, -F.RegisterFileSize);
+  bump(State, kOffsetNativeDepth, -1);
+  bump(State, kOffsetLiveRegisters, -F.RegisterFileSize);
   B.CreateCondBr(B.CreateICmpNE(Rc, B.getInt32(0)), CalleeFailed, Done,
                  Unlikely);
   B.SetInsertPoint(CalleeFailed);

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/lowering.h"
+#include "context_layout.h"
 #include "direct_call.h"
 #include "kind_inference.h"
 #include "runtime_helpers.h"
@@ -98,15 +99,8 @@ struct Val {
 };
 
 // Layouts pinned beside their types (vm/native_code.h, runtime/function.h).
-constexpr int64_t kOffsetResult = offsetof(vm::NativeContext, Result);
-constexpr int64_t kOffsetErrorPC = offsetof(vm::NativeContext, ErrorPC);
-constexpr int64_t kOffsetControl = offsetof(vm::NativeContext, Control);
-constexpr int64_t kOffsetSites = offsetof(vm::NativeContext, Sites);
-constexpr int64_t kOffsetCallCounts = offsetof(vm::NativeContext, CallCounts);
 constexpr int64_t kOffsetSiteObj = offsetof(vm::AllocSite, Obj);
 constexpr int64_t kOffsetSiteStorage = offsetof(vm::AllocSite, Storage);
-constexpr int64_t kOffsetFuel = offsetof(vm::StepControl, Fuel);
-constexpr int64_t kOffsetInterrupt = offsetof(vm::StepControl, Interrupt);
 constexpr int64_t kOffsetFuncCell = kFunctionEntryOffset;
 constexpr int64_t kOffsetArrayData = ArrayObjLayout::DataOffset;
 constexpr int64_t kOffsetArraySize = ArrayObjLayout::SizeOffset;

@@ -44,13 +44,18 @@ std::shared_ptr<Executable> program() {
   return Exe;
 }
 
-std::unique_ptr<VirtualMachine> compiledVM() {
+std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode) {
   auto VM = VirtualMachine::create(program());
   JITOptions O;
-  O.Mode = ExecMode::Compiled;
+  O.Mode = Mode;
+  O.Threshold = 1; // tiered: tier 2 from the first call on
   O.Background = false;
   enableJIT(*VM, O);
   return VM;
+}
+
+std::unique_ptr<VirtualMachine> compiledVM() {
+  return makeVM(ExecMode::Compiled);
 }
 
 struct ResetHook {
@@ -60,15 +65,25 @@ struct ResetHook {
 TEST(DirectCallTest, CountsAndErrorsAreTheInterpreters) {
   ResetHook Reset;
   auto Ref = VirtualMachine::create(program());
-  auto VM = compiledVM();
-  const int64_t Down = VM->functionIndex("down");
-  EXPECT_EQ(VM->call("down", 100, -1).cast<int64_t>(), 5050);
   EXPECT_EQ(Ref->call("down", 100, -1).cast<int64_t>(), 5050);
-  EXPECT_EQ(VM->callCount(Down), Ref->callCount(Down));
-  EXPECT_EQ(VM->stepsTaken(), Ref->stepsTaken());
-  // The error of the innermost frame, with every direct frame's line.
-  EXPECT_EQ(errorOf(*VM, "fail", 30), errorOf(*Ref, "fail", 30));
-  EXPECT_EQ(VM->call("down", 10, -1).cast<int64_t>(), 55);
+  const uint64_t RefSteps = Ref->stepsTaken();
+  // Direct calls in compiled and tiered mode; every mode agrees.
+  for (ExecMode M : kAllExecModes) {
+    if (M == ExecMode::Baseline && !baselineAvailable())
+      continue;
+    auto VM = makeVM(M);
+    const int64_t Down = VM->functionIndex("down");
+    for (int Call = 1; Call <= 2; ++Call) { // tiered: tier 2 from the second
+      EXPECT_EQ(VM->call("down", 100, -1).cast<int64_t>(), 5050);
+      EXPECT_EQ(VM->callCount(Down), Call * Ref->callCount(Down))
+          << execModeName(M);
+      EXPECT_EQ(VM->stepsTaken(), RefSteps) << execModeName(M);
+    }
+    // The error of the innermost frame, with every direct frame's line.
+    EXPECT_EQ(errorOf(*VM, "fail", 30), errorOf(*Ref, "fail", 30))
+        << execModeName(M);
+    EXPECT_EQ(VM->call("down", 10, -1).cast<int64_t>(), 55);
+  }
 }
 
 TEST(DirectCallTest, DetachingTheJitMidCallSendsLaterCallsToThePool) {

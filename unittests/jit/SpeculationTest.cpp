@@ -73,6 +73,17 @@ FunctionJITStats statsOf(VirtualMachine &VM, std::string_view F) {
   return tierManagerOf(VM)->stats(VM.functionIndex(F));
 }
 
+/// Calls F(Args...) `Calls` times on VM and on the interpreter Ref, which
+/// must agree; then F must have tier-2 code that never deoptimized.
+template <typename... A>
+void warmUp(VirtualMachine &VM, VirtualMachine &Ref, int Calls,
+            std::string_view F, A... Args) {
+  for (int K = 0; K < Calls; ++K)
+    EXPECT_EQ(outcome(VM, F, Args...), outcome(Ref, F, Args...));
+  ASSERT_TRUE(statsOf(VM, F).Compiled) << F;
+  EXPECT_EQ(statsOf(VM, F).Deopts, 0u) << F;
+}
+
 class SpeculationTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -106,10 +117,7 @@ TEST_F(SpeculationTest, ACallResultOfAnotherKindDeoptimizesInsideALoop) {
   // Tier 2 is compiled during the first call (its loop counts toward the
   // threshold), from feedback that saw pick return ints only.
   auto VM = tieredVM(/*Threshold=*/20);
-  EXPECT_EQ(outcome(*VM, "total", 100, 1000),
-            outcome(*Ref, "total", 100, 1000));
-  ASSERT_TRUE(statsOf(*VM, "total").Compiled);
-  EXPECT_EQ(statsOf(*VM, "total").Deopts, 0u);
+  warmUp(*VM, *Ref, 1, "total", 100, 1000);
   // Now pick's result turns into a float at i = 50, in tier 2's loop.
   EXPECT_EQ(outcome(*VM, "total", 100, 50), outcome(*Ref, "total", 100, 50));
   EXPECT_EQ(statsOf(*VM, "total").Deopts, 1u);
@@ -122,8 +130,7 @@ TEST_F(SpeculationTest, ACallResultOfAnotherKindDeoptimizesInsideALoop) {
 TEST_F(SpeculationTest, ASiteThatKeepsDeoptimizingIsCompiledGenerically) {
   auto Ref = interpreter();
   auto VM = tieredVM(/*Threshold=*/20);
-  EXPECT_EQ(outcome(*VM, "total", 100, 1000),
-            outcome(*Ref, "total", 100, 1000));
+  warmUp(*VM, *Ref, 1, "total", 100, 1000);
   for (uint32_t K = 1; K <= kDeoptLimit; ++K) {
     EXPECT_EQ(outcome(*VM, "total", 30, 5), outcome(*Ref, "total", 30, 5));
     EXPECT_EQ(statsOf(*VM, "total").Deopts, K);
@@ -139,8 +146,7 @@ TEST_F(SpeculationTest, ASiteThatKeepsDeoptimizingIsCompiledGenerically) {
 TEST_F(SpeculationTest, AParameterOfAnotherKindDeoptimizesAtEntry) {
   auto Ref = interpreter();
   auto VM = tieredVM(/*Threshold=*/20);
-  EXPECT_EQ(outcome(*VM, "scale", 3, 100), outcome(*Ref, "scale", 3, 100));
-  ASSERT_TRUE(statsOf(*VM, "scale").Compiled);
+  warmUp(*VM, *Ref, 1, "scale", 3, 100);
   EXPECT_EQ(outcome(*VM, "scale", 1.5, 100), outcome(*Ref, "scale", 1.5, 100));
   EXPECT_EQ(statsOf(*VM, "scale").Deopts, 1u);
   EXPECT_EQ(errorOf(*VM, "scale", Any(nullptr), 3),
@@ -171,11 +177,7 @@ TEST_F(SpeculationTest, DeoptimizationInsideACallChain) {
   // feedback exists once they return, before the third call reaches the
   // threshold.
   auto VM = tieredVM(/*Threshold=*/100);
-  for (int K = 0; K < 3; ++K)
-    EXPECT_EQ(outcome(*VM, "chain", 40, 1000),
-              outcome(*Ref, "chain", 40, 1000));
-  ASSERT_TRUE(statsOf(*VM, "chain").Compiled);
-  EXPECT_EQ(statsOf(*VM, "chain").Deopts, 0u);
+  warmUp(*VM, *Ref, 3, "chain", 40, 1000);
   // Every frame deeper than 20 gets a float from pick.
   EXPECT_EQ(outcome(*VM, "chain", 40, 20), outcome(*Ref, "chain", 40, 20));
   EXPECT_GE(statsOf(*VM, "chain").Deopts, 1u);
