@@ -12,6 +12,12 @@
 //   a C++ lambda with its captured values, whose body calls scalar.mul and
 //   scalar.add through their safe-call entries, as do the loop's compare
 //   and adds.
+// owned/TIER/n: examples/thread_state.vmasm, a state tuple handed from call
+//   to call at its last use (two calls of bytecode functions and a
+//   make_tuple per iteration); ns_per_iter. compiled-lent: compiled mode
+//   with JITOptions::OwnedArguments off, every argument lent (an increment
+//   in the callee, a decrement in the caller), the comparison for owned
+//   arguments (docs/jit.md#owned-arguments).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +30,10 @@
 #include "vmjit/vm/virtual_machine.h"
 
 #include <benchmark/benchmark.h>
+
+#ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/tier_manager.h"
+#endif
 
 using namespace vmjit;
 using namespace vmjit::vm;
@@ -123,6 +133,31 @@ void closureLoop(benchmark::State &State, ExecMode Mode) {
   bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
 }
 
+void threadState(benchmark::State &State, ExecMode Mode) {
+  int64_t N = State.range(0);
+  auto VM = exampleVM("thread_state.vmasm", Mode, 100);
+  for (auto _ : State)
+    benchmark::DoNotOptimize(VM->call("main", N));
+  bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
+}
+
+#ifdef VMJIT_HAVE_JIT
+void threadStateLent(benchmark::State &State) {
+  int64_t N = State.range(0);
+  auto VM = VirtualMachine::create(
+      loadProgram(bench::examplePath("thread_state.vmasm")));
+  jit::JITOptions O;
+  O.Mode = ExecMode::Compiled;
+  O.OwnedArguments = false;
+  jit::enableJIT(*VM, O);
+  for (int I = 0; I < 100; ++I) // as bench::makeVM warms
+    VM->call("main", 100);
+  for (auto _ : State)
+    benchmark::DoNotOptimize(VM->call("main", N));
+  bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
+}
+#endif
+
 } // namespace
 
 BENCHMARK_CAPTURE(loopSum, bytecode, ExecMode::Bytecode)
@@ -134,7 +169,15 @@ BENCHMARK(fibNative)->Name("calls/native")->Arg(25)->Unit(benchmark::kMillisecon
 BENCHMARK_CAPTURE(closureLoop, bytecode, ExecMode::Bytecode)
     ->Name("closure/bytecode")->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(closureNative)->Name("closure/native")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(threadState, bytecode, ExecMode::Bytecode)
+    ->Name("owned/bytecode")->Arg(100000)->Unit(benchmark::kMillisecond);
 #ifdef VMJIT_HAVE_JIT
+BENCHMARK_CAPTURE(threadState, compiled, ExecMode::Compiled)
+    ->Name("owned/compiled")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(threadStateLent)
+    ->Name("owned/compiled-lent")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(threadState, tiered, ExecMode::Tiered)
+    ->Name("owned/tiered")->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(loopSum, baseline, ExecMode::Baseline)
     ->Name("loop/baseline")->Arg(1000000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fibCalls, baseline, ExecMode::Baseline)

@@ -334,6 +334,7 @@ Expected<AotResult> compile(const vm::Executable &Exe,
   R.Functions = Funcs.size();
   LoweringOptions LO;
   LO.InlineBuiltins = Opts.InlineBuiltins;
+  LO.OwnedArguments = true;
   LoweredModule LM = lowerFunctions(Exe, Funcs, Callees, LO);
   if (!LM.Absolute.empty())
     return makeError("ahead-of-time code was bound to addresses");

@@ -5,6 +5,7 @@
 #include "context_layout.h"
 #include "runtime_helpers.h"
 #include "vmjit/runtime/c_api.h"
+#include "vmjit/runtime/object.h"
 #include "vmjit/vm/native_code.h"
 
 #include "llvm/IR/Function.h"
@@ -58,6 +59,9 @@ private:
   /// The callee's registers: the parameters (a new reference each, as
   /// enterFrame takes), the rest None.
   void fillRegisters(Value *Regs, Value *Args);
+  /// Parameter R from argument R: taken from an object rvalue reference's
+  /// slot, else copied with a new reference.
+  void fillParameter(Value *Regs, Value *Args, int64_t R);
 
   Module &M;
   LLVMContext &C;
@@ -70,27 +74,57 @@ private:
 };
 
 void DirectEntry::fillRegisters(Value *Regs, Value *Args) {
-  llvm::Function *Fn = B.GetInsertBlock()->getParent();
   for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
     if (R >= F.NumParams) {
       store(B.getInt64(kVMJITNone), Regs, 16 * R);
       store(B.getInt64(0), Regs, 16 * R + 8);
       continue;
     }
-    Value *W0 = load(I64, Args, 16 * R), *W1 = load(I64, Args, 16 * R + 8);
-    store(W0, Regs, 16 * R);
-    store(W1, Regs, 16 * R + 8);
-    BasicBlock *Inc = BasicBlock::Create(C, "param.incref", Fn);
-    BasicBlock *Done = BasicBlock::Create(C, "param.done", Fn);
-    Value *IsObject = B.CreateICmpSGE(B.CreateTrunc(W0, I32),
-                                      B.getInt32(kVMJITStaticObjectBegin));
-    B.CreateCondBr(IsObject, Inc, Done);
-    B.SetInsertPoint(Inc);
-    B.CreateAtomicRMW(AtomicRMWInst::Add, B.CreateIntToPtr(W1, Ptr),
-                      B.getInt64(1), MaybeAlign(8), AtomicOrdering::Monotonic);
-    B.CreateBr(Done);
-    B.SetInsertPoint(Done);
+    fillParameter(Regs, Args, R);
   }
+}
+
+void DirectEntry::fillParameter(Value *Regs, Value *Args, int64_t R) {
+  llvm::Function *Fn = B.GetInsertBlock()->getParent();
+  BasicBlock *Take = BasicBlock::Create(C, "param.take", Fn);
+  BasicBlock *Copy = BasicBlock::Create(C, "param.copy", Fn);
+  BasicBlock *Inc = BasicBlock::Create(C, "param.incref", Fn);
+  BasicBlock *Done = BasicBlock::Create(C, "param.done", Fn);
+  Value *W0 = load(I64, Args, 16 * R), *W1 = load(I64, Args, 16 * R + 8);
+  Value *Type = B.CreateTrunc(W0, I32);
+  B.CreateCondBr(B.CreateICmpEQ(Type, B.getInt32(kVMJITObjectRValueRef)), Take,
+                 Copy);
+  // The caller's last use: the object moves into the register, its slot
+  // left null (as copyIntoRegister does), no reference added.
+  B.SetInsertPoint(Take);
+  Value *Slot = B.CreateIntToPtr(W1, Ptr);
+  Value *Obj = B.CreateAlignedLoad(Ptr, Slot, Align(8));
+  B.CreateAlignedStore(ConstantPointerNull::get(Ptr), Slot, Align(8));
+  BasicBlock *TakeObj = BasicBlock::Create(C, "param.take.obj", Fn);
+  BasicBlock *TakeNone = BasicBlock::Create(C, "param.take.none", Fn);
+  B.CreateCondBr(B.CreateICmpEQ(Obj, ConstantPointerNull::get(Ptr)), TakeNone,
+                 TakeObj, Unlikely);
+  B.SetInsertPoint(TakeNone); // a null slot reads as None
+  store(B.getInt64(kVMJITNone), Regs, 16 * R);
+  store(B.getInt64(0), Regs, 16 * R + 8);
+  B.CreateBr(Done);
+  B.SetInsertPoint(TakeObj);
+  Value *ObjType =
+      B.CreateAlignedLoad(I32, at(Obj, kObjectTypeIndexOffset), Align(4));
+  store(B.CreateZExt(ObjType, I64), Regs, 16 * R);
+  store(B.CreatePtrToInt(Obj, I64), Regs, 16 * R + 8);
+  B.CreateBr(Done);
+  // A borrowed value: copied, a new reference for an object.
+  B.SetInsertPoint(Copy);
+  store(W0, Regs, 16 * R);
+  store(W1, Regs, 16 * R + 8);
+  B.CreateCondBr(B.CreateICmpSGE(Type, B.getInt32(kVMJITStaticObjectBegin)),
+                 Inc, Done);
+  B.SetInsertPoint(Inc);
+  B.CreateAtomicRMW(AtomicRMWInst::Add, B.CreateIntToPtr(W1, Ptr),
+                    B.getInt64(1), MaybeAlign(8), AtomicOrdering::Monotonic);
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
 }
 
 void DirectEntry::emit(const std::string &Symbol) {

@@ -16,6 +16,7 @@
 #include "context_layout.h"
 #include "direct_call.h"
 #include "kind_inference.h"
+#include "liveness.h"
 #include "runtime_helpers.h"
 #include "vmjit/jit/engine.h"
 #include "vmjit/kernels/scalar_ops.h"
@@ -334,6 +335,12 @@ private:
   Value *emitDirectCall(int64_t PC, int64_t Callee, int64_t N, Value *Obj);
   /// Whether a call of `Callee` with N arguments may be direct.
   bool callsDirect(int64_t Callee, int64_t N) const;
+  /// The arguments (by position) the call at PC passes as object rvalue
+  /// references (LoweringOptions::OwnedArguments): registers that may hold
+  /// an object, named once in the call, whose value no later instruction
+  /// reads; at most kMaxOwnedArgs.
+  std::vector<int64_t> ownedArgs(int64_t PC, InstrView I) const;
+  static constexpr size_t kMaxOwnedArgs = 16;
   bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
   Value *heapUsable(Val Heap, int64_t MaxSlot);
   Value *heapSlots(Val Heap);
@@ -408,6 +415,11 @@ private:
   std::map<BasicBlock *, std::array<Value *, 4>> ArgCache;
   Value *EntryPC;
   Value *ArgStack = nullptr, *ResSlot = nullptr;
+  /// The object slots of owned arguments (ownedArgs): the callee takes
+  /// the object and leaves its slot null.
+  Value *OwnStack = nullptr;
+  /// Which registers later instructions read (OwnedArguments only).
+  LiveTable Live;
   std::vector<BasicBlock *> Blocks;
   std::vector<std::pair<Value *, Value *>> Shadow;
   BasicBlock *ErrBB = nullptr;
@@ -569,8 +581,22 @@ BasicBlock *FunctionLowering::errorSite(int64_t PC) {
 void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
   const int64_t Callee = I.callFunc();
   const int64_t N = I.callNumArgs();
-  for (int64_t K = 0; K < N; ++K)
-    store(bytePtr(ArgStack, 16 * K), evalArg(I.callArg(K)));
+  const std::vector<int64_t> Owned = ownedArgs(PC, I);
+  for (int64_t K = 0, O = 0; K < N; ++K) {
+    Val V = evalArg(I.callArg(K));
+    if (O < static_cast<int64_t>(Owned.size()) && Owned[O] == K) {
+      // An object goes as {ObjectRValueRef, &slot}, the slot holding it;
+      // the register is dead from here and left None.
+      Value *Slot = bytePtr(OwnStack, 8 * O++);
+      Value *Obj = isObject(V);
+      B.CreateAlignedStore(B.CreateSelect(Obj, V.W1, B.getInt64(0)), Slot,
+                           Align(8));
+      V = {B.CreateSelect(Obj, B.getInt64(kVMJITObjectRValueRef), V.W0),
+           B.CreateSelect(Obj, B.CreatePtrToInt(Slot, I64), V.W1)};
+      storeReg(I.callArg(K).value(), constVal(kVMJITNone, 0));
+    }
+    store(bytePtr(ArgStack, 16 * K), V);
+  }
   store(ResSlot, constVal(kVMJITNone, 0));
   const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
   Value *Rc;
@@ -603,6 +629,15 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
                         {Obj, ArgStack, B.getInt32(N), ResSlot});
     }
   }
+  // What a callee did not take (it failed before its frame) is released.
+  for (size_t O = 0; O < Owned.size(); ++O) {
+    Value *Left =
+        B.CreateAlignedLoad(I64, bytePtr(OwnStack, 8 * int64_t(O)), Align(8));
+    Value *Kept = B.CreateICmpNE(Left, B.getInt64(0));
+    releaseIfObject(
+        {B.CreateSelect(Kept, B.getInt64(kVMJITObject), B.getInt64(kVMJITNone)),
+         Left});
+  }
   BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
   branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
   B.SetInsertPoint(Ok);
@@ -624,6 +659,37 @@ bool FunctionLowering::callsDirect(int64_t Callee, int64_t N) const {
   return Opts.DirectCalls && !Flat && UnitSymbols.count(Callee) &&
          Exe.function(Callee).NumParams == N &&
          directCallable(Exe, Callee, Callees);
+}
+
+std::vector<int64_t> FunctionLowering::ownedArgs(int64_t PC,
+                                                 InstrView I) const {
+  const int64_t Callee = I.callFunc();
+  const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
+  // Only bytecode functions (every entry of theirs, enterFrame and the
+  // direct entries) take rvalue references; kernels and builtins get views.
+  if (Live.empty() || Bind.How != CalleeBinding::Pool ||
+      (Opts.InlineBuiltins && siteHelper(Bind.Inline)) ||
+      Exe.function(Callee).Kind != vm::FunctionKind::Bytecode)
+    return {};
+  const std::vector<bool> &After = Live[static_cast<size_t>(PC)];
+  std::vector<int64_t> Owned;
+  for (int64_t K = 0; K < I.callNumArgs(); ++K) {
+    Arg A = I.callArg(K);
+    if (A.kind() != ArgKind::Register || vm::isSpecialRegister(A.value()) ||
+        scalarKinds(kindsOf(A)))
+      continue;
+    const int64_t R = A.value();
+    // The old value of the destination is dead after the call anyway.
+    if (After[static_cast<size_t>(R)] && R != I.callDst())
+      continue;
+    int Uses = 0;
+    for (int64_t J = 0; J < I.callNumArgs(); ++J)
+      Uses +=
+          I.callArg(J).kind() == ArgKind::Register && I.callArg(J).value() == R;
+    if (Uses == 1 && Owned.size() < kMaxOwnedArgs)
+      Owned.push_back(K);
+  }
+  return Owned;
 }
 
 Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
@@ -1584,6 +1650,12 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   cast<AllocaInst>(ResSlot)->setAlignment(Align(16));
   Flat = !promote();
   KeyText += Flat ? "flat;" : "promoted;";
+  if (Opts.OwnedArguments && !Flat) {
+    Live = liveAfter(Exe, FuncIndex);
+    KeyText += "owned;";
+    OwnStack =
+        B.CreateAlloca(ArrayType::get(I64, kMaxOwnedArgs), nullptr, "owned");
+  }
   if (Flat)
     for (int K = 0; K < 4; ++K) {
       ArgSlots[K] = B.CreateAlloca(Ptr, nullptr, Args[K]->getName() + ".slot");

@@ -51,6 +51,7 @@ LoweringOptions loweringOptions(const JITOptions &O) {
   LoweringOptions LO;
   LO.InlineBuiltins = O.InlineBuiltins;
   LO.DirectCalls = true;
+  LO.OwnedArguments = O.OwnedArguments;
   if (O.PromoteLimit >= 0)
     LO.PromoteLimit = O.PromoteLimit;
   return LO;
@@ -263,6 +264,7 @@ bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
   }
   baseline::BaselineOptions BO;
   BO.Site = Site;
+  BO.Feedback = Counted ? feedback(Func) : nullptr;
   BO.InlineBuiltins = Opts.InlineBuiltins;
   BO.PerfMap = Opts.PerfSupport;
   auto Start = std::chrono::steady_clock::now();
@@ -680,7 +682,8 @@ public:
                     Opts.BaselineThreshold, Opts.UseBaseline,
                     Opts.Mode == vm::ExecMode::Baseline, Opts.Background,
                     Opts.FailCompilesForTesting) +
-        fmt::format("|{}|{}", Opts.Speculate, Opts.DeoptStress);
+        fmt::format("|{}|{}|{}", Opts.Speculate, Opts.DeoptStress,
+                    Opts.OwnedArguments);
     std::lock_guard Lock(Mutex);
     // Expired keys go, or a process making executables grows without end.
     std::erase_if(Managers, [](const auto &KV) { return KV.second.expired(); });

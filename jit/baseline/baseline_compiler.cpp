@@ -252,6 +252,8 @@ private:
   /// the stencils' out-of-line parts (so that hot code stays dense and
   /// falls through).
   void emitAll(Emitter &E) {
+    E[Hole::FEEDBACK] = reinterpret_cast<int64_t>(Opts.Feedback);
+    E[Hole::NPARAMS] = F.NumParams;
     E.put(Counted ? StencilId::EntryCounted : StencilId::Entry);
     for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
       InstrStart[static_cast<size_t>(PC)] = E.pos();
@@ -432,7 +434,10 @@ private:
     E[Hole::NARGS] = N;
     if (B.How == CalleeBinding::Pool) {
       E[Hole::FUNC] = 8 * Callee;
-      return E.put(Void ? StencilId::CallPoolVoid : StencilId::CallPool);
+      if (Void)
+        return E.put(StencilId::CallPoolVoid);
+      E.put(StencilId::CallPool);
+      return noteResult(E);
     }
     // The standard vm.builtin.null_value() (with arguments: the call, which
     // raises the arity error): a register clear, nothing into %void.
@@ -460,7 +465,20 @@ private:
     if (const std::optional<ops::Op> Op = scalarOpOf(B.Inline);
         Opts.InlineBuiltins && !Void && Op && N == ops::arity(*Op))
       return E.put(scalarStencil(*Op));
-    E.put(Void ? StencilId::CallDirectVoid : StencilId::CallDirect);
+    if (Void)
+      return E.put(StencilId::CallDirectVoid);
+    E.put(StencilId::CallDirect);
+    noteResult(E);
+  }
+
+  /// After a call into REG_A: its result's kind into the site's feedback
+  /// byte (BaselineOptions::Feedback).
+  void noteResult(Emitter &E) {
+    if (!Opts.Feedback)
+      return;
+    E[Hole::FEEDBACK] =
+        reinterpret_cast<int64_t>(Opts.Feedback + F.NumParams + E[Hole::PC]);
+    E.put(StencilId::NoteKind);
   }
 
   const vm::Executable &Exe;

@@ -37,6 +37,11 @@ struct BaselineOptions {
   bool InlineBuiltins = true;
   /// Name the code in /tmp/perf-PID.map.
   bool PerfMap = false;
+  /// The function's type feedback (TierController::feedback: a byte per
+  /// parameter, then per instruction): the entry at pc 0 records the
+  /// parameters' kinds and every call tier 2 does not inline its result's,
+  /// as the interpreter does. Null: nothing recorded.
+  uint8_t *Feedback = nullptr;
 };
 
 /// One function's baseline code; destroying it unmaps the code.

@@ -55,6 +55,7 @@ inline constexpr std::string_view kHoleSymbolPrefix = "_JIT_";
   X(NREGS, false)     /* registers of the function */                          \
   X(ARG_BYTES, false) /* bytes of the function's argument stack */             \
   X(SITE_AT, false)   /* byte offset of an instruction's vm::AllocSite */      \
+  X(NPARAMS, false)   /* parameters of the function */                         \
   /* wide: 64-bit values */                                                    \
   X(IMM, true)       /* an immediate argument */                               \
   X(ENTRY, true)     /* a direct callee's safe-call entry */                   \
@@ -67,6 +68,7 @@ inline constexpr std::string_view kHoleSymbolPrefix = "_JIT_";
   X(HOT, true)       /* vmjit_baseline_hot */                                  \
   X(CALL_INTO, true) /* vmjit_baseline_call_into */                            \
   X(ALLOC_AT, true)  /* vmjit_jit_alloc_tensor, _storage or _make_shape */     \
+  X(FEEDBACK, true)  /* type feedback: the function's bytes, or a site's */    \
   /* jumps */                                                                  \
   X(CONTINUE, false) /* the next piece */                                      \
   X(TARGET, false)   /* a jump target */                                       \

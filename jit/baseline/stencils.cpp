@@ -180,8 +180,14 @@ extern "C" int vmjit_stencil_entry_counted(NativeContext *Ctx, Val *Regs,
   TierUpSite *Site = (TierUpSite *)WIDE(SITE);
   if (__builtin_expect(countDown(Site), 0))
     ((HotFn)WIDE(HOT))(Site);
-  if (EntryPC == 0) // exact: VMs on several threads may share this code
+  if (EntryPC == 0) { // exact: VMs on several threads may share this code
     __atomic_fetch_add(&Site->Tier1Calls, 1, __ATOMIC_RELAXED);
+    // The parameters' kinds, as the interpreter records them (FEEDBACK:
+    // the function's feedback bytes, or 0 when tier 2 wants none).
+    if (uint8_t *Fb = (uint8_t *)WIDE(FEEDBACK))
+      for (int64_t K = 0; K < SMALL(NPARAMS); ++K)
+        vmjit::vm::kind::note(Fb[K], Regs[K].type_index);
+  }
   return enter(Ctx, Regs, Consts, Funcs, EntryPC);
 }
 
@@ -312,6 +318,15 @@ STENCIL(count_call) {
 
 CALL_STENCILS(pool, poolEntry(Funcs, &Self))
 CALL_STENCILS(direct, (Self = (void *)WIDE(SELF), (SafeCall)WIDE(ENTRY)))
+
+/// After a call tier 2 does not inline, in code that counts toward tier 2:
+/// the kind of the result in REG_A goes into the site's feedback byte
+/// (FEEDBACK), as the interpreter records it (vm::kind::note).
+STENCIL(note_kind) {
+  vmjit::vm::kind::note(*(uint8_t *)WIDE(FEEDBACK),
+                        AT(Regs, REG_A)->type_index);
+  NEXT();
+}
 
 /// The standard vm.builtin.null_value() into REG_A: no call, the old value
 /// released and None stored (TVM's compiler emits it after the last use of

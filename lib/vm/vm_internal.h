@@ -77,11 +77,27 @@ inline void viewObject(VMJITAny &Out, FunctionObj *F) {
 }
 
 /// Copies a borrowed value into an owned register: a new reference for an
-/// object. Views that own nothing (raw strings) become owned values.
+/// object. Views that own nothing (raw strings) become owned values. An
+/// object rvalue reference (the caller's last use, as tier-2 code passes
+/// it) is taken: the object moves into the register and the caller's slot
+/// is left null, so no reference is added here or dropped by the caller.
 inline void copyIntoRegister(Any &Dst, const AnyView &Src) {
   int32_t T = Src.typeIndex();
-  if (T == kVMJITRawStr || T == kVMJITByteArrayPtr ||
-      T == kVMJITObjectRValueRef) {
+  if (T == kVMJITObjectRValueRef) {
+    auto **Slot = static_cast<VMJITObject **>(Src.raw().v_ptr);
+    VMJITObject *O = Slot ? *Slot : nullptr;
+    VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
+    if (!O) {
+      detail::setNone(D);
+      return;
+    }
+    *Slot = nullptr;
+    D.type_index = O->type_index;
+    D.zero_padding = 0;
+    D.v_obj = O;
+    return;
+  }
+  if (T == kVMJITRawStr || T == kVMJITByteArrayPtr) {
     Dst = Any(Src);
     return;
   }
@@ -256,7 +272,7 @@ public:
     Any *R = VM.enterFrame(Func, Args, NumArgs, /*Native=*/false);
     if (uint8_t *Fb = VM.Feedback[static_cast<size_t>(Func)])
       for (int64_t K = 0; K < NumArgs; ++K)
-        kind::note(Fb[K], Args[K].raw().type_index);
+        kind::note(Fb[K], R[K].raw().type_index); // (not a view's type)
     try {
       VM.Frames.push_back({Func, 0, R, NumRegs, ResultDst, Boundary});
     } catch (...) {

@@ -191,6 +191,10 @@ struct LoweringOptions {
   /// (docs/jit.md#direct-calls); the module then needs the symbols
   /// LoweredModule::DirectCallees names bound.
   bool DirectCalls = false;
+  /// A register whose last use is as an argument of a call of a bytecode
+  /// function goes as an object rvalue reference: the callee takes the
+  /// reference (docs/jit.md#owned-arguments). Promoted functions only.
+  bool OwnedArguments = false;
 };
 
 /// Whether `F` is lowered flat (registers not promoted) under `Opts`.

@@ -83,6 +83,11 @@ struct JITOptions {
   /// all over; results, errors and steps must not change. Also set by
   /// VMJIT_DEOPT_STRESS=1.
   bool DeoptStress = false;
+  /// Tier 2 passes an object at its last use to a bytecode function as an
+  /// object rvalue reference, which the callee takes (no reference counted;
+  /// docs/jit.md#owned-arguments). false: every argument is lent, for
+  /// comparison (the benchmark harness's owned/compiled-lent).
+  bool OwnedArguments = true;
 };
 
 /// After this many failed guards at one site, tier 2 compiles the

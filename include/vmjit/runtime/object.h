@@ -15,6 +15,7 @@
 #include "vmjit/runtime/c_api.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <new>
 #include <string_view>
@@ -147,6 +148,14 @@ private:
 
 static_assert(sizeof(Object) == sizeof(VMJITObject) && sizeof(Object) == 24,
               "Object must be exactly the 24-byte C header");
+
+/// Where JIT code finds an object's strong count (atomic updates) and its
+/// type index (a register taking an object rvalue reference).
+inline constexpr int64_t kObjectRefCountOffset = 0;
+inline constexpr int64_t kObjectTypeIndexOffset = 8;
+static_assert(offsetof(VMJITObject, combined_ref_count) ==
+                  kObjectRefCountOffset &&
+              offsetof(VMJITObject, type_index) == kObjectTypeIndexOffset);
 
 /// The deleter of a heap object of concrete type T allocated by makeObject.
 template <typename T> void objectDeleter(void *Self, int Flags) noexcept {

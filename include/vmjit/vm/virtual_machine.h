@@ -258,7 +258,9 @@ public:
   /// Replaces a pool entry (the JIT swaps in native code this way). The
   /// VM keeps the old entry alive while a call may be inside it: until it
   /// is destroyed, or, for native-code entries nothing else refers to,
-  /// until the tier controller changes between calls.
+  /// until the tier controller changes between calls. The entry of a
+  /// bytecode function must take object rvalue references as enterFrame
+  /// does (JIT code passes last uses so; docs/jit.md#owned-arguments).
   void replacePoolEntry(int64_t Func, Function Entry);
   /// How many function objects the pool keeps alive (its entries and the
   /// replaced ones it still keeps): for tests and diagnostics.
