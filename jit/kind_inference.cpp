@@ -182,6 +182,41 @@ KindTable Inference::run() {
 
 } // namespace
 
+bool intByUse(const vm::Executable &Exe, int64_t Func,
+              const std::vector<CalleeBinding> &Callees, bool InlineBuiltins,
+              int64_t R, int64_t DefPC) {
+  const vm::FunctionInfo &F = Exe.function(Func);
+  bool ScalarUse = false;
+  for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
+    InstrView I = Exe.instr(F.StartInstr + PC);
+    switch (I.opcode()) {
+    case Opcode::Call: {
+      if (I.callDst() == R && PC != DefPC)
+        return false;
+      const InlineBuiltin W =
+          InlineBuiltins ? Callees[static_cast<size_t>(I.callFunc())].Inline
+                         : InlineBuiltin::None;
+      const std::optional<scalar::Op> Op = scalarOpOf(W);
+      const bool Scalar = Op && I.callNumArgs() == scalar::arity(*Op);
+      for (int64_t K = 0; K < I.callNumArgs(); ++K) {
+        Arg A = I.callArg(K);
+        if (A.kind() != ArgKind::Register || A.value() != R)
+          continue;
+        if (!Scalar)
+          return false;
+        ScalarUse = true;
+      }
+      break;
+    }
+    case Opcode::Ret:
+    case Opcode::Goto:
+    case Opcode::If:
+      break;
+    }
+  }
+  return ScalarUse;
+}
+
 KindTable inferKinds(const vm::Executable &Exe, int64_t Func,
                      const std::vector<CalleeBinding> &Callees,
                      bool InlineBuiltins, const FunctionSpeculation &Spec) {

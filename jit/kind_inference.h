@@ -44,6 +44,17 @@ bool guardableKind(uint8_t K);
 /// (no reference counting, no type dispatch they rule out).
 bool scalarKinds(uint8_t K);
 
+/// Without feedback (compiled mode runs no call first): whether register
+/// `R` of bytecode function `Func` is read as an operand of a scalar.*
+/// builtin tier 2 inlines and otherwise only as an `if` condition or a
+/// returned value, and is written by no instruction but the one at `DefPC`
+/// (-1: a parameter, never written). Tier 2 then assumes an int there,
+/// guarded like feedback (at entry, after the call); a wrong guess
+/// deoptimizes and, repeated, makes the site generic.
+bool intByUse(const vm::Executable &Exe, int64_t Func,
+              const std::vector<CalleeBinding> &Callees, bool InlineBuiltins,
+              int64_t R, int64_t DefPC);
+
 /// The kinds argument `A` of an instruction can have, given the kinds of
 /// the registers before it (`In`).
 uint8_t argKinds(const vm::Executable &Exe, const std::vector<uint8_t> &In,

@@ -143,6 +143,24 @@ TEST_F(SpeculationTest, KindsTierOneSawAreNotSpeculatedOn) {
   EXPECT_EQ(statsOf(*VM, "total").Deopts, 0u);
 }
 
+TEST_F(SpeculationTest, CompiledModeGuessesIntsFromTheUses) {
+  // Compiled mode runs no call before tier 2: no feedback. pick's result
+  // in total is only added, so tier 2 guesses an int there; floats from
+  // pick fail the guess until the site is made generic.
+  auto Ref = interpreter();
+  auto VM = VirtualMachine::create(program());
+  JITOptions O;
+  O.Mode = ExecMode::Compiled;
+  O.Background = false;
+  enableJIT(*VM, O);
+  EXPECT_EQ(outcome(*VM, "total", 10, 100), outcome(*Ref, "total", 10, 100));
+  EXPECT_EQ(statsOf(*VM, "total").Deopts, 0u);
+  for (uint32_t K = 1; K <= kDeoptLimit + 2; ++K)
+    EXPECT_EQ(outcome(*VM, "total", 10, 5), outcome(*Ref, "total", 10, 5));
+  EXPECT_EQ(statsOf(*VM, "total").Deopts, kDeoptLimit);
+  EXPECT_EQ(statsOf(*VM, "total").Recompiles, 1u);
+}
+
 TEST_F(SpeculationTest, ACallResultOfAnotherKindDeoptimizesInsideALoop) {
   auto Ref = interpreter();
   // Tier 2 is compiled during the first call (its loop counts toward the
