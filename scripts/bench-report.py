@@ -48,7 +48,7 @@ TIER_COLORS = {"bytecode": "#d95f02", "baseline": "#e6ab02",
 GROUPS = [
     ("dispatch", r"^dispatch_(int|tensor|int_tvm)/",
      r"^dispatch_(int|tensor|int_tvm)/[a-z]+/(1|1000)$"),
-    ("loops", r"^(loop|calls|closure)/", r"^(loop|calls|closure)/"),
+    ("loops", r"^(loop|calls|closure|owned)/", r"^(loop|calls|closure|owned)/"),
     ("models", r"^(mlp|decode)/", r"^(mlp/[a-z]+/H64|decode/[a-z]+/L4_H64)$"),
     ("warmup", r"^warmup/", r"^warmup/"),
     ("compile", r"^compile/", r"^compile/(O1|cached_O1)/(10|50|100)$"),
@@ -196,7 +196,9 @@ def run_all(args):
                      (not args.filter or re.search(args.filter, n))]
             if not names:
                 continue
-            flt = "^(%s)$" % "|".join(re.escape(n) for n in names)
+            # (Google Benchmark's std::regex rejects re.escape's "\-".)
+            flt = "^(%s)$" % "|".join(re.sub(r"([.^$*+?()\[\]{}|\\])",
+                                             r"\\\1", n) for n in names)
             # A warmup iteration reports (manual time) only the steady
             # state, a few ms, but really runs every compile: one
             # iteration per repetition, or a repetition would run for
@@ -1087,6 +1089,24 @@ def report(res, build_dir, svg_name):
              "`vm.builtin.invoke_closure`, ns per iteration; `native` is the "
              "loop in C++ with the closure as a C++ lambda.\n")
     L.append(tier_table(m, "closure", ["100000"], per("ns_per_iter"), ns) + "\n")
+    L.append("`owned`: `examples/thread_state.vmasm`, a state tuple handed from "
+             "call to call at its last use (two calls of bytecode functions and "
+             "a `make_tuple` per iteration), ns per iteration; `compiled-lent` "
+             "is compiled mode with owned arguments off "
+             "(`JITOptions::OwnedArguments`), every argument lent: an increment "
+             "in the callee and a decrement in the caller per call "
+             "(docs/jit.md, \"Owned arguments\").\n")
+    rows = []
+    for t in ["bytecode", "compiled-lent", "compiled", "tiered"]:
+        r = m.get("owned/%s/100000" % t)
+        if r is not None and "ns_per_iter" in r:
+            lent = m.get("owned/compiled-lent/100000")
+            rows.append([t, ns(r["ns_per_iter"]),
+                         fmt_ratio(r["ns_per_iter"] / lent["ns_per_iter"])
+                         if lent and "ns_per_iter" in lent else "–"])
+    if rows:
+        L.append(table(["tier", "per iteration", "× compiled-lent"], rows)
+                 + "\n")
 
     L.append("## mlp and decode: what the driver costs\n")
     L.append("`mlp/TIER/H<h>`: batch-1 MLP `relu(relu(x W1 + b1) W2 + b2) W3 + "
