@@ -950,30 +950,28 @@ WHY_MISSED = """\
   operations, not a faster dispatch loop: a return convention that lets a
   callee hand back one of its (borrowed) arguments without a new
   reference, or biased (thread-owned, non-atomic) reference counts.
-- **loop, compiled.** Tier 2 speculates (docs/jit.md, "Speculation and
-  deoptimization"): with the interpreter's feedback (tiered mode) the loop
-  is two adds, a compare and the step, 0.55 ns per iteration. Compiled
-  mode compiles before any call, so nothing says what `n` holds: the loop
-  tests its type word every iteration (1.1 ns); the loop header's guards
-  make everything else typed. Non-trivial loop unswitching in the
-  pipeline did not move it (1.2 ns in one try). Closing it needs feedback
-  in compiled mode too: compile once a call has run, or recompile after
-  the first calls.
 - **calls (fib), compiled.** Calls between tier-2 functions of a unit are
   direct (docs/jit.md, "Direct calls"): no function object, no frame on
-  the register stack, the accounting inline; fib(25) went from 1.9x to
-  about 0.95x the native floor (0.9-1.1x between runs: the floor itself
-  moves from 2.8 to 3.8 ms on this VM). What is left per call: the check
-  that the pool still holds the callee's code (three loads), the
-  arguments through a stack area, the callee's register file and context
-  built in memory and cleared at the exit. A convention with the
-  arguments in machine registers and the register file only materialized
-  at a deoptimization would remove most of it; inlining the direct entry
-  into its caller did not help measurably (0.90-1.10x against 0.93-0.94x,
-  interleaved).
+  the register stack, the accounting inline. Compiled mode guesses `n`
+  and the results of fib's two calls to be ints (they are only read by
+  `scalar.*` builtins), so the arithmetic is typed too: fib(25) went from
+  1.9x to 0.95x and now about 0.88x the native floor (the floor itself
+  moves from 2.8 to 3.9 ms between runs on this VM). What is left per
+  call: the check that the pool still holds the callee's code (three
+  loads), the arguments through a stack area, the callee's register file
+  and context built in memory and cleared at the exit. A convention with
+  the arguments in machine registers and the register file only
+  materialized at a deoptimization would remove most of it; inlining the
+  direct entry into its caller did not help measurably (0.90-1.10x
+  against 0.93-0.94x, interleaved).
 - **closure, compiled.** `vm.builtin.invoke_closure` is a packed call of
   the builtin, which unpacks the closure and calls its function through
-  the pool: no direct call and no inlining yet.
+  the pool entry (the generic native entry: arity, stacks, depth, step,
+  register stack). Filling the closure's argument array with None before
+  writing it took a quarter of the time (`perf`); without it the ratio
+  went from 1.56-1.70x to 0.95-1.24x between runs. Closing the rest
+  needs tier 2 to call the closure's function itself: its direct entry
+  when the closure was made from a function of the unit.
 - **compile latency (tier 2) and its growth.** Tier 2 compiles in the
   background at the tier threshold while tier 1 (copy-and-patch, under
   100 ns per instruction) serves the calls, so its latency no longer
