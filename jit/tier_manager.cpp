@@ -394,31 +394,28 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
                           .load(std::memory_order_relaxed);
     return guardableKind(K) ? K : 0;
   };
+  // Nothing at all seen (compiled mode): an int where register R's uses
+  // suggest one (intByUse; DefPC -1 for a parameter).
+  auto Guessed = [&](size_t Slot, int64_t Site, int64_t R, int64_t DefPC) {
+    const uint8_t A = Assumed(Slot, Site);
+    if (A != 0 || Opts.DeoptStress || Generic.count(Site) ||
+        std::atomic_ref<uint8_t>(Seen[Slot]).load(std::memory_order_relaxed))
+      return A;
+    return intByUse(*I->Exe, Func, I->Bind.Callees, Opts.InlineBuiltins, R,
+                    DefPC)
+               ? vm::kind::Int
+               : uint8_t(0);
+  };
   FunctionSpeculation S;
-  for (int64_t K = 0; K < F.NumParams; ++K) {
-    uint8_t A = Assumed(static_cast<size_t>(K), 0);
-    // Nothing seen (compiled mode): an int, where the uses suggest one.
-    if (A == 0 && !Opts.DeoptStress && !Generic.count(0) &&
-        std::atomic_ref<uint8_t>(Seen[static_cast<size_t>(K)])
-                .load(std::memory_order_relaxed) == 0 &&
-        intByUse(*I->Exe, Func, I->Bind.Callees, Opts.InlineBuiltins, K, -1))
-      A = vm::kind::Int;
-    S.Params.push_back(A);
-  }
+  for (int64_t K = 0; K < F.NumParams; ++K)
+    S.Params.push_back(Guessed(static_cast<size_t>(K), 0, K, -1));
   for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
     const size_t Slot = static_cast<size_t>(F.NumParams + PC);
-    uint8_t A = Assumed(Slot, PC);
     vm::InstrView In = I->Exe->instr(F.StartInstr + PC);
-    // As for parameters: a call's result nothing was seen of.
-    if (A == 0 && !Opts.DeoptStress && !Generic.count(PC) &&
-        In.opcode() == vm::Opcode::Call &&
-        !vm::isSpecialRegister(In.callDst()) &&
-        std::atomic_ref<uint8_t>(Seen[Slot]).load(std::memory_order_relaxed) ==
-            0 &&
-        intByUse(*I->Exe, Func, I->Bind.Callees, Opts.InlineBuiltins,
-                 In.callDst(), PC))
-      A = vm::kind::Int;
-    S.Results.push_back(A);
+    const bool Result =
+        In.opcode() == vm::Opcode::Call && !vm::isSpecialRegister(In.callDst());
+    S.Results.push_back(Result ? Guessed(Slot, PC, In.callDst(), PC)
+                               : Assumed(Slot, PC));
   }
   S.GenericEntries.assign(Generic.begin(), Generic.end());
   return S;
