@@ -46,12 +46,18 @@ std::unique_ptr<VirtualMachine> exampleVM(const char *Name, ExecMode Mode,
                        [WarmArg](VirtualMachine &VM) { VM.call("main", WarmArg); });
 }
 
-void loopSum(benchmark::State &State, ExecMode Mode) {
+/// Times main(n) of VM per iteration (the counter ns_per_iter: per turn of
+/// the program's loop, n turns).
+void timeLoop(benchmark::State &State, VirtualMachine &VM) {
   int64_t N = State.range(0);
-  auto VM = exampleVM("loop_sum.vmasm", Mode, 100);
   for (auto _ : State)
-    benchmark::DoNotOptimize(VM->call("main", N));
+    benchmark::DoNotOptimize(VM.call("main", N));
   bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
+}
+
+/// loop, closure and owned: main(n) of an example with a loop of n turns.
+void exampleLoop(benchmark::State &State, const char *File, ExecMode Mode) {
+  timeLoop(State, *exampleVM(File, Mode, 100));
 }
 
 void fibCalls(benchmark::State &State, ExecMode Mode) {
@@ -125,25 +131,8 @@ void closureNative(benchmark::State &State) {
   bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
 }
 
-void closureLoop(benchmark::State &State, ExecMode Mode) {
-  int64_t N = State.range(0);
-  auto VM = exampleVM("closure.vmasm", Mode, 100);
-  for (auto _ : State)
-    benchmark::DoNotOptimize(VM->call("main", N));
-  bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
-}
-
-void threadState(benchmark::State &State, ExecMode Mode) {
-  int64_t N = State.range(0);
-  auto VM = exampleVM("thread_state.vmasm", Mode, 100);
-  for (auto _ : State)
-    benchmark::DoNotOptimize(VM->call("main", N));
-  bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
-}
-
 #ifdef VMJIT_HAVE_JIT
 void threadStateLent(benchmark::State &State) {
-  int64_t N = State.range(0);
   auto VM = VirtualMachine::create(
       loadProgram(bench::examplePath("thread_state.vmasm")));
   jit::JITOptions O;
@@ -152,48 +141,70 @@ void threadStateLent(benchmark::State &State) {
   jit::enableJIT(*VM, O);
   for (int I = 0; I < 100; ++I) // as bench::makeVM warms
     VM->call("main", 100);
-  for (auto _ : State)
-    benchmark::DoNotOptimize(VM->call("main", N));
-  bench::setPerItem(State, static_cast<double>(N), "ns_per_iter");
+  timeLoop(State, *VM);
 }
 #endif
 
 } // namespace
 
-BENCHMARK_CAPTURE(loopSum, bytecode, ExecMode::Bytecode)
-    ->Name("loop/bytecode")->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, bytecode, "loop_sum.vmasm", ExecMode::Bytecode)
+    ->Name("loop/bytecode")
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(loopNative)->Name("loop/native")->Arg(1000000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fibCalls, bytecode, ExecMode::Bytecode)
     ->Name("calls/bytecode")->Arg(25)->Unit(benchmark::kMillisecond);
 BENCHMARK(fibNative)->Name("calls/native")->Arg(25)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(closureLoop, bytecode, ExecMode::Bytecode)
-    ->Name("closure/bytecode")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, bytecode, "closure.vmasm", ExecMode::Bytecode)
+    ->Name("closure/bytecode")
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(closureNative)->Name("closure/native")->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(threadState, bytecode, ExecMode::Bytecode)
-    ->Name("owned/bytecode")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, bytecode, "thread_state.vmasm",
+                  ExecMode::Bytecode)
+    ->Name("owned/bytecode")
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 #ifdef VMJIT_HAVE_JIT
-BENCHMARK_CAPTURE(threadState, compiled, ExecMode::Compiled)
-    ->Name("owned/compiled")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, compiled, "thread_state.vmasm",
+                  ExecMode::Compiled)
+    ->Name("owned/compiled")
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(threadStateLent)
     ->Name("owned/compiled-lent")->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(threadState, tiered, ExecMode::Tiered)
-    ->Name("owned/tiered")->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(loopSum, baseline, ExecMode::Baseline)
-    ->Name("loop/baseline")->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, tiered, "thread_state.vmasm", ExecMode::Tiered)
+    ->Name("owned/tiered")
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, baseline, "loop_sum.vmasm", ExecMode::Baseline)
+    ->Name("loop/baseline")
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fibCalls, baseline, ExecMode::Baseline)
     ->Name("calls/baseline")->Arg(25)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(closureLoop, baseline, ExecMode::Baseline)
-    ->Name("closure/baseline")->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(loopSum, compiled, ExecMode::Compiled)
-    ->Name("loop/compiled")->Arg(1000000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(loopSum, tiered, ExecMode::Tiered)
-    ->Name("loop/tiered")->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, baseline, "closure.vmasm", ExecMode::Baseline)
+    ->Name("closure/baseline")
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, compiled, "loop_sum.vmasm", ExecMode::Compiled)
+    ->Name("loop/compiled")
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, tiered, "loop_sum.vmasm", ExecMode::Tiered)
+    ->Name("loop/tiered")
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fibCalls, compiled, ExecMode::Compiled)
     ->Name("calls/compiled")->Arg(25)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fibCalls, tiered, ExecMode::Tiered)
     ->Name("calls/tiered")->Arg(25)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(closureLoop, compiled, ExecMode::Compiled)
-    ->Name("closure/compiled")->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(closureLoop, tiered, ExecMode::Tiered)
-    ->Name("closure/tiered")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, compiled, "closure.vmasm", ExecMode::Compiled)
+    ->Name("closure/compiled")
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(exampleLoop, tiered, "closure.vmasm", ExecMode::Tiered)
+    ->Name("closure/tiered")
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 #endif

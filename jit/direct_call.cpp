@@ -86,16 +86,33 @@ void DirectEntry::fillRegisters(Value *Regs, Value *Args) {
 
 void DirectEntry::fillParameter(Value *Regs, Value *Args, int64_t R) {
   llvm::Function *Fn = B.GetInsertBlock()->getParent();
+  BasicBlock *View = BasicBlock::Create(C, "param.view", Fn);
   BasicBlock *Take = BasicBlock::Create(C, "param.take", Fn);
-  BasicBlock *Copy = BasicBlock::Create(C, "param.copy", Fn);
+  BasicBlock *Object = BasicBlock::Create(C, "param.object", Fn);
   BasicBlock *Inc = BasicBlock::Create(C, "param.incref", Fn);
   BasicBlock *Done = BasicBlock::Create(C, "param.done", Fn);
   Value *W0 = load(I64, Args, 16 * R), *W1 = load(I64, Args, 16 * R + 8);
+  store(W0, Regs, 16 * R);
+  store(W1, Regs, 16 * R + 8);
+  // One test for a scalar (every type below the rvalue reference: tier-2
+  // callers pass no raw-string views), the rest out of the way.
   Value *Type = B.CreateTrunc(W0, I32);
+  B.CreateCondBr(B.CreateICmpSLT(Type, B.getInt32(kVMJITObjectRValueRef)), Done,
+                 View);
+  B.SetInsertPoint(View);
   B.CreateCondBr(B.CreateICmpEQ(Type, B.getInt32(kVMJITObjectRValueRef)), Take,
-                 Copy);
+                 Object);
+  // A borrowed object: a new reference.
+  B.SetInsertPoint(Object);
+  B.CreateCondBr(B.CreateICmpSGE(Type, B.getInt32(kVMJITStaticObjectBegin)),
+                 Inc, Done);
+  B.SetInsertPoint(Inc);
+  B.CreateAtomicRMW(AtomicRMWInst::Add, B.CreateIntToPtr(W1, Ptr),
+                    B.getInt64(1), MaybeAlign(8), AtomicOrdering::Monotonic);
+  B.CreateBr(Done);
   // The caller's last use: the object moves into the register, its slot
-  // left null (as copyIntoRegister does), no reference added.
+  // left null (as copyIntoRegister does), no reference added; a null slot
+  // reads as None.
   B.SetInsertPoint(Take);
   Value *Slot = B.CreateIntToPtr(W1, Ptr);
   Value *Obj = B.CreateAlignedLoad(Ptr, Slot, Align(8));
@@ -104,7 +121,7 @@ void DirectEntry::fillParameter(Value *Regs, Value *Args, int64_t R) {
   BasicBlock *TakeNone = BasicBlock::Create(C, "param.take.none", Fn);
   B.CreateCondBr(B.CreateICmpEQ(Obj, ConstantPointerNull::get(Ptr)), TakeNone,
                  TakeObj, Unlikely);
-  B.SetInsertPoint(TakeNone); // a null slot reads as None
+  B.SetInsertPoint(TakeNone);
   store(B.getInt64(kVMJITNone), Regs, 16 * R);
   store(B.getInt64(0), Regs, 16 * R + 8);
   B.CreateBr(Done);
@@ -113,16 +130,6 @@ void DirectEntry::fillParameter(Value *Regs, Value *Args, int64_t R) {
       B.CreateAlignedLoad(I32, at(Obj, kObjectTypeIndexOffset), Align(4));
   store(B.CreateZExt(ObjType, I64), Regs, 16 * R);
   store(B.CreatePtrToInt(Obj, I64), Regs, 16 * R + 8);
-  B.CreateBr(Done);
-  // A borrowed value: copied, a new reference for an object.
-  B.SetInsertPoint(Copy);
-  store(W0, Regs, 16 * R);
-  store(W1, Regs, 16 * R + 8);
-  B.CreateCondBr(B.CreateICmpSGE(Type, B.getInt32(kVMJITStaticObjectBegin)),
-                 Inc, Done);
-  B.SetInsertPoint(Inc);
-  B.CreateAtomicRMW(AtomicRMWInst::Add, B.CreateIntToPtr(W1, Ptr),
-                    B.getInt64(1), MaybeAlign(8), AtomicOrdering::Monotonic);
   B.CreateBr(Done);
   B.SetInsertPoint(Done);
 }

@@ -76,31 +76,38 @@ inline void viewObject(VMJITAny &Out, FunctionObj *F) {
   Out.v_obj = F->raw();
 }
 
-/// Copies a borrowed value into an owned register: a new reference for an
-/// object. Views that own nothing (raw strings) become owned values. An
-/// object rvalue reference (the caller's last use, as tier-2 code passes
-/// it) is taken: the object moves into the register and the caller's slot
-/// is left null, so no reference is added here or dropped by the caller.
-inline void copyIntoRegister(Any &Dst, const AnyView &Src) {
-  int32_t T = Src.typeIndex();
-  if (T == kVMJITObjectRValueRef) {
-    auto **Slot = static_cast<VMJITObject **>(Src.raw().v_ptr);
-    VMJITObject *O = Slot ? *Slot : nullptr;
-    VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
-    if (!O) {
-      detail::setNone(D);
-      return;
-    }
-    *Slot = nullptr;
-    D.type_index = O->type_index;
-    D.zero_padding = 0;
-    D.v_obj = O;
-    return;
-  }
-  if (T == kVMJITRawStr || T == kVMJITByteArrayPtr) {
+/// copyIntoRegister of a raw string or byte array (an owned copy), or of
+/// an object rvalue reference (the caller's last use, as tier-2 code
+/// passes it), which is taken: the object moves into the register and the
+/// caller's slot is left null, so no reference is added here or dropped by
+/// the caller.
+inline void copyViewIntoRegister(Any &Dst, const AnyView &Src) {
+  if (Src.typeIndex() != kVMJITObjectRValueRef) {
     Dst = Any(Src);
     return;
   }
+  auto **Slot = static_cast<VMJITObject **>(Src.raw().v_ptr);
+  VMJITObject *O = Slot ? *Slot : nullptr;
+  VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
+  if (!O) {
+    detail::setNone(D);
+    return;
+  }
+  *Slot = nullptr;
+  D.type_index = O->type_index;
+  D.zero_padding = 0;
+  D.v_obj = O;
+}
+
+/// Copies a borrowed value into an owned register: a new reference for an
+/// object. Views are copyViewIntoRegister's.
+inline void copyIntoRegister(Any &Dst, const AnyView &Src) {
+  const int32_t T = Src.typeIndex();
+  static_assert(kVMJITByteArrayPtr == kVMJITRawStr + 1 &&
+                kVMJITObjectRValueRef == kVMJITRawStr + 2);
+  // One test on the common path for the three views.
+  if (T >= kVMJITRawStr && T <= kVMJITObjectRValueRef) [[unlikely]]
+    return copyViewIntoRegister(Dst, Src);
   VMJITAny &D = const_cast<VMJITAny &>(Dst.raw());
   detail::copyWords(D, Src.raw());
   if (T >= kVMJITStaticObjectBegin)
