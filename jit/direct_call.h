@@ -49,6 +49,9 @@ std::string codeSlotSymbol(int64_t G);
 inline constexpr const char *kNativeEntrySymbol =
     "__vmjit_native_function_entry";
 
+/// The absolute symbol bound to vm::closureEntry() (closure_call.h).
+inline constexpr const char *kClosureEntrySymbol = "__vmjit_closure_entry";
+
 } // namespace vmjit::jit
 
 #endif // VMJIT_JIT_DIRECT_CALL_H

@@ -104,7 +104,8 @@ uint8_t Inference::resultKinds(int64_t PC, InstrView I,
       Out |= kind::Float;
     return Out;
   }
-  if (W != InlineBuiltin::None)
+  // invoke_closure stays a call, whose result is speculated on as any.
+  if (W != InlineBuiltin::None && W != InlineBuiltin::InvokeClosure)
     return kind::Any;
   // A call tier 2 makes: what the speculation assumes, or anything.
   const uint8_t S =

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/lowering.h"
+#include "closure_call.h"
 #include "context_layout.h"
 #include "direct_call.h"
 #include "kind_inference.h"
@@ -77,6 +78,8 @@ InlineBuiltin inlineBuiltinFor(std::string_view Name) {
     return InlineBuiltin::AllocTensor;
   if (Name == "vm.builtin.alloc_storage")
     return InlineBuiltin::AllocStorage;
+  if (Name == "vm.builtin.invoke_closure")
+    return InlineBuiltin::InvokeClosure;
   if (Name == "vm.builtin.make_shape")
     return InlineBuiltin::MakeShape;
   scalar::Op O;
@@ -333,6 +336,23 @@ private:
   /// its direct entry while the pool holds its code from this unit, else
   /// the pool entry's. Returns the return code.
   Value *emitDirectCall(int64_t PC, int64_t Callee, int64_t N, Value *Obj);
+  /// Calls Callee's direct entry with the arguments at `Args` when `Obj`
+  /// (a pool entry) holds this unit's code of Callee; branches to
+  /// `Otherwise` when it does not or when the entry refuses. Returns the
+  /// entry's return code (0 or -1), the insertion point after the call.
+  Value *tryDirectCall(int64_t PC, int64_t Callee, Value *Obj, Value *Args,
+                       BasicBlock *Otherwise);
+  /// The call as bound (a site helper, a builtin's entry, the pool or a
+  /// direct entry) of the arguments on the stack; returns the return code.
+  Value *emitBoundCall(int64_t PC, InstrView I);
+  /// invoke_closure of a closure the function makes (closure_call.h):
+  /// the target's direct entry when the closure is one of it, else the
+  /// bound call.
+  Value *emitClosureCall(int64_t PC, InstrView I, const ClosureCall &CC);
+  /// The closure call tier 2 makes direct at this call, if any.
+  std::optional<ClosureCall> closureCall(InstrView I) const;
+  /// A byte-sized external global: an absolute symbol bound at link time.
+  GlobalVariable *externalByte(const std::string &Name);
   /// Whether a call of `Callee` with N arguments may be direct.
   bool callsDirect(int64_t Callee, int64_t N) const;
   /// The arguments (by position) the call at PC passes as object rvalue
@@ -579,7 +599,6 @@ BasicBlock *FunctionLowering::errorSite(int64_t PC) {
 }
 
 void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
-  const int64_t Callee = I.callFunc();
   const int64_t N = I.callNumArgs();
   const std::vector<int64_t> Owned = ownedArgs(PC, I);
   for (int64_t K = 0, O = 0; K < N; ++K) {
@@ -598,6 +617,37 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
     store(bytePtr(ArgStack, 16 * K), V);
   }
   store(ResSlot, constVal(kVMJITNone, 0));
+  std::optional<ClosureCall> CC = closureCall(I);
+  Value *Rc = CC ? emitClosureCall(PC, I, *CC) : emitBoundCall(PC, I);
+  // What a callee did not take (it failed before its frame) is released.
+  for (size_t O = 0; O < Owned.size(); ++O) {
+    Value *Left =
+        B.CreateAlignedLoad(I64, bytePtr(OwnStack, 8 * int64_t(O)), Align(8));
+    Value *Kept = B.CreateICmpNE(Left, B.getInt64(0));
+    releaseIfObject(
+        {B.CreateSelect(Kept, B.getInt64(kVMJITObject), B.getInt64(kVMJITNone)),
+         Left});
+  }
+  BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
+  branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
+  B.SetInsertPoint(Ok);
+  if (Flat) {
+    if (I.callDst() == vm::kVoidRegister)
+      refSlot(ResSlot, /*Retain=*/false);
+    else
+      moveFromSlot(I.callDst(), ResSlot);
+    return;
+  }
+  Val Result = load(ResSlot);
+  if (I.callDst() == vm::kVoidRegister)
+    releaseIfObject(Result);
+  else
+    moveInto(I.callDst(), Result);
+}
+
+Value *FunctionLowering::emitBoundCall(int64_t PC, InstrView I) {
+  const int64_t Callee = I.callFunc();
+  const int64_t N = I.callNumArgs();
   const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
   Value *Rc;
   if (const char *Helper = siteHelper(Bind.Inline);
@@ -629,30 +679,7 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
                         {Obj, ArgStack, B.getInt32(N), ResSlot});
     }
   }
-  // What a callee did not take (it failed before its frame) is released.
-  for (size_t O = 0; O < Owned.size(); ++O) {
-    Value *Left =
-        B.CreateAlignedLoad(I64, bytePtr(OwnStack, 8 * int64_t(O)), Align(8));
-    Value *Kept = B.CreateICmpNE(Left, B.getInt64(0));
-    releaseIfObject(
-        {B.CreateSelect(Kept, B.getInt64(kVMJITObject), B.getInt64(kVMJITNone)),
-         Left});
-  }
-  BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
-  branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
-  B.SetInsertPoint(Ok);
-  if (Flat) {
-    if (I.callDst() == vm::kVoidRegister)
-      refSlot(ResSlot, /*Retain=*/false);
-    else
-      moveFromSlot(I.callDst(), ResSlot);
-    return;
-  }
-  Val Result = load(ResSlot);
-  if (I.callDst() == vm::kVoidRegister)
-    releaseIfObject(Result);
-  else
-    moveInto(I.callDst(), Result);
+  return Rc;
 }
 
 bool FunctionLowering::callsDirect(int64_t Callee, int64_t N) const {
@@ -692,8 +719,16 @@ std::vector<int64_t> FunctionLowering::ownedArgs(int64_t PC,
   return Owned;
 }
 
-Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
-                                        Value *Obj) {
+GlobalVariable *FunctionLowering::externalByte(const std::string &Name) {
+  GlobalVariable *G = M.getGlobalVariable(Name);
+  if (!G)
+    G = new GlobalVariable(M, B.getInt8Ty(), /*isConstant=*/true,
+                           GlobalValue::ExternalLinkage, nullptr, Name);
+  return G;
+}
+
+Value *FunctionLowering::tryDirectCall(int64_t PC, int64_t Callee, Value *Obj,
+                                       Value *Args, BasicBlock *Otherwise) {
   const std::string &Symbol = UnitSymbols.at(Callee);
   const std::string DirectSymbol = directEntrySymbol(Symbol);
   FunctionType *DirectTy =
@@ -707,13 +742,6 @@ Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
   }
   Out.DirectCallees.insert(Callee);
   KeyText += fmt::format("direct{}@{};", Callee, PC);
-  auto Global = [&](const std::string &Name) {
-    GlobalVariable *G = M.getGlobalVariable(Name);
-    if (!G)
-      G = new GlobalVariable(M, B.getInt8Ty(), /*isConstant=*/true,
-                             GlobalValue::ExternalLinkage, nullptr, Name);
-    return G;
-  };
   FunctionCallee Code = M.getOrInsertFunction(
       Symbol, FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false));
   auto Block = [&](const char *What) {
@@ -721,35 +749,114 @@ Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
   };
   BasicBlock *CheckSlot = Block("direct.slot"),
              *CheckCode = Block("direct.code"), *Call = Block("direct"),
-             *Pool = Block("pool"), *Join = Block("called");
+             *Called = Block("direct.called");
   // The pool entry is native code of this manager's slot for Callee (entry
   // and slot), and the slot holds this unit's code.
   Value *Entry =
       B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
-  B.CreateCondBr(B.CreateICmpEQ(Entry, Global(kNativeEntrySymbol)), CheckSlot,
-                 Pool, Likely);
+  B.CreateCondBr(B.CreateICmpEQ(Entry, externalByte(kNativeEntrySymbol)),
+                 CheckSlot, Otherwise, Likely);
   B.SetInsertPoint(CheckSlot);
   Value *Slot = B.CreateAlignedLoad(
       Ptr, bytePtr(Obj, vm::kNativeFunctionSlotOffset), Align(8));
-  B.CreateCondBr(B.CreateICmpEQ(Slot, Global(codeSlotSymbol(Callee))),
-                 CheckCode, Pool, Likely);
+  B.CreateCondBr(B.CreateICmpEQ(Slot, externalByte(codeSlotSymbol(Callee))),
+                 CheckCode, Otherwise, Likely);
   B.SetInsertPoint(CheckCode);
   LoadInst *Current = B.CreateAlignedLoad(Ptr, Slot, Align(8));
   Current->setAtomic(AtomicOrdering::Monotonic);
-  B.CreateCondBr(B.CreateICmpEQ(Current, Code.getCallee()), Call, Pool, Likely);
+  B.CreateCondBr(B.CreateICmpEQ(Current, Code.getCallee()), Call, Otherwise,
+                 Likely);
   B.SetInsertPoint(Call);
-  Value *DirectRc =
-      B.CreateCall(Direct, {ctx(), consts(), funcs(), ArgStack, ResSlot});
-  // 1: the direct entry refused (a limit, an observer): the pool decides.
-  B.CreateCondBr(B.CreateICmpEQ(DirectRc, B.getInt32(1)), Pool, Join, Unlikely);
+  Value *Rc = B.CreateCall(Direct, {ctx(), consts(), funcs(), Args, ResSlot});
+  // 1: the direct entry refused (a limit, an observer): Otherwise decides.
+  B.CreateCondBr(B.CreateICmpEQ(Rc, B.getInt32(1)), Otherwise, Called,
+                 Unlikely);
+  B.SetInsertPoint(Called);
+  return Rc;
+}
+
+Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
+                                        Value *Obj) {
+  BasicBlock *Pool = BasicBlock::Create(C, fmt::format("i{}.pool", PC), Fn);
+  BasicBlock *Join = BasicBlock::Create(C, fmt::format("i{}.called", PC), Fn);
+  Value *DirectRc = tryDirectCall(PC, Callee, Obj, ArgStack, Pool);
+  BasicBlock *Direct = B.GetInsertBlock();
+  B.CreateBr(Join);
   B.SetInsertPoint(Pool);
+  Value *Entry =
+      B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
   Value *PoolRc =
       B.CreateCall(SafeCallTy, Entry, {Obj, ArgStack, B.getInt32(N), ResSlot});
   B.CreateBr(Join);
   B.SetInsertPoint(Join);
   PHINode *Rc = B.CreatePHI(I32, 2, "rc");
-  Rc->addIncoming(DirectRc, Call);
+  Rc->addIncoming(DirectRc, Direct);
   Rc->addIncoming(PoolRc, Pool);
+  return Rc;
+}
+
+std::optional<ClosureCall> FunctionLowering::closureCall(InstrView I) const {
+  if (!Opts.InlineBuiltins)
+    return std::nullopt;
+  std::optional<ClosureCall> CC = closureCallAt(Exe, FuncIndex, Callees, I);
+  if (CC && !callsDirect(CC->Target, I.callNumArgs() - 2 + CC->NumCaptured))
+    return std::nullopt;
+  return CC;
+}
+
+Value *FunctionLowering::emitClosureCall(int64_t PC, InstrView I,
+                                         const ClosureCall &CC) {
+  const int64_t N = I.callNumArgs();
+  KeyText += fmt::format("closure{}.{}@{};", CC.Target, CC.NumCaptured, PC);
+  auto Block = [&](const char *What) {
+    return BasicBlock::Create(C, fmt::format("i{}.{}", PC, What), Fn);
+  };
+  BasicBlock *IsFunc = Block("closure"), *Of = Block("closure.target"),
+             *Copy = Block("closure.captured"), *Generic = Block("generic"),
+             *Join = Block("closure.called");
+  // The closure as passed (argument 1): a function object whose entry is
+  // a closure's (only then may the fields below be read) ...
+  Val F = load(bytePtr(ArgStack, 16));
+  B.CreateCondBr(B.CreateICmpEQ(typeOf(F), B.getInt32(kVMJITFunction)), IsFunc,
+                 Generic, Likely);
+  B.SetInsertPoint(IsFunc);
+  Value *Obj = B.CreateIntToPtr(F.W1, Ptr);
+  Value *Entry =
+      B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
+  B.CreateCondBr(B.CreateICmpEQ(Entry, externalByte(kClosureEntrySymbol)), Of,
+                 Generic, Likely);
+  // ... of the pool's target, with as many captured values as made.
+  B.SetInsertPoint(Of);
+  Value *Target = B.CreateAlignedLoad(
+      Ptr, bytePtr(Obj, vm::kClosureTargetOffset), Align(8));
+  Value *Pool =
+      B.CreateAlignedLoad(Ptr, bytePtr(funcs(), 8 * CC.Target), Align(8));
+  Value *Captured = B.CreateAlignedLoad(
+      Ptr, bytePtr(Obj, vm::kClosureCapturedOffset), Align(8));
+  Value *Size =
+      B.CreateAlignedLoad(I64, bytePtr(Captured, kOffsetArraySize), Align(8));
+  B.CreateCondBr(B.CreateAnd(B.CreateICmpEQ(Target, Pool),
+                             B.CreateICmpEQ(Size, B.getInt64(CC.NumCaptured))),
+                 Copy, Generic, Likely);
+  // The target's arguments: the call's own (from the stack's third slot
+  // on), then the captured values, lent.
+  B.SetInsertPoint(Copy);
+  Value *Data =
+      B.CreateAlignedLoad(Ptr, bytePtr(Captured, kOffsetArrayData), Align(8));
+  for (int64_t K = 0; K < CC.NumCaptured; ++K)
+    store(bytePtr(ArgStack, 16 * (N + K)), load(bytePtr(Data, 16 * K)));
+  Value *DirectRc =
+      tryDirectCall(PC, CC.Target, Pool, bytePtr(ArgStack, 32), Generic);
+  BasicBlock *Direct = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Generic);
+  Value *BoundRc = emitBoundCall(PC, I);
+  BasicBlock *Bound = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  PHINode *Rc = B.CreatePHI(I32, 2, "rc");
+  Rc->addIncoming(DirectRc, Direct);
+  Rc->addIncoming(BoundRc, Bound);
   return Rc;
 }
 
@@ -1084,9 +1191,10 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       // (emitCallPath) otherwise.
       : What == InlineBuiltin::AllocTensor
           ? (allocTensorHitInlinable(I) ? N : -1)
-      : What == InlineBuiltin::MakeShape    ? (makeShapeInlinable(I) ? N : -1)
-      : What == InlineBuiltin::AllocStorage ? -1
-                                            : 1;
+      : What == InlineBuiltin::MakeShape     ? (makeShapeInlinable(I) ? N : -1)
+      : What == InlineBuiltin::AllocStorage  ? -1
+      : What == InlineBuiltin::InvokeClosure ? -1
+                                             : 1;
   if (N != Arity)
     return false;
   // Flat style: no inline paths whose values would live across blocks
@@ -1635,9 +1743,13 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   std::set<int64_t> LoopHeads;
   for (int64_t PC = 0; PC < N; ++PC) {
     InstrView I = Exe.instr(F.StartInstr + PC);
-    if (I.opcode() == Opcode::Call)
+    if (I.opcode() == Opcode::Call) {
       MaxArgs = std::max(MaxArgs, I.callNumArgs());
-    else if (I.opcode() == Opcode::Goto && I.gotoOffset() <= 0)
+      // A closure's captured values go after the call's arguments.
+      if (std::optional<ClosureCall> CC =
+              closureCallAt(Exe, FuncIndex, Callees, I))
+        MaxArgs = std::max(MaxArgs, I.callNumArgs() + CC->NumCaptured);
+    } else if (I.opcode() == Opcode::Goto && I.gotoOffset() <= 0)
       LoopHeads.insert(PC + I.gotoOffset());
     else if (I.opcode() == Opcode::If && I.ifFalseOffset() <= 0)
       LoopHeads.insert(PC + I.ifFalseOffset());
@@ -1811,6 +1923,9 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
   if (!Out.DirectCallees.empty())
     Out.Absolute[kNativeEntrySymbol] =
         reinterpret_cast<uint64_t>(vm::nativeFunctionEntry());
+  if (Out.Module->getGlobalVariable(kClosureEntrySymbol))
+    Out.Absolute[kClosureEntrySymbol] =
+        reinterpret_cast<uint64_t>(vm::closureEntry());
   // Bind the externals the module uses.
   for (size_t K = 0; K < Callees.size(); ++K) {
     std::string Name = fmt::format("__vmjit_callee_{}", K);

@@ -11,6 +11,7 @@
 #include "vmjit/runtime/object_pool.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/vm/builtins.h"
+#include "vmjit/vm/native_code.h"
 
 #include <fmt/format.h>
 #include <vector>
@@ -79,11 +80,28 @@ private:
     }
     setRaisedError(E);
   }
+  friend struct ClosureObjLayout;
+  friend VMJITSafeCallType vm::closureEntry() noexcept;
   Function Target;
   Array Captured;
 };
 
+// Tier 2 reads the target and the captured values (native_code.h).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+struct ClosureObjLayout {
+  static constexpr size_t TargetOffset = offsetof(ClosureObj, Target);
+  static constexpr size_t CapturedOffset = offsetof(ClosureObj, Captured);
+};
+#pragma GCC diagnostic pop
+static_assert(ClosureObjLayout::TargetOffset == kClosureTargetOffset);
+static_assert(ClosureObjLayout::CapturedOffset == kClosureCapturedOffset);
+static_assert(sizeof(Function) == sizeof(void *) &&
+              sizeof(Array) == sizeof(void *));
+
 } // namespace
+
+VMJITSafeCallType closureEntry() noexcept { return &ClosureObj::entry; }
 
 Function makeClosure(Function Target, std::vector<Any> Captured) {
   return Function(makeRecycledObject<ClosureObj>(std::move(Target),

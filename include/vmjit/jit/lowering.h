@@ -98,6 +98,10 @@ enum class InlineBuiltin {
   /// call site (vmjit_jit_make_shape), which rewrites and returns the
   /// site's last shape when no one else holds it.
   MakeShape,
+  /// vm.builtin.invoke_closure of a closure the function makes itself
+  /// (make_closure(@G, ...)): G's direct entry when the closure is one of
+  /// G (jit/closure_call.h); never inline, a call either way.
+  InvokeClosure,
 };
 
 // The scalar.* rows of InlineBuiltin follow the table's order

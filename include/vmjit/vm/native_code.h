@@ -123,6 +123,14 @@ static_assert(sizeof(NativeContext) == 80);
 VMJITSafeCallType nativeFunctionEntry() noexcept;
 inline constexpr int64_t kNativeFunctionSlotOffset = 88;
 
+/// The safe-call entry of closures (vm.builtin.make_closure, makeClosure)
+/// and where a closure keeps its target (a FunctionObj pointer) and its
+/// captured values (an ArrayObj pointer): tier 2 calls the target of a
+/// closure it made itself directly (docs/jit.md#closure-calls).
+VMJITSafeCallType closureEntry() noexcept;
+inline constexpr int64_t kClosureTargetOffset = 72;
+inline constexpr int64_t kClosureCapturedOffset = 80;
+
 using NativeFn = int (*)(NativeContext *Ctx, Any *Regs, const Any *Consts,
                          std::atomic<FunctionObj *> *Funcs, int64_t EntryPC);
 
