@@ -45,7 +45,9 @@ int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
     if (!Code)
       return 0;
   }
-  if (StayInterpreted || !nativeStackAvailable())
+  const uintptr_t StackLimit =
+      StayInterpreted ? 0 : availableNativeStackLimit();
+  if (StackLimit == 0)
     return 0;
   // On-stack replacement: the frame continues in native code at PC, on
   // the same register file; later calls get the native entry too.
@@ -60,7 +62,7 @@ int VirtualMachine::Interpreter::backEdge(Frame *&F, Any *R, int64_t PC,
                     VM.Sites.madeSitesOf(Func),
                     VM.CallCounts.data(),
                     static_cast<int64_t>(FrameIdx) + VM.CallState.NativeDepth,
-                    nativeStackLimit(),
+                    StackLimit,
                     &VM.CallState};
   F->PC = PC;
   int Rc = Code(&Ctx, R, Consts, VM.Pool.get(), PC);
@@ -103,7 +105,8 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
   const FunctionInfo &Fn = VM->Exe->function(F->Func);
   if (NumArgs != Fn.NumParams)
     return raiseArityError(Fn, NumArgs);
-  if (!nativeStackAvailable()) [[unlikely]]
+  const uintptr_t StackLimit = availableNativeStackLimit();
+  if (StackLimit == 0) [[unlikely]]
     return runInterpreted(*VM, F->Func, A, NumArgs, Out);
   // A native frame: registers from the shared stack, counted in the call
   // depth, but no interpreter Frame (nothing reads it).
@@ -127,7 +130,7 @@ int NativeFunctionObj::entry(void *Self, const VMJITAny *Args,
                     VM->Sites.madeSitesOf(F->Func),
                     VM->CallCounts.data(),
                     Depth,
-                    nativeStackLimit(),
+                    StackLimit,
                     &VM->CallState};
   NativeFn Code = F->Slot->load(std::memory_order_acquire);
   int Rc = Code(&Ctx, Regs, VM->Exe->constants().data(), VM->Pool.get(), 0);

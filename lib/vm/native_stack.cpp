@@ -90,4 +90,12 @@ bool nativeStackAvailable() noexcept {
   return findStack(SP);
 }
 
+uintptr_t availableNativeStackLimit() noexcept {
+  const auto SP = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  const FastRange &R = Fast; // one lookup of the thread's state
+  if (SP >= R.Limit && SP < R.High) [[likely]]
+    return R.Limit;
+  return findStack(SP) ? Fast.Limit : 0;
+}
+
 } // namespace vmjit::vm

@@ -51,6 +51,10 @@ bool nativeStackAvailable() noexcept;
 /// native frames compare their frame address with (NativeContext).
 uintptr_t nativeStackLimit() noexcept;
 
+/// Both questions in one look at the thread's state, as every native entry
+/// asks them: nativeStackLimit() when nativeStackAvailable(), else 0.
+uintptr_t availableNativeStackLimit() noexcept;
+
 } // namespace vmjit::vm
 
 #endif // VMJIT_VM_NATIVE_STACK_H
