@@ -28,8 +28,9 @@ using vm::NativeContext;
 /// Builds one direct entry (see direct_call.h).
 class DirectEntry {
 public:
-  DirectEntry(Module &M, const vm::Executable &Exe, int64_t G)
-      : M(M), C(M.getContext()), B(C), F(Exe.function(G)), G(G) {
+  DirectEntry(Module &M, const vm::Executable &Exe, int64_t G, bool ParamsOnly)
+      : M(M), C(M.getContext()), B(C), F(Exe.function(G)), G(G),
+        ParamsOnly(ParamsOnly) {
     I64 = B.getInt64Ty();
     I32 = B.getInt32Ty();
     Ptr = PointerType::getUnqual(C);
@@ -57,7 +58,7 @@ private:
     return M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false));
   }
   /// The callee's registers: the parameters (a new reference each, as
-  /// enterFrame takes), the rest None.
+  /// enterFrame takes), the rest None unless ParamsOnly.
   void fillRegisters(Value *Regs, Value *Args);
   /// Parameter R from argument R: taken from an object rvalue reference's
   /// slot, else copied with a new reference.
@@ -68,6 +69,7 @@ private:
   IRBuilder<> B;
   const vm::FunctionInfo &F;
   const int64_t G;
+  const bool ParamsOnly;
   Type *I64, *I32;
   PointerType *Ptr;
   MDNode *Unlikely;
@@ -76,6 +78,8 @@ private:
 void DirectEntry::fillRegisters(Value *Regs, Value *Args) {
   for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
     if (R >= F.NumParams) {
+      if (ParamsOnly)
+        break;
       store(B.getInt64(kVMJITNone), Regs, 16 * R);
       store(B.getInt64(0), Regs, 16 * R + 8);
       continue;
@@ -254,8 +258,8 @@ bool directCallable(const vm::Executable &Exe, int64_t G,
 }
 
 void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
-                     const std::string &Symbol) {
-  DirectEntry(M, Exe, G).emit(Symbol);
+                     const std::string &Symbol, bool ParamsOnly) {
+  DirectEntry(M, Exe, G, ParamsOnly).emit(Symbol);
 }
 
 } // namespace vmjit::jit

@@ -37,9 +37,11 @@ std::string directEntrySymbol(const std::string &Symbol);
 bool directCallable(const vm::Executable &Exe, int64_t G,
                     const std::vector<CalleeBinding> &Callees);
 
-/// Defines G's direct entry in `M`, where `Symbol` is G's lowered function.
+/// Defines G's direct entry in `M`, where `Symbol` is G's lowered function;
+/// `ParamsOnly` (entersWithParamsOnly): it sets only the parameters of
+/// the register file, not the other registers to None.
 void emitDirectEntry(llvm::Module &M, const vm::Executable &Exe, int64_t G,
-                     const std::string &Symbol);
+                     const std::string &Symbol, bool ParamsOnly);
 
 /// The absolute symbol bound to the address of G's code slot (the tier
 /// manager's), which a direct call compares the pool entry's slot with.

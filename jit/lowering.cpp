@@ -386,6 +386,8 @@ private:
   /// `WriteBack`: the registers' values go back to the frame first (not
   /// needed at an entry, where the frame holds them still).
   BasicBlock *deoptBlock(int64_t Site, int64_t ResumePC, bool WriteBack);
+  /// The deopt of a call's entry (a parameter's guard failed).
+  BasicBlock *entryDeoptBlock();
   /// The entry at pc `PC`: every register loaded from the frame, those
   /// whose kind speculation knows there guarded (`Guard`), then PC.
   BasicBlock *entryAt(int64_t PC, bool Guard);
@@ -1597,6 +1599,17 @@ BasicBlock *FunctionLowering::entryAt(int64_t PC, bool Guard) {
   return Enter;
 }
 
+BasicBlock *FunctionLowering::entryDeoptBlock() {
+  BasicBlock *Deopt = deoptBlock(0, 0, /*WriteBack=*/false);
+  // The parameters are in the frame as passed; a direct entry left the
+  // other registers unset (entersWithParamsOnly): None for tier 1.
+  IRBuilderBase::InsertPointGuard Guard(B);
+  B.SetInsertPoint(Deopt, Deopt->getFirstInsertionPt());
+  for (int64_t R = F.NumParams; R < F.RegisterFileSize; ++R)
+    store(regPtr(R), constVal(kVMJITNone, 0));
+  return Deopt;
+}
+
 void FunctionLowering::emitCallEntry() {
   BasicBlock *Deopt = nullptr;
   for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
@@ -1610,7 +1623,7 @@ void FunctionLowering::emitCallEntry() {
                           : 0;
     if (guardableKind(K)) {
       if (!Deopt)
-        Deopt = deoptBlock(0, 0, /*WriteBack=*/false);
+        Deopt = entryDeoptBlock();
       guardKind(V, K, Deopt);
     }
     storeReg(R, V);
@@ -1894,6 +1907,22 @@ bool allocTensorHitInlinable(vm::InstrView I) {
   return true;
 }
 
+bool entersWithParamsOnly(const vm::Executable &Exe, int64_t Func,
+                          const LoweringOptions &Opts) {
+  const vm::FunctionInfo &F = Exe.function(Func);
+  if (lowersFlat(F, Opts))
+    return false;
+  // A backward jump to pc 0 makes it a loop header, which every entry
+  // loads whole (FunctionLowering::lower).
+  for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
+    InstrView I = Exe.instr(F.StartInstr + PC);
+    if ((I.opcode() == Opcode::Goto && PC + I.gotoOffset() == 0) ||
+        (I.opcode() == Opcode::If && PC + I.ifFalseOffset() == 0))
+      return false;
+  }
+  return true;
+}
+
 bool lowersFlat(const vm::FunctionInfo &F, const LoweringOptions &Opts) {
   return !Opts.PromoteRegisters ||
          F.numInstrs() * F.RegisterFileSize > Opts.PromoteLimit;
@@ -1919,7 +1948,8 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
         .lower(Out.Symbols[K]);
   }
   for (int64_t K : Out.DirectCallees)
-    emitDirectEntry(*Out.Module, Exe, K, Out.Symbols[K]);
+    emitDirectEntry(*Out.Module, Exe, K, Out.Symbols[K],
+                    entersWithParamsOnly(Exe, K, Opts));
   if (!Out.DirectCallees.empty())
     Out.Absolute[kNativeEntrySymbol] =
         reinterpret_cast<uint64_t>(vm::nativeFunctionEntry());

@@ -204,6 +204,14 @@ struct LoweringOptions {
 /// Whether `F` is lowered flat (registers not promoted) under `Opts`.
 bool lowersFlat(const vm::FunctionInfo &F, const LoweringOptions &Opts);
 
+/// Whether the tier-2 code of function `Func` reads only the parameters
+/// from the register file when a call enters it at pc 0: it is promoted
+/// and no loop starts at pc 0, so the other registers are known None there
+/// (and a deopt at the entry writes them). Its direct entry leaves them
+/// unset.
+bool entersWithParamsOnly(const vm::Executable &Exe, int64_t Func,
+                          const LoweringOptions &Opts);
+
 /// The result of lowering: the module, the external symbols it needs bound
 /// (name -> address) and the symbol of each lowered function.
 struct LoweredModule {
