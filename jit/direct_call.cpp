@@ -142,7 +142,7 @@ void DirectEntry::emit(const std::string &Symbol) {
   FunctionType *CodeTy =
       FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false);
   FunctionCallee Code = M.getOrInsertFunction(Symbol, CodeTy);
-  llvm::Function *Fn = M.getFunction(directEntrySymbol(Symbol));
+  llvm::Function *Fn = directEntryDecl(M, Symbol);
   auto AI = Fn->arg_begin();
   Value *Caller = &*AI++, *Consts = &*AI++, *Funcs = &*AI++, *Args = &*AI++,
         *Result = &*AI++;
@@ -239,6 +239,45 @@ std::string directEntrySymbol(const std::string &Symbol) {
   return Symbol + ".direct";
 }
 
+llvm::Function *directEntryDecl(Module &M, const std::string &Symbol) {
+  const std::string Name = directEntrySymbol(Symbol);
+  if (llvm::Function *Fn = M.getFunction(Name))
+    return Fn;
+  Type *P = PointerType::getUnqual(M.getContext());
+  llvm::Function *Fn =
+      llvm::Function::Create(FunctionType::get(Type::getInt32Ty(M.getContext()),
+                                               {P, P, P, P, P}, false),
+                             GlobalValue::InternalLinkage, Name, M);
+  Fn->addFnAttr(Attribute::NoUnwind);
+  Fn->addFnAttr("frame-pointer", "all");
+  return Fn;
+}
+
+std::string directCellSymbol(int64_t G) {
+  return fmt::format("__vmjit_direct_cell_{}", G);
+}
+
+std::vector<bool>
+exportedDirectEntries(const vm::Executable &Exe,
+                      const std::vector<CalleeBinding> &Callees) {
+  const int64_t N = static_cast<int64_t>(Exe.functions().size());
+  std::vector<bool> Named(static_cast<size_t>(N), false);
+  for (int64_t I = 0; I < Exe.numInstrs(); ++I) {
+    vm::InstrView In = Exe.instr(I);
+    if (In.opcode() != vm::Opcode::Call)
+      continue;
+    Named[static_cast<size_t>(In.callFunc())] = true;
+    for (int64_t K = 0; K < In.callNumArgs(); ++K)
+      if (In.callArg(K).kind() == vm::ArgKind::FuncIdx)
+        Named[static_cast<size_t>(In.callArg(K).value())] = true;
+  }
+  std::vector<bool> Out(static_cast<size_t>(N), false);
+  for (int64_t G = 0; G < N; ++G)
+    Out[static_cast<size_t>(G)] =
+        Named[static_cast<size_t>(G)] && directCallable(Exe, G, Callees);
+  return Out;
+}
+
 std::string codeSlotSymbol(int64_t G) {
   return fmt::format("__vmjit_slot_{}", G);
 }
@@ -258,7 +297,10 @@ bool directCallable(const vm::Executable &Exe, int64_t G,
 }
 
 void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
-                     const std::string &Symbol, bool ParamsOnly) {
+                     const std::string &Symbol, bool ParamsOnly,
+                     bool Exported) {
+  if (Exported)
+    directEntryDecl(M, Symbol)->setLinkage(GlobalValue::ExternalLinkage);
   DirectEntry(M, Exe, G, ParamsOnly).emit(Symbol);
 }
 

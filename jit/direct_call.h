@@ -23,13 +23,25 @@
 #define VMJIT_JIT_DIRECT_CALL_H
 
 #include "vmjit/jit/lowering.h"
+#include "vmjit/vm/native_code.h"
 
+#include <atomic>
+#include <cstddef>
 #include <string>
+#include <vector>
+
+namespace llvm {
+class Function;
+} // namespace llvm
 
 namespace vmjit::jit {
 
 /// The direct entry's symbol for the function of symbol `Symbol`.
 std::string directEntrySymbol(const std::string &Symbol);
+
+/// The direct entry of the function of symbol `Symbol` in `M`, declared
+/// (internal) if it is not yet.
+llvm::Function *directEntryDecl(llvm::Module &M, const std::string &Symbol);
 
 /// Whether calls of bytecode function `G` may go to its direct entry: it
 /// makes no call through an allocation site (its context's sites stay
@@ -39,9 +51,10 @@ bool directCallable(const vm::Executable &Exe, int64_t G,
 
 /// Defines G's direct entry in `M`, where `Symbol` is G's lowered function;
 /// `ParamsOnly` (entersWithParamsOnly): it sets only the parameters of
-/// the register file, not the other registers to None.
+/// the register file, not the other registers to None. `Exported`: with
+/// external linkage, for the tier manager to look up.
 void emitDirectEntry(llvm::Module &M, const vm::Executable &Exe, int64_t G,
-                     const std::string &Symbol, bool ParamsOnly);
+                     const std::string &Symbol, bool ParamsOnly, bool Exported);
 
 /// The absolute symbol bound to the address of G's code slot (the tier
 /// manager's), which a direct call compares the pool entry's slot with.
@@ -50,6 +63,34 @@ std::string codeSlotSymbol(int64_t G);
 /// The absolute symbol bound to vm::nativeFunctionEntry().
 inline constexpr const char *kNativeEntrySymbol =
     "__vmjit_native_function_entry";
+
+/// A direct entry as native code sees it.
+using DirectEntryFn = int (*)(vm::NativeContext *Caller, const Any *Consts,
+                              std::atomic<FunctionObj *> *Funcs,
+                              const VMJITAny *Args, VMJITAny *Result);
+
+/// Calls between units: the tier manager keeps a cell per function that
+/// points to the pair of its current tier-2 code and that code's direct
+/// entry, a new pair at every install. A caller in another unit calls
+/// Entry only while the function's code slot holds Code
+/// (docs/jit.md#direct-calls).
+struct DirectTarget {
+  vm::NativeFn Code;
+  DirectEntryFn Entry;
+};
+static_assert(offsetof(DirectTarget, Code) == 0 &&
+              offsetof(DirectTarget, Entry) == 8);
+
+/// The absolute symbol bound to the address of G's cell
+/// (std::atomic<const DirectTarget *>).
+std::string directCellSymbol(int64_t G);
+
+/// Per function of `Exe`: whether its tier-2 code exports a direct entry,
+/// for callers in other units: a bytecode function that directCallable
+/// admits and that some instruction calls or names (make_closure).
+std::vector<bool>
+exportedDirectEntries(const vm::Executable &Exe,
+                      const std::vector<CalleeBinding> &Callees);
 
 /// The absolute symbol bound to vm::closureEntry() (closure_call.h).
 inline constexpr const char *kClosureEntrySymbol = "__vmjit_closure_entry";

@@ -106,6 +106,8 @@ struct Val {
 constexpr int64_t kOffsetSiteObj = offsetof(vm::AllocSite, Obj);
 constexpr int64_t kOffsetSiteStorage = offsetof(vm::AllocSite, Storage);
 constexpr int64_t kOffsetFuncCell = kFunctionEntryOffset;
+constexpr int64_t kOffsetDirectCode = offsetof(DirectTarget, Code);
+constexpr int64_t kOffsetDirectEntry = offsetof(DirectTarget, Entry);
 constexpr int64_t kOffsetArrayData = ArrayObjLayout::DataOffset;
 constexpr int64_t kOffsetArraySize = ArrayObjLayout::SizeOffset;
 constexpr int64_t kOffsetTensorNDim =
@@ -342,6 +344,10 @@ private:
   /// entry's return code (0 or -1), the insertion point after the call.
   Value *tryDirectCall(int64_t PC, int64_t Callee, Value *Obj, Value *Args,
                        BasicBlock *Otherwise);
+  /// tryDirectCall of a function of another unit: the direct entry in its
+  /// cell (direct_call.h: DirectTarget) while its slot holds that code.
+  Value *tryCellCall(int64_t PC, int64_t Callee, Value *Obj, Value *Args,
+                     BasicBlock *Otherwise);
   /// The call as bound (a site helper, a builtin's entry, the pool or a
   /// direct entry) of the arguments on the stack; returns the return code.
   Value *emitBoundCall(int64_t PC, InstrView I);
@@ -685,9 +691,13 @@ Value *FunctionLowering::emitBoundCall(int64_t PC, InstrView I) {
 }
 
 bool FunctionLowering::callsDirect(int64_t Callee, int64_t N) const {
-  return Opts.DirectCalls && !Flat && UnitSymbols.count(Callee) &&
-         Exe.function(Callee).NumParams == N &&
-         directCallable(Exe, Callee, Callees);
+  if (!Opts.DirectCalls || Flat || Exe.function(Callee).NumParams != N)
+    return false;
+  // In the unit, or in another whose code exports a direct entry.
+  return UnitSymbols.count(Callee)
+             ? directCallable(Exe, Callee, Callees)
+             : static_cast<bool>(
+                   Out.ExportsDirect[static_cast<size_t>(Callee)]);
 }
 
 std::vector<int64_t> FunctionLowering::ownedArgs(int64_t PC,
@@ -731,17 +741,10 @@ GlobalVariable *FunctionLowering::externalByte(const std::string &Name) {
 
 Value *FunctionLowering::tryDirectCall(int64_t PC, int64_t Callee, Value *Obj,
                                        Value *Args, BasicBlock *Otherwise) {
+  if (!UnitSymbols.count(Callee))
+    return tryCellCall(PC, Callee, Obj, Args, Otherwise);
   const std::string &Symbol = UnitSymbols.at(Callee);
-  const std::string DirectSymbol = directEntrySymbol(Symbol);
-  FunctionType *DirectTy =
-      FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, Ptr}, false);
-  Function *Direct = M.getFunction(DirectSymbol);
-  if (!Direct) {
-    Direct = Function::Create(DirectTy, GlobalValue::InternalLinkage,
-                              DirectSymbol, M);
-    Direct->addFnAttr(Attribute::NoUnwind);
-    Direct->addFnAttr("frame-pointer", "all");
-  }
+  Function *Direct = directEntryDecl(M, Symbol);
   Out.DirectCallees.insert(Callee);
   KeyText += fmt::format("direct{}@{};", Callee, PC);
   FunctionCallee Code = M.getOrInsertFunction(
@@ -770,6 +773,53 @@ Value *FunctionLowering::tryDirectCall(int64_t PC, int64_t Callee, Value *Obj,
                  Likely);
   B.SetInsertPoint(Call);
   Value *Rc = B.CreateCall(Direct, {ctx(), consts(), funcs(), Args, ResSlot});
+  // 1: the direct entry refused (a limit, an observer): Otherwise decides.
+  B.CreateCondBr(B.CreateICmpEQ(Rc, B.getInt32(1)), Otherwise, Called,
+                 Unlikely);
+  B.SetInsertPoint(Called);
+  return Rc;
+}
+
+Value *FunctionLowering::tryCellCall(int64_t PC, int64_t Callee, Value *Obj,
+                                     Value *Args, BasicBlock *Otherwise) {
+  Out.CellCallees.insert(Callee);
+  KeyText += fmt::format("cell{}@{};", Callee, PC);
+  auto Block = [&](const char *What) {
+    return BasicBlock::Create(C, fmt::format("i{}.{}", PC, What), Fn);
+  };
+  BasicBlock *CheckSlot = Block("cell.slot"), *CheckCell = Block("cell"),
+             *CheckCode = Block("cell.code"), *Call = Block("cell.direct"),
+             *Called = Block("cell.called");
+  // The pool entry is native code of this manager's slot for Callee ...
+  Value *Entry =
+      B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
+  B.CreateCondBr(B.CreateICmpEQ(Entry, externalByte(kNativeEntrySymbol)),
+                 CheckSlot, Otherwise, Likely);
+  B.SetInsertPoint(CheckSlot);
+  Value *Slot = B.CreateAlignedLoad(
+      Ptr, bytePtr(Obj, vm::kNativeFunctionSlotOffset), Align(8));
+  B.CreateCondBr(B.CreateICmpEQ(Slot, externalByte(codeSlotSymbol(Callee))),
+                 CheckCell, Otherwise, Likely);
+  // ... and the slot holds the code the cell's direct entry goes with.
+  B.SetInsertPoint(CheckCell);
+  LoadInst *Current = B.CreateAlignedLoad(Ptr, Slot, Align(8));
+  Current->setAtomic(AtomicOrdering::Monotonic);
+  LoadInst *Target = B.CreateAlignedLoad(
+      Ptr, externalByte(directCellSymbol(Callee)), Align(8));
+  Target->setAtomic(AtomicOrdering::Acquire);
+  B.CreateCondBr(B.CreateICmpNE(Target, ConstantPointerNull::get(Ptr)),
+                 CheckCode, Otherwise, Likely);
+  B.SetInsertPoint(CheckCode);
+  Value *Code =
+      B.CreateAlignedLoad(Ptr, bytePtr(Target, kOffsetDirectCode), Align(8));
+  B.CreateCondBr(B.CreateICmpEQ(Code, Current), Call, Otherwise, Likely);
+  B.SetInsertPoint(Call);
+  Value *Direct =
+      B.CreateAlignedLoad(Ptr, bytePtr(Target, kOffsetDirectEntry), Align(8));
+  FunctionType *DirectTy =
+      FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, Ptr}, false);
+  Value *Rc =
+      B.CreateCall(DirectTy, Direct, {ctx(), consts(), funcs(), Args, ResSlot});
   // 1: the direct entry refused (a limit, an observer): Otherwise decides.
   B.CreateCondBr(B.CreateICmpEQ(Rc, B.getInt32(1)), Otherwise, Called,
                  Unlikely);
@@ -1942,15 +1992,29 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
   // The bytecode function's name in the symbol: perf and gdb show it.
   for (int64_t K : Funcs)
     Out.Symbols[K] = fmt::format("vmjit_f{}.{}", K, Exe.function(K).Name);
+  if (Opts.DirectCalls)
+    Out.ExportsDirect = exportedDirectEntries(Exe, Callees);
+  else
+    Out.ExportsDirect.assign(Exe.functions().size(), false);
   for (int64_t K : Funcs) {
     Out.KeyText += fmt::format("F{};", K);
     FunctionLowering(*Out.Module, Exe, K, Callees, Opts, Out, Out.Symbols)
         .lower(Out.Symbols[K]);
   }
-  for (int64_t K : Out.DirectCallees)
+  // Direct entries: of the unit's callees (internal), and exported ones.
+  std::set<int64_t> Entries = Out.DirectCallees;
+  for (int64_t K : Funcs)
+    if (Out.ExportsDirect[static_cast<size_t>(K)] &&
+        !lowersFlat(Exe.function(K), Opts)) {
+      Entries.insert(K);
+      Out.DirectEntries[K] = directEntrySymbol(Out.Symbols[K]);
+      Out.KeyText += fmt::format("export{};", K);
+    }
+  for (int64_t K : Entries)
     emitDirectEntry(*Out.Module, Exe, K, Out.Symbols[K],
-                    entersWithParamsOnly(Exe, K, Opts));
-  if (!Out.DirectCallees.empty())
+                    entersWithParamsOnly(Exe, K, Opts),
+                    Out.DirectEntries.count(K) != 0);
+  if (!Entries.empty() || !Out.CellCallees.empty())
     Out.Absolute[kNativeEntrySymbol] =
         reinterpret_cast<uint64_t>(vm::nativeFunctionEntry());
   if (Out.Module->getGlobalVariable(kClosureEntrySymbol))

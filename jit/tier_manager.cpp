@@ -159,6 +159,9 @@ struct TierManager::Impl {
   Bindings Bind;
   /// The best code of each function (tier 2 once it exists, else tier 1).
   std::unique_ptr<std::atomic<vm::NativeFn>[]> Code;
+  /// Per function: its tier-2 code and direct entry, for direct calls from
+  /// other units (direct_call.h: DirectTarget); null until it has some.
+  std::unique_ptr<std::atomic<const DirectTarget *>[]> DirectCells;
   /// Tier 2 was requested (queued, compiling, compiled or failed).
   std::unique_ptr<std::atomic<uint8_t>[]> Requested;
   /// Tier 1 was attempted.
@@ -180,6 +183,8 @@ struct TierManager::Impl {
   std::vector<std::map<int64_t, uint32_t>> DeoptCounts;
   std::vector<std::set<int64_t>> GenericSites;
   std::vector<std::unique_ptr<CompiledUnit>> Units;
+  /// What DirectCells point to, kept with the units.
+  std::vector<std::unique_ptr<DirectTarget>> DirectTargets;
   std::vector<std::unique_ptr<baseline::BaselineCode>> BaselineUnits;
 
   /// Whether JIT code can run `Func` (argumentsFitNativeStack); if not, it
@@ -585,6 +590,12 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
     for (int64_t K : L.DirectCallees)
       L.Absolute[codeSlotSymbol(K)] =
           reinterpret_cast<uint64_t>(&I->Code[static_cast<size_t>(K)]);
+    for (int64_t K : L.CellCallees) {
+      L.Absolute[codeSlotSymbol(K)] =
+          reinterpret_cast<uint64_t>(&I->Code[static_cast<size_t>(K)]);
+      L.Absolute[directCellSymbol(K)] =
+          reinterpret_cast<uint64_t>(&I->DirectCells[static_cast<size_t>(K)]);
+    }
     // The key covers everything the object code depends on.
     const HostInfo &H = hostInfo();
     std::string Key = fmt::format("vmjit-jit-5|build {}|llvm {}|{}|{}|{}|O{}|",
@@ -606,6 +617,8 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
            L.KeyText;
     std::vector<std::string> Exports;
     for (const auto &[K, Sym] : L.Symbols)
+      Exports.push_back(Sym);
+    for (const auto &[K, Sym] : L.DirectEntries)
       Exports.push_back(Sym);
     if (Opts.FailCompilesForTesting)
       Err = "compilation disabled for testing (FailCompilesForTesting)";
@@ -647,6 +660,13 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
     S.UnitFunctions = static_cast<int64_t>(Funcs.size());
     auto Code = reinterpret_cast<vm::NativeFn>(Unit->address(Sym));
     I->Code[static_cast<size_t>(K)].store(Code, std::memory_order_release);
+    // Then its direct entry for callers in other units, with that code.
+    if (auto E = L.DirectEntries.find(K); E != L.DirectEntries.end()) {
+      I->DirectTargets.push_back(std::make_unique<DirectTarget>(DirectTarget{
+          Code, reinterpret_cast<DirectEntryFn>(Unit->address(E->second))}));
+      I->DirectCells[static_cast<size_t>(K)].store(
+          I->DirectTargets.back().get(), std::memory_order_release);
+    }
     // Counted tier-1 code moves a looping frame here.
     __atomic_store_n(&I->Sites[static_cast<size_t>(K)].Tier2,
                      reinterpret_cast<void *>(Code), __ATOMIC_RELEASE);
@@ -725,11 +745,14 @@ public:
     M->I->Exe = VM.executablePtr();
     size_t N = VM.executable().functions().size();
     M->I->Code = std::make_unique<std::atomic<vm::NativeFn>[]>(N);
+    M->I->DirectCells =
+        std::make_unique<std::atomic<const DirectTarget *>[]>(N);
     M->I->Requested = std::make_unique<std::atomic<uint8_t>[]>(N);
     M->I->Tier1Tried = std::make_unique<std::atomic<uint8_t>[]>(N);
     M->I->Sites = std::make_unique<baseline::TierUpSite[]>(N);
     for (size_t K = 0; K < N; ++K) {
       M->I->Code[K].store(nullptr, std::memory_order_relaxed);
+      M->I->DirectCells[K].store(nullptr, std::memory_order_relaxed);
       M->I->Requested[K].store(0, std::memory_order_relaxed);
       M->I->Tier1Tried[K].store(0, std::memory_order_relaxed);
       M->I->Sites[K] = {INT64_MAX, nullptr, 0, 0, M.get(),

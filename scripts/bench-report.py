@@ -957,13 +957,19 @@ WHY_MISSED = """\
   `scalar.*` builtins), so the arithmetic is typed too: fib(25) went from
   1.9x to 0.95x and now about 0.88x the native floor (the floor itself
   moves from 2.8 to 3.9 ms between runs on this VM). What is left per
-  call: the check that the pool still holds the callee's code (three
-  loads), the arguments through a stack area, the callee's register file
-  and context built in memory and cleared at the exit. A convention with
-  the arguments in machine registers and the register file only
-  materialized at a deoptimization would remove most of it; inlining the
-  direct entry into its caller did not help measurably (0.90-1.10x
-  against 0.93-0.94x, interleaved).
+  call (143 instructions under callgrind, down from 148 since a direct
+  entry no longer sets a callee's other registers to None): the check
+  that the pool still holds the callee's code (three loads), the
+  arguments through a stack area, a second function (the direct entry)
+  with its own prologue, the callee's context built in memory, the
+  register file cleared at the exit. Removing the second function by
+  inlining costs compile time for every copy: the callee's code inlined
+  into its direct entry gave 121 instructions a call but 18 -> 32 ms to
+  compile fib's unit; the direct entry inlined into its two call sites
+  132 instructions and 18 -> 24 ms. What is left needs one body with a
+  direct convention (arguments in machine registers, the context and
+  the register file only materialized for a helper or a deoptimization)
+  rather than a wrapper around the pool entry's body.
 - **closure, compiled.** `vm.builtin.invoke_closure` is a packed call of
   the builtin, which unpacks the closure and calls its function through
   the pool entry (the generic native entry: arity, stacks, depth, step,

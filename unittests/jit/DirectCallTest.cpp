@@ -44,12 +44,13 @@ std::shared_ptr<Executable> program() {
   return Exe;
 }
 
-std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode) {
+std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode, bool Stress = false) {
   auto VM = VirtualMachine::create(program());
   JITOptions O;
   O.Mode = Mode;
   O.Threshold = 1; // tiered: tier 2 from the first call on
   O.Background = false;
+  O.DeoptStress = Stress;
   enableJIT(*VM, O);
   return VM;
 }
@@ -120,6 +121,55 @@ TEST(DirectCallTest, AnInstrumentSetMidCallSeesTheLaterCalls) {
   // instrument sees the calls the interpreter makes: down(3) .. down(0).
   EXPECT_EQ(Seen, (std::vector<int64_t>{3, 2, 1, 0}));
   VM->setInstrument(nullptr);
+}
+
+TEST(DirectCallTest, CallsBetweenUnitsAreTheInterpreters) {
+  // Tiered mode: even and odd in units of their own, each calling the
+  // other's direct entry through its cell; compiled mode: one unit.
+  auto Ref = VirtualMachine::create(program());
+  EXPECT_EQ(Ref->call("even", 100, -1).cast<int64_t>(), 1);
+  const uint64_t RefSteps = Ref->stepsTaken();
+  const uint64_t RefOdd = Ref->callCount(Ref->functionIndex("odd"));
+  const int64_t Depth = Ref->maxCallDepth();
+  Ref->setMaxCallDepth(40);
+  const std::string RefDepth = errorOf(*Ref, "even", 60, -1);
+  EXPECT_NE(RefDepth.find("RecursionError"), std::string::npos);
+  Ref->setMaxCallDepth(Depth);
+  const std::string RefError = errorOf(*Ref, "even", 31, -1);
+  EXPECT_NE(RefError.find("division by zero"), std::string::npos) << RefError;
+  for (ExecMode M : kAllExecModes) {
+    if (M == ExecMode::Baseline && !baselineAvailable())
+      continue;
+    for (bool Stress : {false, true}) {
+      auto VM = makeVM(M, Stress);
+      const int64_t Odd = VM->functionIndex("odd");
+      for (int Call = 1; Call <= 3; ++Call) {
+        EXPECT_EQ(VM->call("even", 100, -1).cast<int64_t>(), 1);
+        EXPECT_EQ(VM->callCount(Odd), Call * RefOdd) << execModeName(M);
+        EXPECT_EQ(VM->stepsTaken(), RefSteps) << execModeName(M);
+      }
+      // The error of the innermost frame with every frame's line; the
+      // depth limit, where a direct entry refuses and the pool raises.
+      EXPECT_EQ(errorOf(*VM, "even", 31, -1), RefError) << execModeName(M);
+      VM->setMaxCallDepth(40);
+      EXPECT_EQ(errorOf(*VM, "even", 60, -1), RefDepth) << execModeName(M);
+    }
+  }
+}
+
+TEST(DirectCallTest, DetachingTheJitMidCallBetweenUnits) {
+  ResetHook Reset;
+  auto VM = makeVM(ExecMode::Tiered);
+  const int64_t Even = VM->functionIndex("even");
+  for (int Call = 0; Call < 3; ++Call) // both in tier 2
+    EXPECT_EQ(VM->call("even", 10, -1).cast<int64_t>(), 1);
+  ASSERT_TRUE(VM->isNative(Even));
+  // At depth 50 of 100 the JIT goes; the inner calls are interpreted.
+  Hook = [&] { VM->setTierController(nullptr); };
+  EXPECT_EQ(VM->call("even", 100, 50).cast<int64_t>(), 1);
+  EXPECT_FALSE(VM->isNative(Even));
+  Hook = nullptr;
+  EXPECT_EQ(VM->call("even", 10, -1).cast<int64_t>(), 1);
 }
 
 } // namespace

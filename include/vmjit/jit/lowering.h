@@ -191,9 +191,11 @@ struct LoweringOptions {
   /// function ignores its entry).
   std::map<int64_t, FunctionSpeculation> Speculate;
   /// Calls between functions of the unit go to the callee's direct entry
-  /// while the pool holds the callee's code from this unit
-  /// (docs/jit.md#direct-calls); the module then needs the symbols
-  /// LoweredModule::DirectCallees names bound.
+  /// while the pool holds the callee's code from this unit, calls of
+  /// functions of other units to the direct entry their cell names while
+  /// the pool holds the code it goes with (docs/jit.md#direct-calls); the
+  /// module then needs the symbols LoweredModule::DirectCallees and
+  /// CellCallees name bound, and exports LoweredModule::DirectEntries.
   bool DirectCalls = false;
   /// A register whose last use is as an argument of a call of a bytecode
   /// function goes as an object rvalue reference: the callee takes the
@@ -226,6 +228,16 @@ struct LoweredModule {
   /// Functions called through their direct entry: each needs the absolute
   /// symbol of its code slot bound (direct_call.h: codeSlotSymbol).
   std::set<int64_t> DirectCallees;
+  /// Functions of other units called through their direct-entry cell:
+  /// each needs its code slot and its cell bound (direct_call.h:
+  /// codeSlotSymbol, directCellSymbol).
+  std::set<int64_t> CellCallees;
+  /// The direct entries the unit exports, by function, which the tier
+  /// manager puts in the functions' cells once the code is installed.
+  std::map<int64_t, std::string> DirectEntries;
+  /// Per function of the executable: whether its tier-2 code exports a
+  /// direct entry (direct_call.h: exportedDirectEntries).
+  std::vector<bool> ExportsDirect;
 };
 
 /// Lowers bytecode functions `Funcs` of `Exe` into one module. `Callees`
