@@ -955,7 +955,7 @@ WHY_MISSED = """\
   the register stack, the accounting inline. Compiled mode guesses `n`
   and the results of fib's two calls to be ints (they are only read by
   `scalar.*` builtins), so the arithmetic is typed too: fib(25) went from
-  1.9x to 0.95x and now about 0.88x the native floor (the floor itself
+  1.9x to 0.95x and now 0.86-0.88x the native floor (the floor itself
   moves from 2.8 to 3.9 ms between runs on this VM). What is left per
   call (143 instructions under callgrind, down from 148 since a direct
   entry no longer sets a callee's other registers to None): the check
@@ -970,22 +970,15 @@ WHY_MISSED = """\
   direct convention (arguments in machine registers, the context and
   the register file only materialized for a helper or a deoptimization)
   rather than a wrapper around the pool entry's body.
-- **closure, compiled.** `vm.builtin.invoke_closure` is a packed call of
-  the builtin, which unpacks the closure and calls its function through
-  the pool entry (the generic native entry: arity, stacks, depth, step,
-  register stack). Filling the closure's argument array with None before
-  writing it took a quarter of the time (`perf`); without it the ratio
-  went from 1.56-1.70x to 0.95-1.24x between runs. Closing the rest
-  needs tier 2 to call the closure's function itself: its direct entry
-  when the closure was made from a function of the unit.
 - **compile latency (tier 2) and its growth.** Tier 2 compiles in the
   background at the tier threshold while tier 1 (copy-and-patch, under
   100 ns per instruction) serves the calls, so its latency no longer
   delays anything (the 1 ms target predates tier 1, which meets it). Its
-  growth from 1000 to 10^4 instructions sits at the 12x line (11.6x to
-  13x between runs). `perf record` of one 10^4-instruction compile shows
-  no pass that dominates: page faults of LLVM's growing heap (about 11%),
-  malloc (5%), unreachable-block removal in SimplifyCFG (3%), instcombine
+  growth from 1000 to 10^4 instructions sits at the 12x line (11.3x to
+  14.4x between runs; the 1000-instruction compile alone moved from 568
+  to 480 ms between the last two reports). `perf record` of one
+  10^4-instruction compile shows no pass that dominates: page faults of
+  LLVM's growing heap (about 11%), malloc (5%), unreachable-block removal in SimplifyCFG (3%), instcombine
   (2%), the IR verifier (2%), fast register allocation (1%). Functions
   that large never reach tier 2 in tiered or compiled mode (they keep
   tier-1 code, docs/jit.md), so this is the cost of an explicit
