@@ -344,10 +344,15 @@ private:
   /// entry's return code (0 or -1), the insertion point after the call.
   Value *tryDirectCall(int64_t PC, int64_t Callee, Value *Obj, Value *Args,
                        BasicBlock *Otherwise);
-  /// tryDirectCall of a function of another unit: the direct entry in its
-  /// cell (direct_call.h: DirectTarget) while its slot holds that code.
-  Value *tryCellCall(int64_t PC, int64_t Callee, Value *Obj, Value *Args,
-                     BasicBlock *Otherwise);
+  /// tryDirectCall's target once the slot's code (`Current`) is known: of
+  /// a function of the unit, its direct entry when Current is this unit's
+  /// code; of another unit's, the direct entry in its cell (direct_call.h:
+  /// DirectTarget) when that goes with Current. Otherwise branches to
+  /// `Otherwise`.
+  FunctionCallee unitEntry(int64_t PC, int64_t Callee, Value *Current,
+                           BasicBlock *Otherwise);
+  FunctionCallee cellEntry(int64_t PC, int64_t Callee, Value *Current,
+                           BasicBlock *Otherwise);
   /// The call as bound (a site helper, a builtin's entry, the pool or a
   /// direct entry) of the arguments on the stack; returns the return code.
   Value *emitBoundCall(int64_t PC, InstrView I);
@@ -741,22 +746,12 @@ GlobalVariable *FunctionLowering::externalByte(const std::string &Name) {
 
 Value *FunctionLowering::tryDirectCall(int64_t PC, int64_t Callee, Value *Obj,
                                        Value *Args, BasicBlock *Otherwise) {
-  if (!UnitSymbols.count(Callee))
-    return tryCellCall(PC, Callee, Obj, Args, Otherwise);
-  const std::string &Symbol = UnitSymbols.at(Callee);
-  Function *Direct = directEntryDecl(M, Symbol);
-  Out.DirectCallees.insert(Callee);
-  KeyText += fmt::format("direct{}@{};", Callee, PC);
-  FunctionCallee Code = M.getOrInsertFunction(
-      Symbol, FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false));
-  auto Block = [&](const char *What) {
-    return BasicBlock::Create(C, fmt::format("i{}.{}", PC, What), Fn);
-  };
-  BasicBlock *CheckSlot = Block("direct.slot"),
-             *CheckCode = Block("direct.code"), *Call = Block("direct"),
-             *Called = Block("direct.called");
+  BasicBlock *CheckSlot =
+      BasicBlock::Create(C, fmt::format("i{}.direct.slot", PC), Fn);
+  BasicBlock *CheckCode =
+      BasicBlock::Create(C, fmt::format("i{}.direct.code", PC), Fn);
   // The pool entry is native code of this manager's slot for Callee (entry
-  // and slot), and the slot holds this unit's code.
+  // and slot) ...
   Value *Entry =
       B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
   B.CreateCondBr(B.CreateICmpEQ(Entry, externalByte(kNativeEntrySymbol)),
@@ -766,44 +761,46 @@ Value *FunctionLowering::tryDirectCall(int64_t PC, int64_t Callee, Value *Obj,
       Ptr, bytePtr(Obj, vm::kNativeFunctionSlotOffset), Align(8));
   B.CreateCondBr(B.CreateICmpEQ(Slot, externalByte(codeSlotSymbol(Callee))),
                  CheckCode, Otherwise, Likely);
+  // ... and the slot holds the code the direct entry goes with.
   B.SetInsertPoint(CheckCode);
   LoadInst *Current = B.CreateAlignedLoad(Ptr, Slot, Align(8));
   Current->setAtomic(AtomicOrdering::Monotonic);
-  B.CreateCondBr(B.CreateICmpEQ(Current, Code.getCallee()), Call, Otherwise,
-                 Likely);
-  B.SetInsertPoint(Call);
+  FunctionCallee Direct = UnitSymbols.count(Callee)
+                              ? unitEntry(PC, Callee, Current, Otherwise)
+                              : cellEntry(PC, Callee, Current, Otherwise);
   Value *Rc = B.CreateCall(Direct, {ctx(), consts(), funcs(), Args, ResSlot});
   // 1: the direct entry refused (a limit, an observer): Otherwise decides.
+  BasicBlock *Called =
+      BasicBlock::Create(C, fmt::format("i{}.direct.called", PC), Fn);
   B.CreateCondBr(B.CreateICmpEQ(Rc, B.getInt32(1)), Otherwise, Called,
                  Unlikely);
   B.SetInsertPoint(Called);
   return Rc;
 }
 
-Value *FunctionLowering::tryCellCall(int64_t PC, int64_t Callee, Value *Obj,
-                                     Value *Args, BasicBlock *Otherwise) {
+FunctionCallee FunctionLowering::unitEntry(int64_t PC, int64_t Callee,
+                                           Value *Current,
+                                           BasicBlock *Otherwise) {
+  const std::string &Symbol = UnitSymbols.at(Callee);
+  Out.DirectCallees.insert(Callee);
+  KeyText += fmt::format("direct{}@{};", Callee, PC);
+  FunctionCallee Code = M.getOrInsertFunction(
+      Symbol, FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false));
+  BasicBlock *Call = BasicBlock::Create(C, fmt::format("i{}.direct", PC), Fn);
+  B.CreateCondBr(B.CreateICmpEQ(Current, Code.getCallee()), Call, Otherwise,
+                 Likely);
+  B.SetInsertPoint(Call);
+  return directEntryDecl(M, Symbol);
+}
+
+FunctionCallee FunctionLowering::cellEntry(int64_t PC, int64_t Callee,
+                                           Value *Current,
+                                           BasicBlock *Otherwise) {
   Out.CellCallees.insert(Callee);
   KeyText += fmt::format("cell{}@{};", Callee, PC);
-  auto Block = [&](const char *What) {
-    return BasicBlock::Create(C, fmt::format("i{}.{}", PC, What), Fn);
-  };
-  BasicBlock *CheckSlot = Block("cell.slot"), *CheckCell = Block("cell"),
-             *CheckCode = Block("cell.code"), *Call = Block("cell.direct"),
-             *Called = Block("cell.called");
-  // The pool entry is native code of this manager's slot for Callee ...
-  Value *Entry =
-      B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
-  B.CreateCondBr(B.CreateICmpEQ(Entry, externalByte(kNativeEntrySymbol)),
-                 CheckSlot, Otherwise, Likely);
-  B.SetInsertPoint(CheckSlot);
-  Value *Slot = B.CreateAlignedLoad(
-      Ptr, bytePtr(Obj, vm::kNativeFunctionSlotOffset), Align(8));
-  B.CreateCondBr(B.CreateICmpEQ(Slot, externalByte(codeSlotSymbol(Callee))),
-                 CheckCell, Otherwise, Likely);
-  // ... and the slot holds the code the cell's direct entry goes with.
-  B.SetInsertPoint(CheckCell);
-  LoadInst *Current = B.CreateAlignedLoad(Ptr, Slot, Align(8));
-  Current->setAtomic(AtomicOrdering::Monotonic);
+  BasicBlock *CheckCode =
+      BasicBlock::Create(C, fmt::format("i{}.cell.code", PC), Fn);
+  BasicBlock *Call = BasicBlock::Create(C, fmt::format("i{}.cell", PC), Fn);
   LoadInst *Target = B.CreateAlignedLoad(
       Ptr, externalByte(directCellSymbol(Callee)), Align(8));
   Target->setAtomic(AtomicOrdering::Acquire);
@@ -814,17 +811,10 @@ Value *FunctionLowering::tryCellCall(int64_t PC, int64_t Callee, Value *Obj,
       B.CreateAlignedLoad(Ptr, bytePtr(Target, kOffsetDirectCode), Align(8));
   B.CreateCondBr(B.CreateICmpEQ(Code, Current), Call, Otherwise, Likely);
   B.SetInsertPoint(Call);
-  Value *Direct =
+  Value *Entry =
       B.CreateAlignedLoad(Ptr, bytePtr(Target, kOffsetDirectEntry), Align(8));
-  FunctionType *DirectTy =
-      FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, Ptr}, false);
-  Value *Rc =
-      B.CreateCall(DirectTy, Direct, {ctx(), consts(), funcs(), Args, ResSlot});
-  // 1: the direct entry refused (a limit, an observer): Otherwise decides.
-  B.CreateCondBr(B.CreateICmpEQ(Rc, B.getInt32(1)), Otherwise, Called,
-                 Unlikely);
-  B.SetInsertPoint(Called);
-  return Rc;
+  return FunctionCallee(
+      FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, Ptr}, false), Entry);
 }
 
 Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,

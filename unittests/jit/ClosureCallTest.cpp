@@ -5,6 +5,7 @@
 // results, steps, call counts and errors agree with the interpreter in
 // every mode and under deopt stress (Inputs/closure_calls.vmasm).
 #include "CallErrors.h"
+#include "TestInputs.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/string.h"
@@ -12,10 +13,8 @@
 #include "vmjit/vm/builtins.h"
 #include "vmjit/vm/virtual_machine.h"
 
-#include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,18 +34,8 @@ struct ResetHook {
 
 std::shared_ptr<Executable> program() {
   static std::shared_ptr<Executable> Exe = [] {
-    registerVMBuiltins();
-    Registry::global().addTyped(
-        "closuretest.hook",
-        [](int64_t) {
-          if (Hook)
-            Hook();
-        },
-        /*AllowOverride=*/true);
-    std::ifstream In(VMJIT_JIT_TEST_INPUTS "/closure_calls.vmasm");
-    std::stringstream S;
-    S << In.rdbuf();
-    return assemble(S.str(), "closure_calls.vmasm");
+    jittest::registerHook("closuretest.hook", Hook);
+    return jittest::assembleInput("closure_calls.vmasm");
   }();
   return Exe;
 }

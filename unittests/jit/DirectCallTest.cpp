@@ -3,16 +3,15 @@
 // flight when the pool changes under them (the JIT detached, an
 // instrument set) (Inputs/direct_calls.vmasm).
 #include "CallErrors.h"
+#include "TestInputs.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/builtins.h"
 #include "vmjit/vm/virtual_machine.h"
 
-#include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,18 +27,8 @@ std::function<void()> Hook;
 
 std::shared_ptr<Executable> program() {
   static std::shared_ptr<Executable> Exe = [] {
-    registerVMBuiltins();
-    Registry::global().addTyped(
-        "directtest.hook",
-        [](int64_t) {
-          if (Hook)
-            Hook();
-        },
-        /*AllowOverride=*/true);
-    std::ifstream In(VMJIT_JIT_TEST_INPUTS "/direct_calls.vmasm");
-    std::stringstream S;
-    S << In.rdbuf();
-    return assemble(S.str(), "direct_calls.vmasm");
+    jittest::registerHook("directtest.hook", Hook);
+    return jittest::assembleInput("direct_calls.vmasm");
   }();
   return Exe;
 }

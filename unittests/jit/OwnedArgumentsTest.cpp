@@ -4,6 +4,7 @@
 // function; results, steps and errors agree in every mode, and nothing
 // leaks or is released twice on an error (Inputs/owned_args.vmasm).
 #include "CallErrors.h"
+#include "TestInputs.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/registry.h"
@@ -12,9 +13,7 @@
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <gtest/gtest.h>
-#include <sstream>
 #include <string>
 
 using namespace vmjit;
@@ -37,10 +36,7 @@ std::shared_ptr<Executable> program() {
                                          : 0);
         },
         /*AllowOverride=*/true);
-    std::ifstream In(VMJIT_JIT_TEST_INPUTS "/owned_args.vmasm");
-    std::stringstream S;
-    S << In.rdbuf();
-    return assemble(S.str(), "owned_args.vmasm");
+    return jittest::assembleInput("owned_args.vmasm");
   }();
   return Exe;
 }

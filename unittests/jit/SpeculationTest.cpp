@@ -4,15 +4,14 @@
 // of sites that deoptimize too often, and deopt stress
 // (Inputs/speculation.vmasm).
 #include "CallErrors.h"
+#include "TestInputs.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <gtest/gtest.h>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,10 +24,7 @@ namespace {
 
 std::shared_ptr<Executable> program() {
   static std::shared_ptr<Executable> Exe = [] {
-    std::ifstream In(VMJIT_JIT_TEST_INPUTS "/speculation.vmasm");
-    std::stringstream S;
-    S << In.rdbuf();
-    return assemble(S.str(), "speculation.vmasm");
+    return jittest::assembleInput("speculation.vmasm");
   }();
   return Exe;
 }
