@@ -80,10 +80,6 @@ std::vector<CalleeBinding> aotBindings(const vm::Executable &Exe, bool Inline,
     if (F.Kind == vm::FunctionKind::Bytecode || !Inline)
       continue;
     Out[K].Inline = inlineBuiltinFor(F.Name);
-    // A closure's target is called directly only through direct entries,
-    // which AOT code does not have.
-    if (Out[K].Inline == InlineBuiltin::InvokeClosure)
-      Out[K].Inline = InlineBuiltin::None;
     if (inlinesUncounted(Out[K], F.Name))
       Out[K].CountAtCall = false;
     if (Out[K].Inline != InlineBuiltin::None)

@@ -44,10 +44,9 @@ std::optional<ClosureCall> madeClosure(const vm::Executable &Exe, int64_t Func,
 std::optional<ClosureCall>
 closureCallAt(const vm::Executable &Exe, int64_t Func,
               const std::vector<CalleeBinding> &Callees, InstrView I) {
-  if (I.opcode() != Opcode::Call ||
-      Callees[static_cast<size_t>(I.callFunc())].Inline !=
-          InlineBuiltin::InvokeClosure ||
-      I.callNumArgs() < 2)
+  if (I.opcode() != Opcode::Call || I.callNumArgs() < 2 ||
+      !Callees[static_cast<size_t>(I.callFunc())].Standard ||
+      Exe.function(I.callFunc()).Name != "vm.builtin.invoke_closure")
     return std::nullopt;
   // The VM argument as invoke_closure checks it, and the closure in a
   // register.

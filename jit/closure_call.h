@@ -25,7 +25,8 @@ struct ClosureCall {
 };
 
 /// What the call `I` of function `Func` calls, when it is the standard
-/// invoke_closure (bound inline) of a closure the function makes itself.
+/// invoke_closure (CalleeBinding::Standard) of a closure the function
+/// makes itself.
 std::optional<ClosureCall>
 closureCallAt(const vm::Executable &Exe, int64_t Func,
               const std::vector<CalleeBinding> &Callees, vm::InstrView I);

@@ -104,8 +104,7 @@ uint8_t Inference::resultKinds(int64_t PC, InstrView I,
       Out |= kind::Float;
     return Out;
   }
-  // invoke_closure stays a call, whose result is speculated on as any.
-  if (W != InlineBuiltin::None && W != InlineBuiltin::InvokeClosure)
+  if (W != InlineBuiltin::None)
     return kind::Any;
   // A call tier 2 makes: what the speculation assumes, or anything.
   const uint8_t S =

@@ -78,8 +78,6 @@ InlineBuiltin inlineBuiltinFor(std::string_view Name) {
     return InlineBuiltin::AllocTensor;
   if (Name == "vm.builtin.alloc_storage")
     return InlineBuiltin::AllocStorage;
-  if (Name == "vm.builtin.invoke_closure")
-    return InlineBuiltin::InvokeClosure;
   if (Name == "vm.builtin.make_shape")
     return InlineBuiltin::MakeShape;
   scalar::Op O;
@@ -1233,10 +1231,9 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       // (emitCallPath) otherwise.
       : What == InlineBuiltin::AllocTensor
           ? (allocTensorHitInlinable(I) ? N : -1)
-      : What == InlineBuiltin::MakeShape     ? (makeShapeInlinable(I) ? N : -1)
-      : What == InlineBuiltin::AllocStorage  ? -1
-      : What == InlineBuiltin::InvokeClosure ? -1
-                                             : 1;
+      : What == InlineBuiltin::MakeShape    ? (makeShapeInlinable(I) ? N : -1)
+      : What == InlineBuiltin::AllocStorage ? -1
+                                            : 1;
   if (N != Arity)
     return false;
   // Flat style: no inline paths whose values would live across blocks
@@ -1641,8 +1638,11 @@ BasicBlock *FunctionLowering::entryAt(int64_t PC, bool Guard) {
 
 BasicBlock *FunctionLowering::entryDeoptBlock() {
   BasicBlock *Deopt = deoptBlock(0, 0, /*WriteBack=*/false);
-  // The parameters are in the frame as passed; a direct entry left the
-  // other registers unset (entersWithParamsOnly): None for tier 1.
+  // The parameters are in the frame as passed; a direct entry (only
+  // functions that export one have callers that make direct calls) left
+  // the other registers unset (entersWithParamsOnly): None for tier 1.
+  if (!Out.ExportsDirect[static_cast<size_t>(FuncIndex)])
+    return Deopt;
   IRBuilderBase::InsertPointGuard Guard(B);
   B.SetInsertPoint(Deopt, Deopt->getFirstInsertionPt());
   for (int64_t R = F.NumParams; R < F.RegisterFileSize; ++R)
@@ -1994,8 +1994,7 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
   // Direct entries: of the unit's callees (internal), and exported ones.
   std::set<int64_t> Entries = Out.DirectCallees;
   for (int64_t K : Funcs)
-    if (Out.ExportsDirect[static_cast<size_t>(K)] &&
-        !lowersFlat(Exe.function(K), Opts)) {
+    if (Out.ExportsDirect[static_cast<size_t>(K)]) {
       Entries.insert(K);
       Out.DirectEntries[K] = directEntrySymbol(Out.Symbols[K]);
       Out.KeyText += fmt::format("export{};", K);

@@ -123,20 +123,18 @@ Bindings bindingsOf(const vm::VirtualMachine &VM, const JITOptions &Opts) {
       // Free entries ignore `self`: VMs with their own Function objects for
       // the same library symbol still share code.
       CB.Self = P->isFreeEntry() ? 0 : reinterpret_cast<uint64_t>(P);
-      if (Opts.InlineBuiltins) {
-        InlineBuiltin IB = inlineBuiltinFor(F.Name);
-        // Only the standard function may be replaced by its inline form,
-        // not one registered in its place.
-        auto Std = vm::standardFunction(F.Name);
-        if (IB != InlineBuiltin::None && Std && Std->get() == P)
-          CB.Inline = IB;
-      }
+      auto Std = vm::standardFunction(F.Name);
+      CB.Standard = Std && Std->get() == P;
+      // Only the standard function may be replaced by its inline form.
+      if (Opts.InlineBuiltins && CB.Standard)
+        CB.Inline = inlineBuiltinFor(F.Name);
       CB.CountAtCall = VM.countsAtCall(static_cast<int64_t>(K)) &&
                        !inlinesUncounted(CB, F.Name);
       Out.KeepAlive.push_back(Function(ObjectPtr<Object>::share(P)));
     }
-    Out.Key += fmt::format("{}:{:x}:{:x}:{}:{};", static_cast<int>(CB.How),
+    Out.Key += fmt::format("{}:{:x}:{:x}:{}:{}:{};", static_cast<int>(CB.How),
                            CB.Entry, CB.Self, static_cast<int>(CB.Inline),
+                           static_cast<int>(CB.Standard),
                            static_cast<int>(CB.CountAtCall));
     Out.Callees.push_back(CB);
   }

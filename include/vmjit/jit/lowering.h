@@ -98,10 +98,6 @@ enum class InlineBuiltin {
   /// call site (vmjit_jit_make_shape), which rewrites and returns the
   /// site's last shape when no one else holds it.
   MakeShape,
-  /// vm.builtin.invoke_closure of a closure the function makes itself
-  /// (make_closure(@G, ...)): G's direct entry when the closure is one of
-  /// G (jit/closure_call.h); never inline, a call either way.
-  InvokeClosure,
 };
 
 // The scalar.* rows of InlineBuiltin follow the table's order
@@ -146,6 +142,10 @@ struct CalleeBinding {
   /// checks that the callee is the standard function of that name: for
   /// Pool, every VM the code runs in must resolve it so).
   InlineBuiltin Inline = InlineBuiltin::None;
+  /// Direct: the callee is the registry's standard function of its name,
+  /// not one registered in its place (what Inline and tier 2's direct
+  /// closure calls, jit/closure_call.h, rely on).
+  bool Standard = false;
   /// The code adds one to the VM's count of this function
   /// (NativeContext::CallCounts) before each call, inlined or not
   /// (vm::VirtualMachine::countsAtCall).
