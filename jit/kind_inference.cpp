@@ -1,6 +1,7 @@
 //===- kind_inference.cpp - The kinds of value each register holds --------===//
 
 #include "kind_inference.h"
+#include "successors.h"
 #include "vmjit/vm/native_code.h"
 
 #include <bit>
@@ -160,22 +161,10 @@ KindTable Inference::run() {
     Queued[static_cast<size_t>(PC)] = 0;
     std::vector<uint8_t> Out = T[static_cast<size_t>(PC)];
     InstrView I = Exe.instr(F.StartInstr + PC);
-    switch (I.opcode()) {
-    case Opcode::Call:
-      if (I.callDst() != vm::kVoidRegister)
-        Out[static_cast<size_t>(I.callDst())] = resultKinds(PC, I, Out);
-      Push(PC + 1, Out);
-      break;
-    case Opcode::Ret:
-      break;
-    case Opcode::Goto:
-      Push(PC + I.gotoOffset(), Out);
-      break;
-    case Opcode::If:
-      Push(PC + 1, Out);
-      Push(PC + I.ifFalseOffset(), Out);
-      break;
-    }
+    if (I.opcode() == Opcode::Call && I.callDst() != vm::kVoidRegister)
+      Out[static_cast<size_t>(I.callDst())] = resultKinds(PC, I, Out);
+    for (int64_t Next : successors(I, PC))
+      Push(Next, Out);
   }
   return T;
 }

@@ -1,6 +1,7 @@
 //===- liveness.cpp - The registers a function reads later ---------------===//
 
 #include "liveness.h"
+#include "successors.h"
 #include "vmjit/vm/bytecode.h"
 
 #include <deque>
@@ -37,21 +38,6 @@ std::vector<bool> liveBefore(InstrView I, std::vector<bool> Live) {
     break;
   }
   return Live;
-}
-
-/// The instructions control may go to after I (at PC).
-std::vector<int64_t> successors(InstrView I, int64_t PC) {
-  switch (I.opcode()) {
-  case Opcode::Call:
-    return {PC + 1};
-  case Opcode::Ret:
-    return {};
-  case Opcode::Goto:
-    return {PC + I.gotoOffset()};
-  case Opcode::If:
-    return {PC + 1, PC + I.ifFalseOffset()};
-  }
-  return {};
 }
 
 } // namespace

@@ -19,6 +19,7 @@
 #include "kind_inference.h"
 #include "liveness.h"
 #include "runtime_helpers.h"
+#include "tensor_facts.h"
 #include "vmjit/jit/engine.h"
 #include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/runtime/array.h"
@@ -28,6 +29,7 @@
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/alloc_sites.h"
 #include "vmjit/vm/bytecode.h"
+#include "vmjit/vm/feedback.h"
 #include "vmjit/vm/native_code.h"
 
 #include "llvm/IR/BasicBlock.h"
@@ -304,6 +306,19 @@ private:
       In = B.CreateOr(In, B.CreateICmpEQ(Type, B.getInt32(T)));
     return In;
   }
+  /// Whether argument A's type is one of `Types`: a constant for an
+  /// immediate or a constant of the pool, else a test of its type word.
+  Value *argTypeIn(Arg A, std::initializer_list<int32_t> Types) {
+    int32_t Known = -1;
+    if (A.kind() == ArgKind::Immediate)
+      Known = kVMJITInt;
+    else if (A.kind() == ArgKind::ConstIdx)
+      Known = Exe.constants()[static_cast<size_t>(A.value())].typeIndex();
+    if (Known < 0)
+      return typeIn(typeOf(evalArg(A)), Types);
+    return B.getInt1(std::find(Types.begin(), Types.end(), Known) !=
+                     Types.end());
+  }
   Val constVal(int32_t Type, uint64_t Payload) {
     return {B.getInt64(static_cast<uint32_t>(Type)), B.getInt64(Payload)};
   }
@@ -391,6 +406,13 @@ private:
   /// Takes the unlikely branch to `Fail` unless `V` holds a value of
   /// scalar kind `K`; after it, V's type word is that kind's constant.
   void guardKind(Val &V, uint8_t K, BasicBlock *Fail);
+  /// Takes the unlikely branch to `Fail` unless `V` holds a tensor of the
+  /// rank and dtype of `Word` (vm::feedback::tensorWord); after it, V's
+  /// type word is the tensor's constant.
+  void guardTensor(Val &V, uint64_t Word, BasicBlock *Fail);
+  /// The rank and dtype of the tensor argument A of the instruction being
+  /// lowered holds (tensor_facts.h), or 0.
+  uint64_t tensorFact(Arg A) const;
   /// A block that deoptimizes at `Site`, resuming tier 1 at `ResumePC`;
   /// `WriteBack`: the registers' values go back to the frame first (not
   /// needed at an entry, where the frame holds them still).
@@ -464,6 +486,7 @@ private:
   /// registers under those assumptions.
   const FunctionSpeculation *Spec = nullptr;
   KindTable Kinds;
+  TensorFacts Tensors;
   /// The instruction being lowered.
   int64_t CurPC = 0;
 };
@@ -927,6 +950,13 @@ void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
     guardKind(R, Spec->Results[static_cast<size_t>(PC)],
               deoptBlock(PC, PC + 1, /*WriteBack=*/true));
     storeReg(Dst, R);
+  } else if (Spec && Dst != vm::kVoidRegister && !Spec->ResultTensors.empty() &&
+             Spec->ResultTensors[static_cast<size_t>(PC)]) {
+    // The tensor's rank and dtype as speculated, or tier 1 from PC + 1.
+    Val R = loadReg(Dst);
+    guardTensor(R, Spec->ResultTensors[static_cast<size_t>(PC)],
+                deoptBlock(PC, PC + 1, /*WriteBack=*/true));
+    storeReg(Dst, R);
   }
   B.CreateBr(next(PC));
 }
@@ -938,20 +968,26 @@ void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
 void FunctionLowering::emitCheckTensorInfo(int64_t PC, InstrView I,
                                            BasicBlock *Pass, BasicBlock *Fail) {
   const int64_t N = I.callNumArgs();
-  Val X = evalArg(I.callArg(0)), NDim = evalArg(I.callArg(1));
-  Val Text = evalArg(I.callArg(N - 1));
-  Value *TextType = typeOf(Text);
-  Value *Kinds = B.CreateAnd(
-      B.CreateICmpEQ(typeOf(X), B.getInt32(kVMJITTensor)),
-      B.CreateICmpEQ(typeOf(NDim), B.getInt32(kVMJITInt)));
-  Kinds = B.CreateAnd(Kinds, typeIn(TextType, {kVMJITNone, kVMJITStr,
-                                                 kVMJITSmallStr, kVMJITRawStr}));
-  std::optional<Val> DType;
-  if (N == 4) {
-    DType = evalArg(I.callArg(2));
-    Value *T = typeOf(*DType);
-    Kinds = B.CreateAnd(Kinds, typeIn(T, {kVMJITNone, kVMJITDataType}));
+  // The kinds of the rank, the dtype and the text (constants when they
+  // are immediates or constants of the pool).
+  Value *Kinds =
+      B.CreateAnd(argTypeIn(I.callArg(1), {kVMJITInt}),
+                  argTypeIn(I.callArg(N - 1), {kVMJITNone, kVMJITStr,
+                                               kVMJITSmallStr, kVMJITRawStr}));
+  if (N == 4)
+    Kinds = B.CreateAnd(Kinds,
+                        argTypeIn(I.callArg(2), {kVMJITNone, kVMJITDataType}));
+  if (const uint64_t W = checkedTensorWord(Exe, I);
+      W && tensorFact(I.callArg(0)) == W) {
+    // x is known to be such a tensor here (a guard or a check before):
+    // only those kinds are left.
+    B.CreateCondBr(Kinds, Pass, Fail, Likely);
+    B.SetInsertPoint(Pass);
+    return;
   }
+  Val X = evalArg(I.callArg(0));
+  Kinds =
+      B.CreateAnd(Kinds, B.CreateICmpEQ(typeOf(X), B.getInt32(kVMJITTensor)));
   BasicBlock *Fields = BasicBlock::Create(C, fmt::format("i{}.fields", PC), Fn);
   B.CreateCondBr(Kinds, Fields, Fail, Likely);
   // The tensor's rank (any when ndim is -1) and dtype (any when None).
@@ -959,8 +995,9 @@ void FunctionLowering::emitCheckTensorInfo(int64_t PC, InstrView I,
   // blocks.
   B.SetInsertPoint(Fields);
   X = evalArg(I.callArg(0));
-  NDim = evalArg(I.callArg(1));
-  if (DType)
+  Val NDim = evalArg(I.callArg(1));
+  std::optional<Val> DType;
+  if (N == 4)
     DType = evalArg(I.callArg(2));
   Value *Obj = B.CreateIntToPtr(X.W1, Ptr);
   Value *Rank = B.CreateSExt(
@@ -1053,15 +1090,20 @@ void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
   const int64_t Dims = I.callArg(2).value();
   const int64_t MaxSlot = matchShapeMaxSlot(I);
   Val X = evalArg(I.callArg(0)), Heap = evalArg(I.callArg(1));
-  Value *TextType = typeOf(evalArg(I.callArg(N - 1)));
   // The heap: a tensor, or None when no slot is used.
   Value *HeapKind = MaxSlot >= 0
                         ? B.CreateICmpEQ(typeOf(Heap), B.getInt32(kVMJITTensor))
                         : typeIn(typeOf(Heap), {kVMJITNone, kVMJITTensor});
+  // x known to be a tensor of that rank (tensor_facts.h) needs neither
+  // check.
+  const uint64_t Known = tensorFact(I.callArg(0));
+  const bool RankKnown = Known && vm::feedback::rankOf(Known) == Dims;
   Value *Kinds = B.CreateAnd(
-      B.CreateAnd(B.CreateICmpEQ(typeOf(X), B.getInt32(kVMJITTensor)),
-                  HeapKind),
-      typeIn(TextType, {kVMJITStr, kVMJITSmallStr, kVMJITRawStr}));
+      HeapKind,
+      argTypeIn(I.callArg(N - 1), {kVMJITStr, kVMJITSmallStr, kVMJITRawStr}));
+  if (!RankKnown)
+    Kinds =
+        B.CreateAnd(Kinds, B.CreateICmpEQ(typeOf(X), B.getInt32(kVMJITTensor)));
   BasicBlock *Fields = BasicBlock::Create(C, fmt::format("i{}.dims", PC), Fn);
   B.CreateCondBr(Kinds, Fields, Fail, Likely);
   // The rank, then the heap, then each dimension against its immediate or
@@ -1069,12 +1111,16 @@ void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
   // functions no value lives across blocks.
   B.SetInsertPoint(Fields);
   Value *Obj = B.CreateIntToPtr(evalArg(I.callArg(0)).W1, Ptr);
-  Value *Rank =
-      B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorNDim), Align(4));
-  Value *Ok = B.CreateICmpEQ(Rank, B.getInt32(static_cast<int32_t>(Dims)));
   BasicBlock *Values = BasicBlock::Create(C, fmt::format("i{}.vals", PC), Fn);
   BasicBlock *RankOk = BasicBlock::Create(C, fmt::format("i{}.rank", PC), Fn);
-  B.CreateCondBr(Ok, RankOk, Fail, Likely);
+  if (RankKnown) {
+    B.CreateBr(RankOk);
+  } else {
+    Value *Rank =
+        B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorNDim), Align(4));
+    B.CreateCondBr(B.CreateICmpEQ(Rank, B.getInt32(static_cast<int32_t>(Dims))),
+                   RankOk, Fail, Likely);
+  }
   B.SetInsertPoint(RankOk);
   emitHeapGuard(PC, I.callArg(1), MaxSlot, Values, Fail);
   B.SetInsertPoint(Values);
@@ -1564,6 +1610,32 @@ void FunctionLowering::guardKind(Val &V, uint8_t K, BasicBlock *Fail) {
   V.W0 = B.getInt64(static_cast<uint32_t>(Type));
 }
 
+void FunctionLowering::guardTensor(Val &V, uint64_t Word, BasicBlock *Fail) {
+  BasicBlock *Fields = BasicBlock::Create(C, "guard.tensor", Fn);
+  BasicBlock *Pass = BasicBlock::Create(C, "guard.ok", Fn);
+  B.CreateCondBr(B.CreateICmpEQ(typeOf(V), B.getInt32(kVMJITTensor)), Fields,
+                 Fail, Likely);
+  B.SetInsertPoint(Fields);
+  Value *Obj = B.CreateIntToPtr(V.W1, Ptr);
+  Value *Rank =
+      B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorNDim), Align(4));
+  Value *DType =
+      B.CreateAlignedLoad(I32, bytePtr(Obj, kOffsetTensorDType), Align(4));
+  Value *Ok = B.CreateAnd(
+      B.CreateICmpEQ(Rank, B.getInt32(vm::feedback::rankOf(Word))),
+      B.CreateICmpEQ(DType, B.getInt32(vm::feedback::dtypeBitsOf(Word))));
+  B.CreateCondBr(Ok, Pass, Fail, Likely);
+  B.SetInsertPoint(Pass);
+  V.W0 = B.getInt64(kVMJITTensor);
+}
+
+uint64_t FunctionLowering::tensorFact(Arg A) const {
+  if (Tensors.empty() || A.kind() != ArgKind::Register ||
+      vm::isSpecialRegister(A.value()))
+    return 0;
+  return Tensors[static_cast<size_t>(CurPC)][static_cast<size_t>(A.value())];
+}
+
 BasicBlock *FunctionLowering::deoptBlock(int64_t Site, int64_t ResumePC,
                                          bool WriteBack) {
   IRBuilderBase::InsertPointGuard Guard(B);
@@ -1629,6 +1701,13 @@ BasicBlock *FunctionLowering::entryAt(int64_t PC, bool Guard) {
         B.CreateCondBr(In, Pass, Deopt, Likely);
         B.SetInsertPoint(Pass);
       }
+    } else if (const uint64_t W = Guard && !Tensors.empty()
+                                      ? Tensors[static_cast<size_t>(PC)]
+                                               [static_cast<size_t>(R)]
+                                      : 0) {
+      if (!Deopt)
+        Deopt = deoptBlock(PC, PC, /*WriteBack=*/false);
+      guardTensor(V, W, Deopt);
     }
     storeReg(R, V);
   }
@@ -1661,11 +1740,16 @@ void FunctionLowering::emitCallEntry() {
     const uint8_t K = Spec && static_cast<size_t>(R) < Spec->Params.size()
                           ? Spec->Params[R]
                           : 0;
-    if (guardableKind(K)) {
-      if (!Deopt)
-        Deopt = entryDeoptBlock();
+    const uint64_t W =
+        Spec && static_cast<size_t>(R) < Spec->ParamTensors.size()
+            ? Spec->ParamTensors[static_cast<size_t>(R)]
+            : 0;
+    if ((guardableKind(K) || W) && !Deopt)
+      Deopt = entryDeoptBlock();
+    if (guardableKind(K))
       guardKind(V, K, Deopt);
-    }
+    else if (W)
+      guardTensor(V, W, Deopt);
     storeReg(R, V);
   }
   B.CreateBr(Blocks[0]);
@@ -1680,6 +1764,13 @@ void FunctionLowering::emitSpecKey() {
   for (size_t PC = 0; PC < Spec->Results.size(); ++PC)
     if (Spec->Results[PC])
       KeyText += fmt::format("{}={:x},", PC, Spec->Results[PC]);
+  KeyText += "/";
+  for (size_t K = 0; K < Spec->ParamTensors.size(); ++K)
+    if (Spec->ParamTensors[K])
+      KeyText += fmt::format("p{}={:x},", K, Spec->ParamTensors[K]);
+  for (size_t PC = 0; PC < Spec->ResultTensors.size(); ++PC)
+    if (Spec->ResultTensors[PC])
+      KeyText += fmt::format("{}={:x},", PC, Spec->ResultTensors[PC]);
   KeyText += "/";
   for (int64_t H : Spec->GenericEntries)
     KeyText += fmt::format("{},", H);
@@ -1837,6 +1928,8 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
     if (auto It = Opts.Speculate.find(FuncIndex); It != Opts.Speculate.end()) {
       Spec = &It->second;
       Kinds = inferKinds(Exe, FuncIndex, Callees, Opts.InlineBuiltins, *Spec);
+      Tensors =
+          inferTensorFacts(Exe, FuncIndex, Callees, Opts.InlineBuiltins, *Spec);
       emitSpecKey();
     }
   }

@@ -7,11 +7,13 @@
 #include "direct_call.h"
 #include "kind_inference.h"
 #include "runtime_helpers.h"
+#include "tensor_facts.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/lowering.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/logging.h"
 #include "vmjit/vm/builtins.h"
+#include "vmjit/vm/feedback.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -167,10 +169,10 @@ struct TierManager::Impl {
   /// What counted tier-1 code reads and writes.
   std::unique_ptr<baseline::TierUpSite[]> Sites;
 
-  /// Type feedback (TierController::feedback): per function, a byte per
+  /// Type feedback (TierController::feedback): per function, a slot per
   /// parameter, then one per instruction. Never resized (VMs hold
   /// pointers into it).
-  std::vector<std::vector<uint8_t>> Feedback;
+  std::vector<std::vector<vm::FeedbackSlot>> Feedback;
 
   mutable std::mutex Mutex; // what follows
   std::vector<FunctionJITStats> Stats;
@@ -356,8 +358,8 @@ void TierManager::compileInBackground(int64_t Func,
 // Speculation and deoptimization
 //===----------------------------------------------------------------------===//
 
-uint8_t *TierManager::feedback(int64_t Func) noexcept {
-  std::vector<uint8_t> &F = I->Feedback[static_cast<size_t>(Func)];
+vm::FeedbackSlot *TierManager::feedback(int64_t Func) noexcept {
+  std::vector<vm::FeedbackSlot> &F = I->Feedback[static_cast<size_t>(Func)];
   return F.empty() || !Opts.Speculate ? nullptr : F.data();
 }
 
@@ -371,6 +373,10 @@ uint8_t stressKind(int64_t Func, int64_t Index) {
       XXH3_64bits_withSeed(&Index, sizeof(Index), static_cast<uint64_t>(Func));
   return Kinds[H % 3];
 }
+/// The kinds of value a feedback slot has seen so far.
+uint8_t seenKinds(vm::FeedbackSlot &S) {
+  return std::atomic_ref<uint8_t>(S.Kinds).load(std::memory_order_relaxed);
+}
 } // namespace
 
 std::optional<FunctionSpeculation>
@@ -380,7 +386,7 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
     return std::nullopt;
   if (NeedTarget && !deoptTarget(Func))
     return std::nullopt;
-  std::vector<uint8_t> &Seen = I->Feedback[static_cast<size_t>(Func)];
+  std::vector<vm::FeedbackSlot> &Seen = I->Feedback[static_cast<size_t>(Func)];
   std::set<int64_t> Generic;
   {
     std::lock_guard Lock(I->Mutex);
@@ -393,32 +399,53 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
       return 0;
     if (Opts.DeoptStress)
       return stressKind(Func, static_cast<int64_t>(Slot));
-    const uint8_t K = std::atomic_ref<uint8_t>(Seen[Slot])
-                          .load(std::memory_order_relaxed);
+    const uint8_t K = seenKinds(Seen[Slot]);
     return guardableKind(K) ? K : 0;
+  };
+  // Tensors of one rank and dtype, and no other value, seen in a register
+  // that a check_tensor_info or match_shape reads: assumed to stay so.
+  // Deopt stress assumes a rank they did not have.
+  const std::vector<bool> Checked = tensorCheckedRegisters(
+      *I->Exe, Func, I->Bind.Callees, Opts.InlineBuiltins);
+  auto AssumedTensor = [&](size_t Slot, int64_t Site, int64_t R) {
+    if (Generic.count(Site) || R < 0 || !Checked[static_cast<size_t>(R)] ||
+        seenKinds(Seen[Slot]) != vm::kind::Object)
+      return uint64_t(0);
+    const uint64_t W = std::atomic_ref<uint64_t>(Seen[Slot].Tensor)
+                           .load(std::memory_order_relaxed);
+    if (!vm::feedback::oneTensorShape(W))
+      return uint64_t(0);
+    return Opts.DeoptStress ? W ^ (uint64_t(1) << 32) : W;
   };
   // Nothing at all seen (compiled mode): an int where register R's uses
   // suggest one (intByUse; DefPC -1 for a parameter).
   auto Guessed = [&](size_t Slot, int64_t Site, int64_t R, int64_t DefPC) {
     const uint8_t A = Assumed(Slot, Site);
     if (A != 0 || Opts.DeoptStress || Generic.count(Site) ||
-        std::atomic_ref<uint8_t>(Seen[Slot]).load(std::memory_order_relaxed))
+        seenKinds(Seen[Slot]))
       return A;
     return intByUse(*I->Exe, Func, I->Bind.Callees, Opts.InlineBuiltins, R,
                     DefPC)
                ? vm::kind::Int
                : uint8_t(0);
   };
+  // A slot assumed to hold a tensor assumes no scalar kind.
   FunctionSpeculation S;
-  for (int64_t K = 0; K < F.NumParams; ++K)
-    S.Params.push_back(Guessed(static_cast<size_t>(K), 0, K, -1));
+  for (int64_t K = 0; K < F.NumParams; ++K) {
+    const size_t Slot = static_cast<size_t>(K);
+    S.ParamTensors.push_back(AssumedTensor(Slot, 0, K));
+    S.Params.push_back(S.ParamTensors.back() ? 0 : Guessed(Slot, 0, K, -1));
+  }
   for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
     const size_t Slot = static_cast<size_t>(F.NumParams + PC);
     vm::InstrView In = I->Exe->instr(F.StartInstr + PC);
     const bool Result =
         In.opcode() == vm::Opcode::Call && !vm::isSpecialRegister(In.callDst());
-    S.Results.push_back(Result ? Guessed(Slot, PC, In.callDst(), PC)
-                               : Assumed(Slot, PC));
+    S.ResultTensors.push_back(Result ? AssumedTensor(Slot, PC, In.callDst())
+                                     : 0);
+    S.Results.push_back(S.ResultTensors.back() ? 0
+                        : Result ? Guessed(Slot, PC, In.callDst(), PC)
+                                 : Assumed(Slot, PC));
   }
   S.GenericEntries.assign(Generic.begin(), Generic.end());
   return S;
@@ -765,7 +792,8 @@ public:
       const vm::FunctionInfo &F = VM.executable().functions()[K];
       if (F.Kind == vm::FunctionKind::Bytecode)
         M->I->Feedback[K].assign(
-            static_cast<size_t>(F.NumParams + F.numInstrs()), 0);
+            static_cast<size_t>(F.NumParams + F.numInstrs()),
+            vm::FeedbackSlot{});
     }
     M->I->Bind = std::move(B);
     static std::once_flag AtExit;

@@ -18,6 +18,7 @@
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/alloc_sites.h"
 #include "vmjit/vm/bytecode.h"
+#include "vmjit/vm/feedback.h"
 
 #include <cstring>
 #include <fmt/format.h>
@@ -471,8 +472,8 @@ private:
     noteResult(E);
   }
 
-  /// After a call into REG_A: its result's kind into the site's feedback
-  /// byte (BaselineOptions::Feedback).
+  /// After a call into REG_A: its result into the site's feedback slot
+  /// (BaselineOptions::Feedback).
   void noteResult(Emitter &E) {
     if (!Opts.Feedback)
       return;

@@ -37,11 +37,11 @@ struct BaselineOptions {
   bool InlineBuiltins = true;
   /// Name the code in /tmp/perf-PID.map.
   bool PerfMap = false;
-  /// The function's type feedback (TierController::feedback: a byte per
+  /// The function's type feedback (TierController::feedback: a slot per
   /// parameter, then per instruction): the entry at pc 0 records the
-  /// parameters' kinds and every call tier 2 does not inline its result's,
-  /// as the interpreter does. Null: nothing recorded.
-  uint8_t *Feedback = nullptr;
+  /// parameters and every call tier 2 does not inline its result, as the
+  /// interpreter does (vm/feedback.h). Null: nothing recorded.
+  vm::FeedbackSlot *Feedback = nullptr;
 };
 
 /// One function's baseline code; destroying it unmaps the code.

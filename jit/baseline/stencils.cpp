@@ -15,6 +15,7 @@
 #include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/vm/alloc_sites.h"
+#include "vmjit/vm/feedback.h"
 #include "vmjit/vm/native_code.h"
 
 #if !defined(__clang__) || !defined(__x86_64__)
@@ -182,11 +183,11 @@ extern "C" int vmjit_stencil_entry_counted(NativeContext *Ctx, Val *Regs,
     ((HotFn)WIDE(HOT))(Site);
   if (EntryPC == 0) { // exact: VMs on several threads may share this code
     __atomic_fetch_add(&Site->Tier1Calls, 1, __ATOMIC_RELAXED);
-    // The parameters' kinds, as the interpreter records them (FEEDBACK:
-    // the function's feedback bytes, or 0 when tier 2 wants none).
-    if (uint8_t *Fb = (uint8_t *)WIDE(FEEDBACK))
+    // The parameters, as the interpreter records them (FEEDBACK: the
+    // function's feedback slots, or 0 when tier 2 wants none).
+    if (auto *Fb = (vmjit::vm::FeedbackSlot *)WIDE(FEEDBACK))
       for (int64_t K = 0; K < SMALL(NPARAMS); ++K)
-        vmjit::vm::kind::note(Fb[K], Regs[K].type_index);
+        vmjit::vm::feedback::note(Fb[K], Regs[K]);
   }
   return enter(Ctx, Regs, Consts, Funcs, EntryPC);
 }
@@ -320,11 +321,11 @@ CALL_STENCILS(pool, poolEntry(Funcs, &Self))
 CALL_STENCILS(direct, (Self = (void *)WIDE(SELF), (SafeCall)WIDE(ENTRY)))
 
 /// After a call tier 2 does not inline, in code that counts toward tier 2:
-/// the kind of the result in REG_A goes into the site's feedback byte
-/// (FEEDBACK), as the interpreter records it (vm::kind::note).
+/// the result in REG_A goes into the site's feedback slot (FEEDBACK), as
+/// the interpreter records it (vm::feedback::note).
 STENCIL(note_kind) {
-  vmjit::vm::kind::note(*(uint8_t *)WIDE(FEEDBACK),
-                        AT(Regs, REG_A)->type_index);
+  vmjit::vm::feedback::note(*(vmjit::vm::FeedbackSlot *)WIDE(FEEDBACK),
+                            *AT(Regs, REG_A));
   NEXT();
 }
 

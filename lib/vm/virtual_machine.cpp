@@ -449,7 +449,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
             ++VM.CallCounts[static_cast<size_t>(Callee)];
           if (Rc != 0) [[unlikely]]
             return fail(takeRaisedError());
-          noteResult(F->Func, PC, Result.type_index);
+          noteResult(F->Func, PC, Result);
           moveIntoRegister(Dst, Result);
         }
         if (DstReg == kVoidRegister)
@@ -511,7 +511,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
       if (Done.ResultDst == kVoidRegister) {
         detail::releaseValue(RetVal);
       } else {
-        noteResult(F->Func, PC, RetVal.type_index);
+        noteResult(F->Func, PC, RetVal);
         moveIntoRegister(R[Done.ResultDst], RetVal);
       }
       ++PC;

@@ -13,6 +13,7 @@
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/library.h"
 #include "vmjit/runtime/registry.h"
+#include "vmjit/vm/feedback.h"
 #include "vmjit/vm/native_code.h"
 #include "vmjit/vm/native_stack.h"
 #include "vmjit/vm/virtual_machine.h"
@@ -277,9 +278,9 @@ public:
                  RegName ResultDst, bool Boundary) {
     const int64_t NumRegs = Exe.function(Func).RegisterFileSize;
     Any *R = VM.enterFrame(Func, Args, NumArgs, /*Native=*/false);
-    if (uint8_t *Fb = VM.Feedback[static_cast<size_t>(Func)])
+    if (FeedbackSlot *Fb = VM.Feedback[static_cast<size_t>(Func)])
       for (int64_t K = 0; K < NumArgs; ++K)
-        kind::note(Fb[K], R[K].raw().type_index); // (not a view's type)
+        feedback::note(Fb[K], R[K].raw()); // (not a view)
     try {
       VM.Frames.push_back({Func, 0, R, NumRegs, ResultDst, Boundary});
     } catch (...) {
@@ -306,11 +307,11 @@ private:
   int fail(Error E) noexcept;
   int callSlow(Frame &F, const Word *I, const AnyView *Args, int64_t N,
                Any &Dst);
-  /// Records the kind of the result of the call at `PC` of `Func` as type
-  /// feedback, when the JIT wants it (TierController::feedback).
-  void noteResult(int64_t Func, int64_t PC, int32_t TypeIndex) noexcept {
-    if (uint8_t *Fb = VM.Feedback[static_cast<size_t>(Func)])
-      kind::note(Fb[Exe.function(Func).NumParams + PC], TypeIndex);
+  /// Records result `V` of the call at `PC` of `Func` as type feedback,
+  /// when the JIT wants it (TierController::feedback).
+  void noteResult(int64_t Func, int64_t PC, const VMJITAny &V) noexcept {
+    if (FeedbackSlot *Fb = VM.Feedback[static_cast<size_t>(Func)])
+      feedback::note(Fb[Exe.function(Func).NumParams + PC], V);
   }
 
 public:

@@ -8,6 +8,7 @@
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/assembler.h"
+#include "vmjit/vm/feedback.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstdlib>
@@ -95,17 +96,17 @@ TEST_F(SpeculationTest, TheInterpreterRecordsKinds) {
   EXPECT_EQ(VM->call("total", 4, 2).cast<double>(), 0 + 1 + 2.5 + 3.5);
   TierManager *TM = tierManagerOf(*VM);
   const int64_t Total = VM->functionIndex("total");
-  const uint8_t *Fb = TM->feedback(Total);
+  const FeedbackSlot *Fb = TM->feedback(Total);
   ASSERT_NE(Fb, nullptr);
-  EXPECT_EQ(Fb[0], kind::Int); // n
-  EXPECT_EQ(Fb[1], kind::Int); // k
+  EXPECT_EQ(Fb[0].Kinds, kind::Int); // n
+  EXPECT_EQ(Fb[1].Kinds, kind::Int); // k
   // pc 4 calls pick: ints, then floats; pc 5 (s + p) likewise.
-  EXPECT_EQ(Fb[2 + 4], kind::Int | kind::Float);
-  EXPECT_EQ(Fb[2 + 2], kind::Bool); // i < n
+  EXPECT_EQ(Fb[2 + 4].Kinds, kind::Int | kind::Float);
+  EXPECT_EQ(Fb[2 + 2].Kinds, kind::Bool); // i < n
   // pick's own frames: its parameters, and pc 3's float.
-  const uint8_t *Pick = TM->feedback(VM->functionIndex("pick"));
-  EXPECT_EQ(Pick[0], kind::Int);
-  EXPECT_EQ(Pick[2 + 3], kind::Float);
+  const FeedbackSlot *Pick = TM->feedback(VM->functionIndex("pick"));
+  EXPECT_EQ(Pick[0].Kinds, kind::Int);
+  EXPECT_EQ(Pick[2 + 3].Kinds, kind::Float);
 }
 
 TEST_F(SpeculationTest, TierOneRecordsKindsToo) {
@@ -115,15 +116,15 @@ TEST_F(SpeculationTest, TierOneRecordsKindsToo) {
   const int64_t Total = VM->functionIndex("total");
   const int64_t Pick = VM->functionIndex("pick");
   EXPECT_EQ(VM->call("total", 4, 100).cast<int64_t>(), 0 + 1 + 2 + 3);
-  EXPECT_EQ(TM->feedback(Total)[2 + 4], kind::Int);
+  EXPECT_EQ(TM->feedback(Total)[2 + 4].Kinds, kind::Int);
   // The second call is tier 1's: pick's floats reach the feedback from
   // its call stencil, pick's parameters from its entry.
   EXPECT_EQ(VM->call("total", 4, 2).cast<double>(), 0 + 1 + 2.5 + 3.5);
   EXPECT_TRUE(statsOf(*VM, "total").Baseline);
   EXPECT_FALSE(statsOf(*VM, "total").Compiled);
-  EXPECT_EQ(TM->feedback(Total)[2 + 4], kind::Int | kind::Float);
+  EXPECT_EQ(TM->feedback(Total)[2 + 4].Kinds, kind::Int | kind::Float);
   EXPECT_EQ(VM->call("pick", 1.5, 0).cast<double>(), 2.0);
-  EXPECT_EQ(TM->feedback(Pick)[0], kind::Int | kind::Float);
+  EXPECT_EQ(TM->feedback(Pick)[0].Kinds, kind::Int | kind::Float);
 }
 
 TEST_F(SpeculationTest, KindsTierOneSawAreNotSpeculatedOn) {

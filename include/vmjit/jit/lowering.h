@@ -170,6 +170,14 @@ struct FunctionSpeculation {
   /// Per instruction: for a call that is not inlined, the kind of its
   /// result (guarded after the call; tier 1 goes on at the next pc).
   std::vector<uint8_t> Results;
+  /// Per parameter (empty: none): 0, or the rank and dtype
+  /// (vm::feedback::tensorWord) of the tensor it holds on entry, guarded
+  /// at pc 0. Tier 2 then drops the checks of check_tensor_info and
+  /// match_shape that the guard answers (docs/jit.md#tensor-feedback).
+  std::vector<uint64_t> ParamTensors;
+  /// Per instruction (empty: none): 0, or for a call that is not inlined
+  /// the rank and dtype of the tensor it returns, guarded after the call.
+  std::vector<uint64_t> ResultTensors;
   /// Loop headers whose on-stack-replacement entry guards nothing (their
   /// guards failed too often); every other loop header guards the
   /// registers whose kind the inference knows there.

@@ -162,7 +162,7 @@ public:
   void drain();
 
   FunctionJITStats stats(int64_t Func) const;
-  uint8_t *feedback(int64_t Func) noexcept override;
+  vm::FeedbackSlot *feedback(int64_t Func) noexcept override;
   /// A guard failed at `Site` of the frame `Ctx` runs (vmjit_tier2_deopt):
   /// counts it, recompiles the function once the site failed kDeoptLimit
   /// times, and goes on in tier-1 code at `ResumePC`.

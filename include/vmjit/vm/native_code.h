@@ -40,6 +40,7 @@ namespace vmjit::vm {
 
 class VirtualMachine;
 struct AllocSite;
+struct FeedbackSlot;
 
 /// The step counter and interrupt flag that every tier checks at each
 /// step (JIT code reads them at these fixed offsets).
@@ -251,11 +252,11 @@ public:
   virtual void requestCompile(VirtualMachine &VM, int64_t Func) = 0;
   /// What the tier did for bytecode function `Func` so far.
   virtual TierStats tierStats(int64_t Func) const = 0;
-  /// Where the interpreter records the kinds of value (kind::note) that
-  /// `Func` sees: one byte per parameter, then one per instruction (the
+  /// Where the interpreter records the values (feedback::note) that
+  /// `Func` sees: one slot per parameter, then one per instruction (the
   /// result of the call there); null: no feedback wanted. Lives as long as
   /// the controller; read when the controller is attached.
-  virtual uint8_t *feedback(int64_t Func) noexcept {
+  virtual FeedbackSlot *feedback(int64_t Func) noexcept {
     (void)Func;
     return nullptr;
   }

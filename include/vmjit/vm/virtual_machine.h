@@ -349,7 +349,7 @@ private:
   std::vector<uint64_t> CallsBeforeNative;
   /// Per function: where the interpreter records type feedback
   /// (TierController::feedback), or null.
-  std::vector<uint8_t *> Feedback;
+  std::vector<FeedbackSlot *> Feedback;
   /// Native frames, live registers, the limits (NativeDepth is
   /// CallState.NativeDepth).
   NativeCallState CallState;
