@@ -1,4 +1,5 @@
-//===- LoopBench.cpp - Loops, VM-to-VM calls, closures ---------------------===//
+//===- LoopBench.cpp - Loops, VM-to-VM calls, closures
+//---------------------===//
 //
 // loop/TIER/n: examples/loop_sum.vmasm (compare, add, add, branch per
 //   iteration); time per iteration in the counter ns_per_iter. native: the
@@ -6,7 +7,9 @@
 //   entries (JIT code inlines these builtins, so it can beat this floor).
 // calls/TIER/25: recursive fib(25) of examples/fib.vmasm (VM-to-VM calls);
 //   native: a C++ recursive fib calling the same scalar functions through
-//   their safe-call entries.
+//   their safe-call entries. compiled-call: compiled mode with
+//   JITOptions::DirectBodyLimit 0, fib's direct entry calling its code
+//   instead of holding a copy (docs/jit.md#direct-calls).
 // closure/TIER/n: examples/closure.vmasm, a loop calling
 //   vm.builtin.invoke_closure. native: the same loop in C++; the closure is
 //   a C++ lambda with its captured values, whose body calls scalar.mul and
@@ -143,6 +146,19 @@ void threadStateLent(benchmark::State &State) {
     VM->call("main", 100);
   timeLoop(State, *VM);
 }
+
+void fibCallingCode(benchmark::State &State) {
+  auto VM =
+      VirtualMachine::create(loadProgram(bench::examplePath("fib.vmasm")));
+  jit::JITOptions O;
+  O.Mode = ExecMode::Compiled;
+  O.DirectBodyLimit = 0;
+  jit::enableJIT(*VM, O);
+  for (int I = 0; I < 100; ++I) // as bench::makeVM warms calls/compiled
+    VM->call("main", 5);
+  for (auto _ : State)
+    benchmark::DoNotOptimize(VM->call("main", State.range(0)));
+}
 #endif
 
 } // namespace
@@ -199,6 +215,10 @@ BENCHMARK_CAPTURE(fibCalls, compiled, ExecMode::Compiled)
     ->Name("calls/compiled")->Arg(25)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fibCalls, tiered, ExecMode::Tiered)
     ->Name("calls/tiered")->Arg(25)->Unit(benchmark::kMillisecond);
+BENCHMARK(fibCallingCode)
+    ->Name("calls/compiled-call")
+    ->Arg(25)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(exampleLoop, compiled, "closure.vmasm", ExecMode::Compiled)
     ->Name("closure/compiled")
     ->Arg(100000)

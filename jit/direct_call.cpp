@@ -13,9 +13,11 @@
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <cstddef>
 #include <fmt/format.h>
+#include <stdexcept>
 
 using namespace llvm;
 
@@ -37,7 +39,8 @@ public:
     Unlikely = MDBuilder(C).createBranchWeights(1, 1 << 20);
   }
 
-  void emit(const std::string &Symbol);
+  /// Defines the entry; returns its call of the function's code.
+  CallInst *emit(const std::string &Symbol);
 
 private:
   Value *at(Value *Base, int64_t Offset) {
@@ -138,7 +141,7 @@ void DirectEntry::fillParameter(Value *Regs, Value *Args, int64_t R) {
   B.SetInsertPoint(Done);
 }
 
-void DirectEntry::emit(const std::string &Symbol) {
+CallInst *DirectEntry::emit(const std::string &Symbol) {
   FunctionType *CodeTy =
       FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false);
   FunctionCallee Code = M.getOrInsertFunction(Symbol, CodeTy);
@@ -219,7 +222,7 @@ void DirectEntry::emit(const std::string &Symbol) {
   store(Depth, Ctx, kOffsetDepth);
   store(Limit, Ctx, kOffsetStackLimit);
   store(State, Ctx, kOffsetState);
-  Value *Rc = B.CreateCall(Code, {Ctx, Regs, Consts, Funcs, B.getInt64(0)});
+  CallInst *Rc = B.CreateCall(Code, {Ctx, Regs, Consts, Funcs, B.getInt64(0)});
   // The code left every register None.
   bump(State, kOffsetNativeDepth, -1);
   bump(State, kOffsetLiveRegisters, -F.RegisterFileSize);
@@ -231,6 +234,7 @@ void DirectEntry::emit(const std::string &Symbol) {
   B.CreateRet(B.getInt32(-1));
   B.SetInsertPoint(Done);
   B.CreateRet(B.getInt32(0));
+  return Rc;
 }
 
 } // namespace
@@ -297,11 +301,21 @@ bool directCallable(const vm::Executable &Exe, int64_t G,
 }
 
 void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
-                     const std::string &Symbol, bool ParamsOnly,
-                     bool Exported) {
+                     const std::string &Symbol, bool ParamsOnly, bool Exported,
+                     bool WithCode) {
   if (Exported)
     directEntryDecl(M, Symbol)->setLinkage(GlobalValue::ExternalLinkage);
-  DirectEntry(M, Exe, G, ParamsOnly).emit(Symbol);
+  CallInst *Code = DirectEntry(M, Exe, G, ParamsOnly).emit(Symbol);
+  if (!WithCode)
+    return;
+  // The copy enters at pc 0 only: the optimizer drops its on-stack
+  // entries. Its deoptimizations' tail calls lose the marker (they pass
+  // this frame's register file).
+  InlineFunctionInfo IFI;
+  if (InlineResult R = InlineFunction(*Code, IFI); !R.isSuccess())
+    throw std::runtime_error(
+        fmt::format("cannot copy {} into its direct entry: {}", Symbol,
+                    R.getFailureReason()));
 }
 
 } // namespace vmjit::jit

@@ -49,12 +49,15 @@ llvm::Function *directEntryDecl(llvm::Module &M, const std::string &Symbol);
 bool directCallable(const vm::Executable &Exe, int64_t G,
                     const std::vector<CalleeBinding> &Callees);
 
-/// Defines G's direct entry in `M`, where `Symbol` is G's lowered function;
-/// `ParamsOnly` (entersWithParamsOnly): it sets only the parameters of
-/// the register file, not the other registers to None. `Exported`: with
-/// external linkage, for the tier manager to look up.
+/// Defines G's direct entry in `M`, where `Symbol` is G's lowered function
+/// (defined already); `ParamsOnly` (entersWithParamsOnly): it sets only
+/// the parameters of the register file, not the other registers to None.
+/// `Exported`: with external linkage, for the tier manager to look up.
+/// `WithCode`: the entry holds a copy of the function's code (inlined,
+/// entered at pc 0) rather than calling it.
 void emitDirectEntry(llvm::Module &M, const vm::Executable &Exe, int64_t G,
-                     const std::string &Symbol, bool ParamsOnly, bool Exported);
+                     const std::string &Symbol, bool ParamsOnly, bool Exported,
+                     bool WithCode);
 
 /// The absolute symbol bound to the address of G's code slot (the tier
 /// manager's), which a direct call compares the pool entry's slot with.

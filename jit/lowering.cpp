@@ -2092,10 +2092,14 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
       Out.DirectEntries[K] = directEntrySymbol(Out.Symbols[K]);
       Out.KeyText += fmt::format("export{};", K);
     }
-  for (int64_t K : Entries)
+  for (int64_t K : Entries) {
+    const bool WithCode = Exe.function(K).numInstrs() <= Opts.DirectBodyLimit;
+    if (WithCode)
+      Out.KeyText += fmt::format("body{};", K);
     emitDirectEntry(*Out.Module, Exe, K, Out.Symbols[K],
                     entersWithParamsOnly(Exe, K, Opts),
-                    Out.DirectEntries.count(K) != 0);
+                    Out.DirectEntries.count(K) != 0, WithCode);
+  }
   if (!Entries.empty() || !Out.CellCallees.empty())
     Out.Absolute[kNativeEntrySymbol] =
         reinterpret_cast<uint64_t>(vm::nativeFunctionEntry());

@@ -54,6 +54,8 @@ LoweringOptions loweringOptions(const JITOptions &O) {
   LO.InlineBuiltins = O.InlineBuiltins;
   LO.DirectCalls = true;
   LO.OwnedArguments = O.OwnedArguments;
+  if (O.DirectBodyLimit >= 0)
+    LO.DirectBodyLimit = O.DirectBodyLimit;
   if (O.PromoteLimit >= 0)
     LO.PromoteLimit = O.PromoteLimit;
   return LO;

@@ -33,6 +33,15 @@ std::shared_ptr<Executable> program() {
   return Exe;
 }
 
+/// Every test runs with direct entries that hold a copy of the callee's
+/// code (the default) and with entries that call it (DirectBodyLimit 0).
+int64_t BodyLimit = -1;
+
+class DirectCallTest : public ::testing::TestWithParam<int64_t> {
+protected:
+  void SetUp() override { BodyLimit = GetParam(); }
+};
+
 std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode, bool Stress = false) {
   auto VM = VirtualMachine::create(program());
   JITOptions O;
@@ -40,6 +49,7 @@ std::unique_ptr<VirtualMachine> makeVM(ExecMode Mode, bool Stress = false) {
   O.Threshold = 1; // tiered: tier 2 from the first call on
   O.Background = false;
   O.DeoptStress = Stress;
+  O.DirectBodyLimit = BodyLimit;
   enableJIT(*VM, O);
   return VM;
 }
@@ -52,7 +62,7 @@ struct ResetHook {
   ~ResetHook() { Hook = nullptr; }
 };
 
-TEST(DirectCallTest, CountsAndErrorsAreTheInterpreters) {
+TEST_P(DirectCallTest, CountsAndErrorsAreTheInterpreters) {
   ResetHook Reset;
   auto Ref = VirtualMachine::create(program());
   EXPECT_EQ(Ref->call("down", 100, -1).cast<int64_t>(), 5050);
@@ -76,7 +86,7 @@ TEST(DirectCallTest, CountsAndErrorsAreTheInterpreters) {
   }
 }
 
-TEST(DirectCallTest, DetachingTheJitMidCallSendsLaterCallsToThePool) {
+TEST_P(DirectCallTest, DetachingTheJitMidCallSendsLaterCallsToThePool) {
   ResetHook Reset;
   auto VM = compiledVM();
   const int64_t Down = VM->functionIndex("down");
@@ -92,7 +102,7 @@ TEST(DirectCallTest, DetachingTheJitMidCallSendsLaterCallsToThePool) {
   EXPECT_EQ(VM->call("down", 10, -1).cast<int64_t>(), 55);
 }
 
-TEST(DirectCallTest, AnInstrumentSetMidCallSeesTheLaterCalls) {
+TEST_P(DirectCallTest, AnInstrumentSetMidCallSeesTheLaterCalls) {
   ResetHook Reset;
   auto VM = compiledVM();
   std::vector<int64_t> Seen;
@@ -112,7 +122,7 @@ TEST(DirectCallTest, AnInstrumentSetMidCallSeesTheLaterCalls) {
   VM->setInstrument(nullptr);
 }
 
-TEST(DirectCallTest, CallsBetweenUnitsAreTheInterpreters) {
+TEST_P(DirectCallTest, CallsBetweenUnitsAreTheInterpreters) {
   // Tiered mode: even and odd in units of their own, each calling the
   // other's direct entry through its cell; compiled mode: one unit.
   auto Ref = VirtualMachine::create(program());
@@ -146,7 +156,7 @@ TEST(DirectCallTest, CallsBetweenUnitsAreTheInterpreters) {
   }
 }
 
-TEST(DirectCallTest, DetachingTheJitMidCallBetweenUnits) {
+TEST_P(DirectCallTest, DetachingTheJitMidCallBetweenUnits) {
   ResetHook Reset;
   auto VM = makeVM(ExecMode::Tiered);
   const int64_t Even = VM->functionIndex("even");
@@ -160,5 +170,10 @@ TEST(DirectCallTest, DetachingTheJitMidCallBetweenUnits) {
   Hook = nullptr;
   EXPECT_EQ(VM->call("even", 10, -1).cast<int64_t>(), 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Entries, DirectCallTest, ::testing::Values(-1, 0),
+                         [](const ::testing::TestParamInfo<int64_t> &I) {
+                           return I.param < 0 ? "WithCode" : "CallingCode";
+                         });
 
 } // namespace

@@ -209,6 +209,11 @@ struct LoweringOptions {
   /// function goes as an object rvalue reference: the callee takes the
   /// reference (docs/jit.md#owned-arguments). Promoted functions only.
   bool OwnedArguments = false;
+  /// The direct entry of a function of at most this many instructions
+  /// holds a copy of the function's code (inlined) instead of calling it:
+  /// one call, one prologue and the context's round trip through memory
+  /// less per direct call, for compiling that code twice.
+  int64_t DirectBodyLimit = 32;
 };
 
 /// Whether `F` is lowered flat (registers not promoted) under `Opts`.

@@ -88,6 +88,11 @@ struct JITOptions {
   /// docs/jit.md#owned-arguments). false: every argument is lent, for
   /// comparison (the benchmark harness's owned/compiled-lent).
   bool OwnedArguments = true;
+  /// The direct entry of a bytecode function of at most this many
+  /// instructions holds a copy of its tier-2 code (one call and one frame
+  /// less per direct call, that code compiled twice); larger ones call it
+  /// (docs/jit.md#direct-calls). -1: the default (32); 0: never.
+  int64_t DirectBodyLimit = -1;
 };
 
 /// After this many failed guards at one site, tier 2 compiles the
