@@ -1082,6 +1082,15 @@ def report(res, build_dir, svg_name):
              "calls), time per fib(25); `native` is a recursive C++ fib calling "
              "the same scalar functions.\n")
     L.append(tier_table(m, "calls", ["25"], per("time"), ns) + "\n")
+    call = m.get("calls/compiled-call/25")
+    if call and "calls/native/25" in m:
+        L.append("`compiled-call`: compiled mode with "
+                 "`JITOptions::DirectBodyLimit` 0, fib's direct entry calling "
+                 "its code instead of holding a copy (docs/jit.md, \"Direct "
+                 "calls\"): %s, %s native.\n" % (
+                     fmt_ns(call["time"]),
+                     fmt_ratio(ratio(m, "calls/compiled-call/25",
+                                     "calls/native/25"))))
     L.append("`closure`: `examples/closure.vmasm`, a loop of 10^5 calls of "
              "`vm.builtin.invoke_closure`, ns per iteration; `native` is the "
              "loop in C++ with the closure as a C++ lambda.\n")
