@@ -954,22 +954,23 @@ WHY_MISSED = """\
   direct (docs/jit.md, "Direct calls"): no function object, no frame on
   the register stack, the accounting inline. Compiled mode guesses `n`
   and the results of fib's two calls to be ints (they are only read by
-  `scalar.*` builtins), so the arithmetic is typed too: fib(25) went from
-  1.9x to 0.95x and now 0.86-0.88x the native floor (the floor itself
-  moves from 2.8 to 3.9 ms between runs on this VM). What is left per
-  call (143 instructions under callgrind, down from 148 since a direct
-  entry no longer sets a callee's other registers to None): the check
-  that the pool still holds the callee's code (three loads), the
-  arguments through a stack area, a second function (the direct entry)
-  with its own prologue, the callee's context built in memory, the
-  register file cleared at the exit. Removing the second function by
-  inlining costs compile time for every copy: the callee's code inlined
-  into its direct entry gave 121 instructions a call but 18 -> 32 ms to
-  compile fib's unit; the direct entry inlined into its two call sites
-  132 instructions and 18 -> 24 ms. What is left needs one body with a
-  direct convention (arguments in machine registers, the context and
-  the register file only materialized for a helper or a deoptimization)
-  rather than a wrapper around the pool entry's body.
+  `scalar.*` builtins), so the arithmetic is typed too. The direct entry
+  of a small function (at most 32 instructions) now holds a copy of its
+  code instead of calling it: one call and one prologue less per call,
+  143 -> 116 instructions under callgrind, fib(25) 0.86x -> 0.69-0.70x
+  the native floor (`calls/compiled-call` above is the same build with
+  the entry calling the code), for 12.5 -> 17.5 ms to compile fib's unit.
+  What is left per call: the check that the pool still holds the
+  callee's code (three loads and compares at each call site, needed to
+  see a swap made during the previous call), the arguments and the
+  result through stack slots, the depth, stack, observer, register and
+  step checks, the callee's context built in memory (ten stores, read
+  by the helpers and deoptimization) and its register file cleared at
+  the exit. Folding the return-code tests and store-to-load forwarding
+  (`early-cse<memssa>`, `dse`) were tried and changed nothing measurable
+  (116 instructions either way). Reaching 0.6x needs a direct convention
+  that keeps the arguments, the result and the context out of memory
+  (materialized only for a helper or a deoptimization).
 - **compile latency (tier 2) and its growth.** Tier 2 compiles in the
   background at the tier threshold while tier 1 (copy-and-patch, under
   100 ns per instruction) serves the calls, so its latency no longer
