@@ -135,27 +135,28 @@ void closureNative(benchmark::State &State) {
 }
 
 #ifdef VMJIT_HAVE_JIT
-void threadStateLent(benchmark::State &State) {
-  auto VM = VirtualMachine::create(
-      loadProgram(bench::examplePath("thread_state.vmasm")));
-  jit::JITOptions O;
+/// Example `File` in compiled mode with `O` (its Mode set here), warmed
+/// as bench::makeVM warms compiled mode (100 calls of main(WarmArg)).
+std::unique_ptr<VirtualMachine> compiledWith(const char *File, int64_t WarmArg,
+                                             jit::JITOptions O) {
+  auto VM = VirtualMachine::create(loadProgram(bench::examplePath(File)));
   O.Mode = ExecMode::Compiled;
-  O.OwnedArguments = false;
   jit::enableJIT(*VM, O);
-  for (int I = 0; I < 100; ++I) // as bench::makeVM warms
-    VM->call("main", 100);
-  timeLoop(State, *VM);
+  for (int I = 0; I < 100; ++I)
+    VM->call("main", WarmArg);
+  return VM;
+}
+
+void threadStateLent(benchmark::State &State) {
+  jit::JITOptions O;
+  O.OwnedArguments = false;
+  timeLoop(State, *compiledWith("thread_state.vmasm", 100, O));
 }
 
 void fibCallingCode(benchmark::State &State) {
-  auto VM =
-      VirtualMachine::create(loadProgram(bench::examplePath("fib.vmasm")));
   jit::JITOptions O;
-  O.Mode = ExecMode::Compiled;
   O.DirectBodyLimit = 0;
-  jit::enableJIT(*VM, O);
-  for (int I = 0; I < 100; ++I) // as bench::makeVM warms calls/compiled
-    VM->call("main", 5);
+  auto VM = compiledWith("fib.vmasm", 5, O);
   for (auto _ : State)
     benchmark::DoNotOptimize(VM->call("main", State.range(0)));
 }

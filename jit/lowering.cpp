@@ -307,13 +307,17 @@ private:
     return In;
   }
   /// Whether argument A's type is one of `Types`: a constant for an
-  /// immediate or a constant of the pool, else a test of its type word.
+  /// immediate or a constant of the pool (whose type then joins the cache
+  /// key, which covers the code's words, not the pool), else a test of its
+  /// type word.
   Value *argTypeIn(Arg A, std::initializer_list<int32_t> Types) {
     int32_t Known = -1;
-    if (A.kind() == ArgKind::Immediate)
+    if (A.kind() == ArgKind::Immediate) {
       Known = kVMJITInt;
-    else if (A.kind() == ArgKind::ConstIdx)
+    } else if (A.kind() == ArgKind::ConstIdx) {
       Known = Exe.constants()[static_cast<size_t>(A.value())].typeIndex();
+      KeyText += fmt::format("t{}={};", A.value(), Known);
+    }
     if (Known < 0)
       return typeIn(typeOf(evalArg(A)), Types);
     return B.getInt1(std::find(Types.begin(), Types.end(), Known) !=
@@ -426,6 +430,9 @@ private:
   void emitCallEntry();
   bool genericEntry(int64_t PC) const;
   void emitSpecKey();
+  /// The tensor facts rest on the dtype constants of the function's
+  /// check_tensor_info calls (checkedTensorWord): part of the cache key.
+  void emitTensorFactsKey();
   /// The kinds argument A of the instruction being lowered can have, as
   /// far as the lowering may trust them (scalar sets, kind_inference.h);
   /// kind::Any when nothing is known.
@@ -1777,6 +1784,16 @@ void FunctionLowering::emitSpecKey() {
   KeyText += ";";
 }
 
+void FunctionLowering::emitTensorFactsKey() {
+  for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
+    InstrView I = Exe.instr(F.StartInstr + PC);
+    if (I.opcode() != Opcode::Call)
+      continue;
+    if (const uint64_t W = checkedTensorWord(Exe, I))
+      KeyText += fmt::format("tw{}={:x};", PC, W);
+  }
+}
+
 void FunctionLowering::lowerRet(InstrView I) {
   const bool Void = I.retReg() == vm::kVoidRegister; // returns None
   Val V = Void ? constVal(kVMJITNone, 0) : loadReg(I.retReg());
@@ -1931,6 +1948,7 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
       Tensors =
           inferTensorFacts(Exe, FuncIndex, Callees, Opts.InlineBuiltins, *Spec);
       emitSpecKey();
+      emitTensorFactsKey();
     }
   }
   // On-stack replacement enters at a loop header, a call at 0. A call

@@ -443,8 +443,13 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
     vm::InstrView In = I->Exe->instr(F.StartInstr + PC);
     const bool Result =
         In.opcode() == vm::Opcode::Call && !vm::isSpecialRegister(In.callDst());
-    S.ResultTensors.push_back(Result ? AssumedTensor(Slot, PC, In.callDst())
-                                     : 0);
+    // Only a call tier 2 makes has a result to guard (tensor_facts.h);
+    // an inlined builtin's result is what the facts derive.
+    const bool Made =
+        Result && (!Opts.InlineBuiltins ||
+                   I->Bind.Callees[static_cast<size_t>(In.callFunc())].Inline ==
+                       InlineBuiltin::None);
+    S.ResultTensors.push_back(Made ? AssumedTensor(Slot, PC, In.callDst()) : 0);
     S.Results.push_back(S.ResultTensors.back() ? 0
                         : Result ? Guessed(Slot, PC, In.callDst(), PC)
                                  : Assumed(Slot, PC));

@@ -84,6 +84,19 @@ inline std::string describe(const Any &V) {
   return std::string(valueTypeName(V.raw()));
 }
 
+/// What a call did, as text: its value (describe) or the error it raised
+/// (formatted), then the steps the VM has taken so far.
+template <typename... A>
+std::string outcome(vm::VirtualMachine &VM, std::string_view F, A &&...Args) {
+  std::string Out;
+  try {
+    Out = describe(VM.call(F, std::forward<A>(Args)...));
+  } catch (const Error &E) {
+    Out = E.format();
+  }
+  return Out + fmt::format(" / {} steps", VM.stepsTaken());
+}
+
 } // namespace vmjit::jittest
 
 #endif // VMJIT_UNITTESTS_JIT_CALLERRORS_H

@@ -20,6 +20,7 @@ using namespace vmjit;
 using namespace vmjit::vm;
 using namespace vmjit::jit;
 using vmjit::jittest::errorOf;
+using vmjit::jittest::outcome;
 
 namespace {
 
@@ -49,21 +50,6 @@ std::unique_ptr<VirtualMachine> tieredVM(int64_t Threshold,
 
 std::unique_ptr<VirtualMachine> interpreter() {
   return VirtualMachine::create(program());
-}
-
-/// The result (or the error) of a call, and the steps it took.
-template <typename... A>
-std::string outcome(VirtualMachine &VM, std::string_view F, A... Args) {
-  std::string Out;
-  try {
-    Any R = VM.call(F, Args...);
-    Out = R.typeIndex() == kVMJITFloat
-              ? fmt::format("float {}", R.cast<double>())
-              : fmt::format("int {}", R.cast<int64_t>());
-  } catch (const Error &E) {
-    Out = E.format();
-  }
-  return Out + fmt::format(" / {} steps", VM.stepsTaken());
 }
 
 FunctionJITStats statsOf(VirtualMachine &VM, std::string_view F) {

@@ -10,9 +10,12 @@
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/assembler.h"
 #include "vmjit/vm/feedback.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#include <cstdlib>
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <string>
 #include <vector>
@@ -21,6 +24,7 @@ using namespace vmjit;
 using namespace vmjit::vm;
 using namespace vmjit::jit;
 using vmjit::jittest::errorOf;
+using vmjit::jittest::outcome;
 
 namespace {
 
@@ -57,18 +61,6 @@ std::unique_ptr<VirtualMachine> vmIn(ExecMode Mode, int64_t Threshold,
   O.DeoptStress = Stress;
   enableJIT(*VM, O);
   return VM;
-}
-
-/// The result (an int) or the error of a call, and the steps it took.
-template <typename... A>
-std::string outcome(VirtualMachine &VM, std::string_view F, A... Args) {
-  std::string Out;
-  try {
-    Out = fmt::format("int {}", VM.call(F, Args...).template cast<int64_t>());
-  } catch (const Error &E) {
-    Out = E.format();
-  }
-  return Out + fmt::format(" / {} steps", VM.stepsTaken());
 }
 
 FunctionJITStats statsOf(VirtualMachine &VM, std::string_view F) {
@@ -193,6 +185,38 @@ TEST_F(TensorFeedbackTest, AResultOfAnotherRankDeoptimizesAfterTheCall) {
   EXPECT_EQ(errorOf(*VM, "through", tensor({3})),
             errorOf(*Ref, "through", tensor({3})));
   EXPECT_EQ(statsOf(*VM, "through").Deopts, 1u);
+}
+
+TEST_F(TensorFeedbackTest, TheCacheKeyCoversTheCheckedDType) {
+  // Two programs with the same words whose check_tensor_info constant is
+  // float32 in one and float16 in the other, compiled from the same
+  // feedback (float32 matrices) into one object cache: the first drops
+  // its check, the second must not reuse that code.
+  char Template[] = "/tmp/vmjit-tensor-cache-XXXXXX";
+  ASSERT_NE(::mkdtemp(Template), nullptr);
+  const std::string Dir = Template;
+  std::string Text = jittest::inputText("tensor_checks.vmasm");
+  const std::string F32 = "dtype float32";
+  std::string F16Text = Text;
+  F16Text.replace(F16Text.find(F32), F32.size(), "dtype float16");
+  for (const std::string &T : {Text, F16Text}) {
+    auto Exe = assemble(T, "tensor_checks.vmasm");
+    auto Ref = VirtualMachine::create(Exe);
+    auto VM = VirtualMachine::create(Exe);
+    JITOptions O;
+    O.Mode = ExecMode::Tiered;
+    O.Threshold = 2;
+    O.BaselineThreshold = 1;
+    O.Background = false;
+    O.CacheDir = Dir;
+    enableJIT(*VM, O);
+    for (int K = 0; K < 4; ++K)
+      EXPECT_EQ(errorOf(*VM, "rows", tensor({2, 3}), 2),
+                errorOf(*Ref, "rows", tensor({2, 3}), 2));
+    EXPECT_TRUE(statsOf(*VM, "rows").Compiled);
+    EXPECT_FALSE(statsOf(*VM, "rows").CacheHit);
+  }
+  std::filesystem::remove_all(Dir);
 }
 
 /// Every mode, and tier 2 from wrong feedback (deopt stress assumes a rank

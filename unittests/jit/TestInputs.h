@@ -21,14 +21,19 @@
 
 namespace vmjit::jittest {
 
+/// The text of Inputs/<Name>.
+inline std::string inputText(const std::string &Name) {
+  std::ifstream In(std::string(VMJIT_JIT_TEST_INPUTS) + "/" + Name);
+  std::stringstream S;
+  S << In.rdbuf();
+  return S.str();
+}
+
 /// Inputs/<Name> assembled, the VM's builtins registered first (register
 /// a test's own functions before: the assembler links against them).
 inline std::shared_ptr<vm::Executable> assembleInput(const std::string &Name) {
   vm::registerVMBuiltins();
-  std::ifstream In(std::string(VMJIT_JIT_TEST_INPUTS) + "/" + Name);
-  std::stringstream S;
-  S << In.rdbuf();
-  return vm::assemble(S.str(), Name);
+  return vm::assemble(inputText(Name), Name);
 }
 
 /// Registers `Name`(n), which runs `Hook` when it is set: what a test does
