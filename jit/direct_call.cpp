@@ -60,12 +60,20 @@ private:
   FunctionCallee helper(const char *Name, Type *Ret, ArrayRef<Type *> Params) {
     return M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false));
   }
-  /// The callee's registers: the parameters (a new reference each, as
-  /// enterFrame takes), the rest None unless ParamsOnly.
-  void fillRegisters(Value *Regs, Value *Args);
+  /// A value's two words.
+  struct Words {
+    Value *W0, *W1;
+  };
+  /// The callee's parameters from the arguments (a new reference each, as
+  /// enterFrame takes).
+  std::vector<Words> takeParameters(Value *Args);
   /// Parameter R from argument R: taken from an object rvalue reference's
   /// slot, else copied with a new reference.
-  void fillParameter(Value *Regs, Value *Args, int64_t R);
+  Words takeParameter(Value *Args, int64_t R);
+  /// The callee's register file: `Params`, the rest None unless
+  /// ParamsOnly. Stored last, right before the code, so that the code's
+  /// first loads of them fold away.
+  void fillRegisters(Value *Regs, const std::vector<Words> &Params);
 
   Module &M;
   LLVMContext &C;
@@ -78,29 +86,36 @@ private:
   MDNode *Unlikely;
 };
 
-void DirectEntry::fillRegisters(Value *Regs, Value *Args) {
+std::vector<DirectEntry::Words> DirectEntry::takeParameters(Value *Args) {
+  std::vector<Words> Params;
+  for (int64_t R = 0; R < F.NumParams && R < F.RegisterFileSize; ++R)
+    Params.push_back(takeParameter(Args, R));
+  return Params;
+}
+
+void DirectEntry::fillRegisters(Value *Regs, const std::vector<Words> &Params) {
   for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
-    if (R >= F.NumParams) {
-      if (ParamsOnly)
-        break;
-      store(B.getInt64(kVMJITNone), Regs, 16 * R);
-      store(B.getInt64(0), Regs, 16 * R + 8);
+    if (R < static_cast<int64_t>(Params.size())) {
+      store(Params[static_cast<size_t>(R)].W0, Regs, 16 * R);
+      store(Params[static_cast<size_t>(R)].W1, Regs, 16 * R + 8);
       continue;
     }
-    fillParameter(Regs, Args, R);
+    if (ParamsOnly)
+      break;
+    store(B.getInt64(kVMJITNone), Regs, 16 * R);
+    store(B.getInt64(0), Regs, 16 * R + 8);
   }
 }
 
-void DirectEntry::fillParameter(Value *Regs, Value *Args, int64_t R) {
+DirectEntry::Words DirectEntry::takeParameter(Value *Args, int64_t R) {
   llvm::Function *Fn = B.GetInsertBlock()->getParent();
+  BasicBlock *Start = B.GetInsertBlock();
   BasicBlock *View = BasicBlock::Create(C, "param.view", Fn);
   BasicBlock *Take = BasicBlock::Create(C, "param.take", Fn);
   BasicBlock *Object = BasicBlock::Create(C, "param.object", Fn);
   BasicBlock *Inc = BasicBlock::Create(C, "param.incref", Fn);
   BasicBlock *Done = BasicBlock::Create(C, "param.done", Fn);
   Value *W0 = load(I64, Args, 16 * R), *W1 = load(I64, Args, 16 * R + 8);
-  store(W0, Regs, 16 * R);
-  store(W1, Regs, 16 * R + 8);
   // One test for a scalar (every type below the rvalue reference: tier-2
   // callers pass no raw-string views), the rest out of the way.
   Value *Type = B.CreateTrunc(W0, I32);
@@ -129,16 +144,22 @@ void DirectEntry::fillParameter(Value *Regs, Value *Args, int64_t R) {
   B.CreateCondBr(B.CreateICmpEQ(Obj, ConstantPointerNull::get(Ptr)), TakeNone,
                  TakeObj, Unlikely);
   B.SetInsertPoint(TakeNone);
-  store(B.getInt64(kVMJITNone), Regs, 16 * R);
-  store(B.getInt64(0), Regs, 16 * R + 8);
   B.CreateBr(Done);
   B.SetInsertPoint(TakeObj);
-  Value *ObjType =
-      B.CreateAlignedLoad(I32, at(Obj, kObjectTypeIndexOffset), Align(4));
-  store(B.CreateZExt(ObjType, I64), Regs, 16 * R);
-  store(B.CreatePtrToInt(Obj, I64), Regs, 16 * R + 8);
+  Value *ObjType = B.CreateZExt(
+      B.CreateAlignedLoad(I32, at(Obj, kObjectTypeIndexOffset), Align(4)), I64);
+  Value *ObjWord = B.CreatePtrToInt(Obj, I64);
   B.CreateBr(Done);
   B.SetInsertPoint(Done);
+  PHINode *T = B.CreatePHI(I64, 5, "param.w0");
+  PHINode *V = B.CreatePHI(I64, 5, "param.w1");
+  for (BasicBlock *From : {Start, Object, Inc})
+    T->addIncoming(W0, From), V->addIncoming(W1, From);
+  T->addIncoming(B.getInt64(kVMJITNone), TakeNone);
+  V->addIncoming(B.getInt64(0), TakeNone);
+  T->addIncoming(ObjType, TakeObj);
+  V->addIncoming(ObjWord, TakeObj);
+  return {T, V};
 }
 
 CallInst *DirectEntry::emit(const std::string &Symbol) {
@@ -199,8 +220,9 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
                             B.CreateICmpNE(Irq, B.getInt32(0))),
                  StepSlow, Enter, Unlikely);
   B.SetInsertPoint(StepSlow);
-  Value *StepRc =
+  CallInst *StepRc =
       B.CreateCall(helper(vm::helper::vmjit_jit_step, I32, {Ptr}), {Caller});
+  StepRc->addParamAttr(0, Attribute::NoCapture);
   B.CreateCondBr(B.CreateICmpNE(StepRc, B.getInt32(0)), Failed, Enter);
   B.SetInsertPoint(Failed);
   B.CreateRet(B.getInt32(-1));
@@ -208,7 +230,7 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
   // The frame: registers, count, depth, context; then the code.
   B.SetInsertPoint(Enter);
   store(Live, State, kOffsetLiveRegisters);
-  fillRegisters(Regs, Args);
+  const std::vector<Words> Params = takeParameters(Args);
   Value *Counts = load(Ptr, Caller, kOffsetCallCounts);
   bump(Counts, 8 * G, 1);
   bump(State, kOffsetNativeDepth, 1);
@@ -222,6 +244,7 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
   store(Depth, Ctx, kOffsetDepth);
   store(Limit, Ctx, kOffsetStackLimit);
   store(State, Ctx, kOffsetState);
+  fillRegisters(Regs, Params);
   CallInst *Rc = B.CreateCall(Code, {Ctx, Regs, Consts, Funcs, B.getInt64(0)});
   // The code left every register None.
   bump(State, kOffsetNativeDepth, -1);
@@ -230,7 +253,8 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
                  Unlikely);
   B.SetInsertPoint(CalleeFailed);
   B.CreateCall(helper(vm::helper::vmjit_jit_callee_frame, B.getVoidTy(), {Ptr}),
-               {Ctx});
+               {Ctx})
+      ->addParamAttr(0, Attribute::NoCapture);
   B.CreateRet(B.getInt32(-1));
   B.SetInsertPoint(Done);
   B.CreateRet(B.getInt32(0));
@@ -254,6 +278,13 @@ llvm::Function *directEntryDecl(Module &M, const std::string &Symbol) {
                              GlobalValue::InternalLinkage, Name, M);
   Fn->addFnAttr(Attribute::NoUnwind);
   Fn->addFnAttr("frame-pointer", "all");
+  // The caller's context, the arguments and the result slot are used only
+  // during the call (the arguments only read: a moved object is cleared
+  // through the slot its reference points to, not through Args).
+  Fn->addParamAttr(0, Attribute::NoCapture);
+  Fn->addParamAttr(3, Attribute::NoCapture);
+  Fn->addParamAttr(3, Attribute::ReadOnly);
+  Fn->addParamAttr(4, Attribute::NoCapture);
   return Fn;
 }
 
@@ -311,11 +342,22 @@ void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
   // The copy enters at pc 0 only: the optimizer drops its on-stack
   // entries. Its deoptimizations' tail calls lose the marker (they pass
   // this frame's register file).
+  llvm::Function *Entry = Code->getFunction();
   InlineFunctionInfo IFI;
-  if (InlineResult R = InlineFunction(*Code, IFI); !R.isSuccess())
+  if (InlineResult R = InlineFunction(*Code, IFI, /*MergeAttributes=*/false,
+                                      /*CalleeAAR=*/nullptr,
+                                      /*InsertLifetime=*/false);
+      !R.isSuccess())
     throw std::runtime_error(
         fmt::format("cannot copy {} into its direct entry: {}", Symbol,
                     R.getFailureReason()));
+  // Its register file is the entry's alloca, dead once the entry returns:
+  // the exits need not leave it None (LLVM's dead-store elimination gives
+  // up on a frame with this many uses).
+  for (BasicBlock &BB : *Entry)
+    for (Instruction &I : make_early_inc_range(BB))
+      if (I.getMetadata(kFrameClearMetadata))
+        I.eraseFromParent();
 }
 
 } // namespace vmjit::jit

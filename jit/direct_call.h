@@ -95,6 +95,12 @@ std::vector<bool>
 exportedDirectEntries(const vm::Executable &Exe,
                       const std::vector<CalleeBinding> &Callees);
 
+/// Marks the stores that leave a frame's registers None as a function
+/// returns (their values released before). The copy of a function's code
+/// in its direct entry drops them: that register file is the entry's own
+/// stack memory, which no one reads after the return.
+inline constexpr const char *kFrameClearMetadata = "vmjit.frame.clear";
+
 /// The absolute symbol bound to vm::closureEntry() (closure_call.h).
 inline constexpr const char *kClosureEntrySymbol = "__vmjit_closure_entry";
 

@@ -286,7 +286,8 @@ private:
     }
     for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
       releaseIfObject(loadReg(R));
-      B.CreateAlignedStore(B.getInt64(kVMJITNone), regPtr(R), Align(8));
+      B.CreateAlignedStore(B.getInt64(kVMJITNone), regPtr(R), Align(8))
+          ->setMetadata(kFrameClearMetadata, MDNode::get(C, {}));
     }
   }
 
@@ -1662,6 +1663,11 @@ BasicBlock *FunctionLowering::deoptBlock(int64_t Site, int64_t ResumePC,
       B.CreateCall(Helper, {Manager, ctx(), regs(), consts(), funcs(),
                             B.getInt64(Site), B.getInt64(ResumePC)});
   Rc->setTailCall();
+  // The frame's context and registers are read and written only during
+  // the call: neither escapes it (lets the optimizer forget stores to a
+  // direct entry's stack frame that no one reads after the call).
+  Rc->addParamAttr(1, Attribute::NoCapture);
+  Rc->addParamAttr(2, Attribute::NoCapture);
   B.CreateRet(Rc);
   return Deopt;
 }
