@@ -3,6 +3,7 @@
 
 #include "direct_call.h"
 #include "context_layout.h"
+#include "direct_context.h"
 #include "runtime_helpers.h"
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/runtime/object.h"
@@ -39,8 +40,14 @@ public:
     Unlikely = MDBuilder(C).createBranchWeights(1, 1 << 20);
   }
 
-  /// Defines the entry; returns its call of the function's code.
-  CallInst *emit(const std::string &Symbol);
+  /// Defines the entry (its call of the function's code in Emitted).
+  void emit(const std::string &Symbol);
+
+  /// The call of the code, the context and what fills it.
+  CallInst *Code = nullptr;
+  AllocaInst *Ctx = nullptr;
+  Value *Root = nullptr;
+  std::vector<StoreInst *> Fields; ///< every field but ErrorPC
 
 private:
   Value *at(Value *Base, int64_t Offset) {
@@ -49,8 +56,8 @@ private:
   Value *load(Type *Ty, Value *Base, int64_t Offset) {
     return B.CreateAlignedLoad(Ty, at(Base, Offset), Align(8));
   }
-  void store(Value *V, Value *Base, int64_t Offset) {
-    B.CreateAlignedStore(V, at(Base, Offset), Align(8));
+  StoreInst *store(Value *V, Value *Base, int64_t Offset) {
+    return B.CreateAlignedStore(V, at(Base, Offset), Align(8));
   }
   /// Adds `Delta` to the i64 at Base + Offset.
   void bump(Value *Base, int64_t Offset, int64_t Delta) {
@@ -162,14 +169,15 @@ DirectEntry::Words DirectEntry::takeParameter(Value *Args, int64_t R) {
   return {T, V};
 }
 
-CallInst *DirectEntry::emit(const std::string &Symbol) {
+void DirectEntry::emit(const std::string &Symbol) {
   FunctionType *CodeTy =
       FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false);
-  FunctionCallee Code = M.getOrInsertFunction(Symbol, CodeTy);
+  FunctionCallee CodeFn = M.getOrInsertFunction(Symbol, CodeTy);
   llvm::Function *Fn = directEntryDecl(M, Symbol);
   auto AI = Fn->arg_begin();
-  Value *Caller = &*AI++, *Consts = &*AI++, *Funcs = &*AI++, *Args = &*AI++,
-        *Result = &*AI++;
+  Root = &*AI++;
+  Value *Consts = &*AI++, *Funcs = &*AI++, *Args = &*AI++, *Result = &*AI++,
+        *CallerDepth = &*AI++;
   BasicBlock *Entry = BasicBlock::Create(C, "entry", Fn);
   BasicBlock *Refuse = BasicBlock::Create(C, "refuse", Fn);
   BasicBlock *Go = BasicBlock::Create(C, "go", Fn);
@@ -180,7 +188,7 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
   BasicBlock *Done = BasicBlock::Create(C, "done", Fn);
 
   B.SetInsertPoint(Entry);
-  AllocaInst *Ctx = B.CreateAlloca(
+  Ctx = B.CreateAlloca(
       ArrayType::get(B.getInt8Ty(), sizeof(NativeContext)), nullptr, "ctx");
   Ctx->setAlignment(Align(8));
   const int64_t NumRegs = std::max<int64_t>(F.RegisterFileSize, 1);
@@ -189,9 +197,9 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
   Regs->setAlignment(Align(16));
   // The checks of the pool entry and enterFrame, in their order; any that
   // fails leaves everything as it was and sends the caller to the pool.
-  Value *State = load(Ptr, Caller, kOffsetState);
-  Value *Depth = B.CreateAdd(load(I64, Caller, kOffsetDepth), B.getInt64(1));
-  Value *Limit = load(I64, Caller, kOffsetStackLimit);
+  Value *State = load(Ptr, Root, kOffsetState);
+  Value *Depth = B.CreateAdd(CallerDepth, B.getInt64(1));
+  Value *Limit = load(I64, Root, kOffsetStackLimit);
   Value *Frame = B.CreatePtrToInt(
       B.CreateIntrinsic(Intrinsic::frameaddress, {Ptr}, {B.getInt32(0)}), I64);
   Value *Live = B.CreateAdd(load(I64, State, kOffsetLiveRegisters),
@@ -210,7 +218,7 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
 
   // The step of the call (enterFrame's).
   B.SetInsertPoint(Go);
-  Value *Control = load(Ptr, Caller, kOffsetControl);
+  Value *Control = load(Ptr, Root, kOffsetControl);
   Value *Fuel = B.CreateSub(load(I64, Control, kOffsetFuel), B.getInt64(1));
   store(Fuel, Control, kOffsetFuel);
   LoadInst *Irq =
@@ -221,7 +229,7 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
                  StepSlow, Enter, Unlikely);
   B.SetInsertPoint(StepSlow);
   CallInst *StepRc =
-      B.CreateCall(helper(vm::helper::vmjit_jit_step, I32, {Ptr}), {Caller});
+      B.CreateCall(helper(vm::helper::vmjit_jit_step, I32, {Ptr}), {Root});
   StepRc->addParamAttr(0, Attribute::NoCapture);
   B.CreateCondBr(B.CreateICmpNE(StepRc, B.getInt32(0)), Failed, Enter);
   B.SetInsertPoint(Failed);
@@ -231,21 +239,22 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
   B.SetInsertPoint(Enter);
   store(Live, State, kOffsetLiveRegisters);
   const std::vector<Words> Params = takeParameters(Args);
-  Value *Counts = load(Ptr, Caller, kOffsetCallCounts);
+  Value *Counts = load(Ptr, Root, kOffsetCallCounts);
   bump(Counts, 8 * G, 1);
   bump(State, kOffsetNativeDepth, 1);
-  store(load(Ptr, Caller, kOffsetVM), Ctx, kOffsetVM);
-  store(Result, Ctx, kOffsetResult);
   store(B.getInt64(-1), Ctx, kOffsetErrorPC);
-  store(Control, Ctx, kOffsetControl);
-  store(B.getInt64(G), Ctx, kOffsetFunc);
-  store(ConstantPointerNull::get(Ptr), Ctx, kOffsetSites);
-  store(Counts, Ctx, kOffsetCallCounts);
-  store(Depth, Ctx, kOffsetDepth);
-  store(Limit, Ctx, kOffsetStackLimit);
-  store(State, Ctx, kOffsetState);
+  Fields = {store(load(Ptr, Root, kOffsetVM), Ctx, kOffsetVM),
+            store(Result, Ctx, kOffsetResult),
+            store(Control, Ctx, kOffsetControl),
+            store(B.getInt64(G), Ctx, kOffsetFunc),
+            store(ConstantPointerNull::get(Ptr), Ctx, kOffsetSites),
+            store(Counts, Ctx, kOffsetCallCounts),
+            store(Depth, Ctx, kOffsetDepth),
+            store(Limit, Ctx, kOffsetStackLimit),
+            store(State, Ctx, kOffsetState)};
   fillRegisters(Regs, Params);
-  CallInst *Rc = B.CreateCall(Code, {Ctx, Regs, Consts, Funcs, B.getInt64(0)});
+  CallInst *Rc =
+      B.CreateCall(CodeFn, {Ctx, Regs, Consts, Funcs, B.getInt64(0)});
   // The code left every register None.
   bump(State, kOffsetNativeDepth, -1);
   bump(State, kOffsetLiveRegisters, -F.RegisterFileSize);
@@ -258,7 +267,7 @@ CallInst *DirectEntry::emit(const std::string &Symbol) {
   B.CreateRet(B.getInt32(-1));
   B.SetInsertPoint(Done);
   B.CreateRet(B.getInt32(0));
-  return Rc;
+  Code = Rc;
 }
 
 } // namespace
@@ -271,10 +280,8 @@ llvm::Function *directEntryDecl(Module &M, const std::string &Symbol) {
   const std::string Name = directEntrySymbol(Symbol);
   if (llvm::Function *Fn = M.getFunction(Name))
     return Fn;
-  Type *P = PointerType::getUnqual(M.getContext());
   llvm::Function *Fn =
-      llvm::Function::Create(FunctionType::get(Type::getInt32Ty(M.getContext()),
-                                               {P, P, P, P, P}, false),
+      llvm::Function::Create(directEntryType(M.getContext()),
                              GlobalValue::InternalLinkage, Name, M);
   Fn->addFnAttr(Attribute::NoUnwind);
   Fn->addFnAttr("frame-pointer", "all");
@@ -286,6 +293,12 @@ llvm::Function *directEntryDecl(Module &M, const std::string &Symbol) {
   Fn->addParamAttr(3, Attribute::ReadOnly);
   Fn->addParamAttr(4, Attribute::NoCapture);
   return Fn;
+}
+
+FunctionType *directEntryType(LLVMContext &C) {
+  Type *P = PointerType::getUnqual(C);
+  return FunctionType::get(Type::getInt32Ty(C),
+                           {P, P, P, P, P, Type::getInt64Ty(C)}, false);
 }
 
 std::string directCellSymbol(int64_t G) {
@@ -336,7 +349,9 @@ void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
                      bool WithCode) {
   if (Exported)
     directEntryDecl(M, Symbol)->setLinkage(GlobalValue::ExternalLinkage);
-  CallInst *Code = DirectEntry(M, Exe, G, ParamsOnly).emit(Symbol);
+  DirectEntry E(M, Exe, G, ParamsOnly);
+  E.emit(Symbol);
+  CallInst *Code = E.Code;
   if (!WithCode)
     return;
   // The copy enters at pc 0 only: the optimizer drops its on-stack
@@ -358,6 +373,7 @@ void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
     for (Instruction &I : make_early_inc_range(BB))
       if (I.getMetadata(kFrameClearMetadata))
         I.eraseFromParent();
+  keepContextOutOfMemory(E.Ctx, E.Root, E.Fields);
 }
 
 } // namespace vmjit::jit

@@ -5,17 +5,20 @@
 // own unit calls that function's direct entry instead of its pool entry
 // when the pool still holds that very code (docs/jit.md#direct-calls):
 //
-//   i32 @"vmjit_f<G>.<name>.direct"(ptr %caller_ctx, ptr %consts,
-//                                    ptr %funcs, ptr %args, ptr %result)
+//   i32 @"vmjit_f<G>.<name>.direct"(ptr %root, ptr %consts, ptr %funcs,
+//                                    ptr %args, ptr %result, i64 %depth)
 //
-// It does what the pool entry and VirtualMachine::enterFrame do, inline:
-// the depth, machine-stack, observer and register-limit checks (any of
-// them failing returns 1: the caller takes the pool instead, which raises
-// or interprets exactly as before), the step, the callee's registers on
-// the machine stack (counted as register-stack registers), the call
-// count, a context for the callee; then the callee's code, and on an
-// error the callee's frame line (vmjit_jit_callee_frame). 0, or -1 with
-// the error raised.
+// %root is a context whose fields shared by every frame of a native call
+// chain (VM, control, call counts, stack limit, call state) the callee
+// reads; %depth is the caller's call depth. The entry does what the pool
+// entry and VirtualMachine::enterFrame do, inline: the depth,
+// machine-stack, observer and register-limit checks (any of them failing
+// returns 1: the caller takes the pool instead, which raises or
+// interprets exactly as before), the step, the callee's registers on the
+// machine stack (counted as register-stack registers), the call count, a
+// context for the callee; then the callee's code, and on an error the
+// callee's frame line (vmjit_jit_callee_frame). 0, or -1 with the error
+// raised.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +35,8 @@
 
 namespace llvm {
 class Function;
+class FunctionType;
+class LLVMContext;
 } // namespace llvm
 
 namespace vmjit::jit {
@@ -68,9 +73,18 @@ inline constexpr const char *kNativeEntrySymbol =
     "__vmjit_native_function_entry";
 
 /// A direct entry as native code sees it.
-using DirectEntryFn = int (*)(vm::NativeContext *Caller, const Any *Consts,
+using DirectEntryFn = int (*)(const vm::NativeContext *Root, const Any *Consts,
                               std::atomic<FunctionObj *> *Funcs,
-                              const VMJITAny *Args, VMJITAny *Result);
+                              const VMJITAny *Args, VMJITAny *Result,
+                              int64_t CallerDepth);
+
+/// The LLVM type of a direct entry (DirectEntryFn).
+llvm::FunctionType *directEntryType(llvm::LLVMContext &C);
+
+/// Marks a call of a direct entry, whose first argument is the caller's
+/// context as the callee's root: a copy of code in a direct entry passes
+/// its own root there instead (only the shared fields are read).
+inline constexpr const char *kDirectCallMetadata = "vmjit.direct.call";
 
 /// Calls between units: the tier manager keeps a cell per function that
 /// points to the pair of its current tier-2 code and that code's direct

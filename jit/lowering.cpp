@@ -797,7 +797,13 @@ Value *FunctionLowering::tryDirectCall(int64_t PC, int64_t Callee, Value *Obj,
   FunctionCallee Direct = UnitSymbols.count(Callee)
                               ? unitEntry(PC, Callee, Current, Otherwise)
                               : cellEntry(PC, Callee, Current, Otherwise);
-  Value *Rc = B.CreateCall(Direct, {ctx(), consts(), funcs(), Args, ResSlot});
+  // The context passed is the callee's root (its shared fields), its depth
+  // the caller's (a direct entry's copy of code passes its own root).
+  Value *Depth =
+      B.CreateAlignedLoad(I64, bytePtr(ctx(), kOffsetDepth), Align(8));
+  CallInst *Rc =
+      B.CreateCall(Direct, {ctx(), consts(), funcs(), Args, ResSlot, Depth});
+  Rc->setMetadata(kDirectCallMetadata, MDNode::get(C, {}));
   // 1: the direct entry refused (a limit, an observer): Otherwise decides.
   BasicBlock *Called =
       BasicBlock::Create(C, fmt::format("i{}.direct.called", PC), Fn);
@@ -843,7 +849,7 @@ FunctionCallee FunctionLowering::cellEntry(int64_t PC, int64_t Callee,
   Value *Entry =
       B.CreateAlignedLoad(Ptr, bytePtr(Target, kOffsetDirectEntry), Align(8));
   return FunctionCallee(
-      FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, Ptr}, false), Entry);
+      directEntryType(C), Entry);
 }
 
 Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
