@@ -422,6 +422,18 @@ private:
   /// `WriteBack`: the registers' values go back to the frame first (not
   /// needed at an entry, where the frame holds them still).
   BasicBlock *deoptBlock(int64_t Site, int64_t ResumePC, bool WriteBack);
+  /// Whether register R, not written by the call at `Site`, is read no
+  /// more after it and holds a scalar there (nothing to release): a
+  /// deoptimization after the call leaves it None rather than keeping its
+  /// value alive across the call for that.
+  bool deadScalarAfter(int64_t Site, int64_t R) const {
+    return !Live.empty() && !Kinds.empty() &&
+           !Live[static_cast<size_t>(Site)][static_cast<size_t>(R)] &&
+           Exe.instr(F.StartInstr + Site).opcode() == vm::Opcode::Call &&
+           Exe.instr(F.StartInstr + Site).callDst() != R &&
+           scalarKinds(
+               argKinds(Exe, Kinds[static_cast<size_t>(Site)], Arg::reg(R)));
+  }
   /// The deopt of a call's entry (a parameter's guard failed).
   BasicBlock *entryDeoptBlock();
   /// The entry at pc `PC`: every register loaded from the frame, those
@@ -658,7 +670,6 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
     }
     store(bytePtr(ArgStack, 16 * K), V);
   }
-  store(ResSlot, constVal(kVMJITNone, 0));
   std::optional<ClosureCall> CC = closureCall(I);
   Value *Rc = CC ? emitClosureCall(PC, I, *CC) : emitBoundCall(PC, I);
   // What a callee did not take (it failed before its frame) is released.
@@ -691,6 +702,13 @@ Value *FunctionLowering::emitBoundCall(int64_t PC, InstrView I) {
   const int64_t Callee = I.callFunc();
   const int64_t N = I.callNumArgs();
   const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
+  // The result slot starts None for a safe call (a direct entry writes it
+  // whenever it returns 0: emitDirectCall sets it only for the pool).
+  const bool Direct = Bind.How == CalleeBinding::Pool &&
+                      !(Opts.InlineBuiltins && siteHelper(Bind.Inline)) &&
+                      callsDirect(Callee, N);
+  if (!Direct)
+    store(ResSlot, constVal(kVMJITNone, 0));
   Value *Rc;
   if (const char *Helper = siteHelper(Bind.Inline);
       Opts.InlineBuiltins && Helper) {
@@ -712,7 +730,7 @@ Value *FunctionLowering::emitBoundCall(int64_t PC, InstrView I) {
   } else {
     Value *Obj =
         B.CreateAlignedLoad(Ptr, bytePtr(funcs(), 8 * Callee), Align(8));
-    if (callsDirect(Callee, N)) {
+    if (Direct) {
       Rc = emitDirectCall(PC, Callee, N, Obj);
     } else {
       Value *Entry =
@@ -740,7 +758,7 @@ std::vector<int64_t> FunctionLowering::ownedArgs(int64_t PC,
   const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
   // Only bytecode functions (every entry of theirs, enterFrame and the
   // direct entries) take rvalue references; kernels and builtins get views.
-  if (Live.empty() || Bind.How != CalleeBinding::Pool ||
+  if (!Opts.OwnedArguments || Live.empty() || Bind.How != CalleeBinding::Pool ||
       (Opts.InlineBuiltins && siteHelper(Bind.Inline)) ||
       Exe.function(Callee).Kind != vm::FunctionKind::Bytecode)
     return {};
@@ -860,6 +878,7 @@ Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
   BasicBlock *Direct = B.GetInsertBlock();
   B.CreateBr(Join);
   B.SetInsertPoint(Pool);
+  store(ResSlot, constVal(kVMJITNone, 0));
   Value *Entry =
       B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
   Value *PoolRc =
@@ -1657,7 +1676,8 @@ BasicBlock *FunctionLowering::deoptBlock(int64_t Site, int64_t ResumePC,
   B.SetInsertPoint(Deopt);
   if (WriteBack)
     for (int64_t R = 0; R < F.RegisterFileSize; ++R)
-      store(regPtr(R), loadReg(R));
+      store(regPtr(R),
+            deadScalarAfter(Site, R) ? constVal(kVMJITNone, 0) : loadReg(R));
   GlobalVariable *Manager = M.getGlobalVariable(kDeoptManager);
   if (!Manager)
     Manager = new GlobalVariable(M, B.getInt8Ty(), /*isConstant=*/true,
@@ -1935,8 +1955,9 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   cast<AllocaInst>(ResSlot)->setAlignment(Align(16));
   Flat = !promote();
   KeyText += Flat ? "flat;" : "promoted;";
-  if (Opts.OwnedArguments && !Flat) {
+  if (!Flat)
     Live = liveAfter(Exe, FuncIndex);
+  if (Opts.OwnedArguments && !Flat) {
     KeyText += "owned;";
     OwnStack =
         B.CreateAlloca(ArrayType::get(I64, kMaxOwnedArgs), nullptr, "owned");
