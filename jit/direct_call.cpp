@@ -242,16 +242,22 @@ void DirectEntry::emit(const std::string &Symbol) {
   Value *Counts = load(Ptr, Root, kOffsetCallCounts);
   bump(Counts, 8 * G, 1);
   bump(State, kOffsetNativeDepth, 1);
-  store(B.getInt64(-1), Ctx, kOffsetErrorPC);
-  Fields = {store(load(Ptr, Root, kOffsetVM), Ctx, kOffsetVM),
-            store(Result, Ctx, kOffsetResult),
-            store(Control, Ctx, kOffsetControl),
-            store(B.getInt64(G), Ctx, kOffsetFunc),
-            store(ConstantPointerNull::get(Ptr), Ctx, kOffsetSites),
-            store(Counts, Ctx, kOffsetCallCounts),
-            store(Depth, Ctx, kOffsetDepth),
-            store(Limit, Ctx, kOffsetStackLimit),
-            store(State, Ctx, kOffsetState)};
+  // Each field's address named (ctx.<field>), for the IR's readers.
+  auto Field = [&](Value *V, int64_t Offset, const char *Name) {
+    return B.CreateAlignedStore(
+        V, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Ctx, Offset, Name),
+        Align(8));
+  };
+  Field(B.getInt64(-1), kOffsetErrorPC, "ctx.error_pc");
+  Fields = {Field(load(Ptr, Root, kOffsetVM), kOffsetVM, "ctx.vm"),
+            Field(Result, kOffsetResult, "ctx.result"),
+            Field(Control, kOffsetControl, "ctx.control"),
+            Field(B.getInt64(G), kOffsetFunc, "ctx.func"),
+            Field(ConstantPointerNull::get(Ptr), kOffsetSites, "ctx.sites"),
+            Field(Counts, kOffsetCallCounts, "ctx.call_counts"),
+            Field(Depth, kOffsetDepth, "ctx.depth"),
+            Field(Limit, kOffsetStackLimit, "ctx.stack_limit"),
+            Field(State, kOffsetState, "ctx.state")};
   fillRegisters(Regs, Params);
   CallInst *Rc =
       B.CreateCall(CodeFn, {Ctx, Regs, Consts, Funcs, B.getInt64(0)});

@@ -57,6 +57,13 @@ recurse:
   %s = call scalar.add(%fa, %fb)
   ret %s
 .end
+; calls_loop(n): loop's code copied into its direct entry (tier 2), which
+; takes its steps there.
+.func calls_loop(n)
+  %r = call loop(%n)
+  %s = call scalar.add(%r, 1)
+  ret %s
+.end
 .func forever(x)
 top:
   %x = call scalar.add(%x, 1)
@@ -168,12 +175,19 @@ TEST_P(LimitsTest, StepBudgetIsExactInEveryTier) {
   EXPECT_EQ(kindOf(*VM, "fib", 10), "StepLimitError");
   // The budget is per outermost call: the next one starts afresh.
   EXPECT_EQ(VM->call("fib", 9).cast<int64_t>(), 34);
+  // Steps taken in a callee's code copied into its direct entry.
+  VM->setCallLimits({.MaxSteps = 102});
+  EXPECT_EQ(VM->call("calls_loop", 100).cast<int64_t>(), 4951);
+  VM->setCallLimits({.MaxSteps = 101});
+  EXPECT_EQ(kindOf(*VM, "calls_loop", 100), "StepLimitError");
+  EXPECT_EQ(VM->stepsTaken(), 101u);
 }
 
 TEST_P(LimitsTest, StepLimitErrorsMatchTheInterpreter) {
   auto Interp = makeVM(ExecMode::Bytecode, {.MaxSteps = 50});
   auto VM = makeVM(GetParam(), {.MaxSteps = 50});
-  for (const char *F : {"loop", "fib", "forever", "calls_forever"}) {
+  for (const char *F :
+       {"loop", "fib", "forever", "calls_forever", "calls_loop"}) {
     std::string Want = errorOf(*Interp, F, 60);
     EXPECT_NE(Want.find("StepLimitError"), std::string::npos) << Want;
     EXPECT_NE(Want.find("budget of 50 steps"), std::string::npos) << Want;
