@@ -75,8 +75,9 @@ private:
       // The sites of a frame are set by the allocation helpers: kept as
       // they are.
       auto It = ByOffset.find(Off);
+      Type *Ty = L->getType();
       if (Off == kOffsetSites || It == ByOffset.end() || !L->isSimple() ||
-          DL.getTypeStoreSize(L->getType()) != 8)
+          !(Ty->isPointerTy() || Ty->isIntegerTy(64)))
         return false;
       Out.Loads.push_back({L, It->second});
       return true;

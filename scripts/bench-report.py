@@ -950,27 +950,6 @@ WHY_MISSED = """\
   operations, not a faster dispatch loop: a return convention that lets a
   callee hand back one of its (borrowed) arguments without a new
   reference, or biased (thread-owned, non-atomic) reference counts.
-- **calls (fib), compiled.** Calls between tier-2 functions of a unit are
-  direct (docs/jit.md, "Direct calls"): no function object, no frame on
-  the register stack, the accounting inline. Compiled mode guesses `n`
-  and the results of fib's two calls to be ints (they are only read by
-  `scalar.*` builtins), so the arithmetic is typed too. The direct entry
-  of a small function (at most 32 instructions) now holds a copy of its
-  code instead of calling it: one call and one prologue less per call,
-  143 -> 116 instructions under callgrind, fib(25) 0.86x -> 0.69-0.70x
-  the native floor (`calls/compiled-call` above is the same build with
-  the entry calling the code), for 12.5 -> 17.5 ms to compile fib's unit.
-  What is left per call: the check that the pool still holds the
-  callee's code (three loads and compares at each call site, needed to
-  see a swap made during the previous call), the arguments and the
-  result through stack slots, the depth, stack, observer, register and
-  step checks, the callee's context built in memory (ten stores, read
-  by the helpers and deoptimization) and its register file cleared at
-  the exit. Folding the return-code tests and store-to-load forwarding
-  (`early-cse<memssa>`, `dse`) were tried and changed nothing measurable
-  (116 instructions either way). Reaching 0.6x needs a direct convention
-  that keeps the arguments, the result and the context out of memory
-  (materialized only for a helper or a deoptimization).
 - **compile latency (tier 2) and its growth.** Tier 2 compiles in the
   background at the tier threshold while tier 1 (copy-and-patch, under
   100 ns per instruction) serves the calls, so its latency no longer
@@ -998,10 +977,16 @@ WHY_MISSED = """\
   C++ driver (native) is itself slower than the interpreter in some runs.
   A size-class cache for tensor buffers (as TVM's pooled storage allocator
   does) or destination-passing kernels would remove it.
-- **decode L32_H512** (met in some runs, missed in others). About 400 MB
-  of weights are read per step, so the step is memory-bound and its time
-  moves by 10-30% between runs; the driver's share (tens of calls per
-  layer) is far below that noise.
+- **decode at H512, L4 and L32** (met in some runs, missed in others).
+  The step is the kernels' (OpenBLAS matrix-vector products; at L32 about
+  400 MB of weights read per step, memory-bound), and its time moves by
+  10-30% between runs, the C++ floor's as much as the tiers'; the
+  driver's share (tens of calls per layer) is far below that noise. An
+  interleaved A/B of L4_H512 between two builds whose drivers differ
+  (`vmjit-bench --benchmark_filter='^decode/(compiled|native)/L4_H512'
+  --benchmark_repetitions=7`, twice each) gave compiled 1998 and 1816 us
+  for the older build, 1981 and 1787 us for the newer, and the same
+  native floor 1736 to 2014 us across the four runs.
 - **load with the checksum.** Verifying reads every byte of the weights
   once (XXH3, about 11 GB/s here), so 1 GiB takes about 90 ms; without the
   data checksum the weights are only mapped. Per-chunk checksums verified
