@@ -1,11 +1,10 @@
 //===- kind_inference.cpp - The kinds of value each register holds --------===//
 
 #include "kind_inference.h"
-#include "successors.h"
+#include "forward_dataflow.h"
 #include "vmjit/vm/native_code.h"
 
 #include <bit>
-#include <deque>
 
 namespace vmjit::jit {
 
@@ -55,7 +54,7 @@ public:
   Inference(const vm::Executable &Exe, int64_t Func,
             const std::vector<CalleeBinding> &Callees, bool InlineBuiltins,
             const FunctionSpeculation &Spec)
-      : Exe(Exe), F(Exe.function(Func)), Callees(Callees),
+      : Exe(Exe), Func(Func), F(Exe.function(Func)), Callees(Callees),
         InlineBuiltins(InlineBuiltins), Spec(Spec) {}
 
   KindTable run();
@@ -64,10 +63,9 @@ private:
   /// The kinds a call's result may have, given the registers before it.
   uint8_t resultKinds(int64_t PC, InstrView I,
                       const std::vector<uint8_t> &In) const;
-  /// Merges `In` into the state before `PC`; true if it grew.
-  bool join(KindTable &T, int64_t PC, const std::vector<uint8_t> &In) const;
 
   const vm::Executable &Exe;
+  const int64_t Func;
   const vm::FunctionInfo &F;
   const std::vector<CalleeBinding> &Callees;
   bool InlineBuiltins;
@@ -113,60 +111,32 @@ uint8_t Inference::resultKinds(int64_t PC, InstrView I,
   return guardableKind(S) ? S : kind::Any;
 }
 
-bool Inference::join(KindTable &T, int64_t PC,
-                     const std::vector<uint8_t> &In) const {
-  std::vector<uint8_t> &S = T[static_cast<size_t>(PC)];
-  bool Grew = false;
-  for (size_t R = 0; R < S.size(); ++R) {
-    const uint8_t Merged = S[R] | In[R];
-    Grew = Grew || Merged != S[R];
-    S[R] = Merged;
-  }
-  return Grew;
-}
-
 KindTable Inference::run() {
-  const int64_t N = F.numInstrs();
   const size_t NumRegs = static_cast<size_t>(F.RegisterFileSize);
-  KindTable T(static_cast<size_t>(N), std::vector<uint8_t>(NumRegs, 0));
-  if (N == 0)
-    return T;
   std::vector<uint8_t> Entry(NumRegs, kind::None);
   for (int64_t K = 0; K < F.NumParams && K < F.RegisterFileSize; ++K) {
     const uint8_t S =
         K < static_cast<int64_t>(Spec.Params.size()) ? Spec.Params[K] : 0;
     Entry[static_cast<size_t>(K)] = guardableKind(S) ? S : kind::Any;
   }
-  std::deque<int64_t> Work;
-  std::vector<char> Queued(static_cast<size_t>(N), 0);
-  std::vector<char> Reached(static_cast<size_t>(N), 0);
-  auto Push = [&](int64_t PC, const std::vector<uint8_t> &In) {
-    if (PC < 0 || PC >= N)
-      return;
-    const size_t K = static_cast<size_t>(PC);
-    const bool First = !Reached[K];
-    Reached[K] = 1;
-    if ((join(T, PC, In) || First) && !Queued[K]) {
-      Queued[K] = 1;
-      Work.push_back(PC);
+  // Kinds merge by union; a state's first arrival is taken as it is.
+  auto Join = [](std::vector<uint8_t> &S, const std::vector<uint8_t> &In,
+                 bool First) {
+    bool Grew = First;
+    for (size_t R = 0; R < S.size(); ++R) {
+      const uint8_t Merged = S[R] | In[R];
+      Grew = Grew || Merged != S[R];
+      S[R] = Merged;
     }
+    return Grew;
   };
-  Push(0, Entry);
-  // A loop header whose entry guards nothing admits anything.
-  for (int64_t H : Spec.GenericEntries)
-    Push(H, std::vector<uint8_t>(NumRegs, kind::Any));
-  while (!Work.empty()) {
-    const int64_t PC = Work.front();
-    Work.pop_front();
-    Queued[static_cast<size_t>(PC)] = 0;
-    std::vector<uint8_t> Out = T[static_cast<size_t>(PC)];
-    InstrView I = Exe.instr(F.StartInstr + PC);
+  auto Transfer = [&](int64_t PC, InstrView I, std::vector<uint8_t> &Out) {
     if (I.opcode() == Opcode::Call && I.callDst() != vm::kVoidRegister)
       Out[static_cast<size_t>(I.callDst())] = resultKinds(PC, I, Out);
-    for (int64_t Next : successors(I, PC))
-      Push(Next, Out);
-  }
-  return T;
+  };
+  // A loop header whose entry guards nothing admits anything.
+  return forwardDataflow<uint8_t>(Exe, Func, 0, Entry, Spec.GenericEntries,
+                                  kind::Any, Join, Transfer);
 }
 
 } // namespace

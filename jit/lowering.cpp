@@ -702,22 +702,24 @@ Value *FunctionLowering::emitBoundCall(int64_t PC, InstrView I) {
   const int64_t Callee = I.callFunc();
   const int64_t N = I.callNumArgs();
   const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
-  // The result slot starts None for a safe call (a direct entry writes it
-  // whenever it returns 0: emitDirectCall sets it only for the pool).
-  const bool Direct = Bind.How == CalleeBinding::Pool &&
-                      !(Opts.InlineBuiltins && siteHelper(Bind.Inline)) &&
-                      callsDirect(Callee, N);
-  if (!Direct)
-    store(ResSlot, constVal(kVMJITNone, 0));
-  Value *Rc;
-  if (const char *Helper = siteHelper(Bind.Inline);
-      Opts.InlineBuiltins && Helper) {
+  const char *Helper = Opts.InlineBuiltins ? siteHelper(Bind.Inline) : nullptr;
+  auto PoolEntry = [&] {
+    return B.CreateAlignedLoad(Ptr, bytePtr(funcs(), 8 * Callee), Align(8));
+  };
+  // A direct entry writes the result slot whenever it returns 0
+  // (emitDirectCall sets it None only for the pool).
+  if (!Helper && Bind.How == CalleeBinding::Pool && callsDirect(Callee, N))
+    return emitDirectCall(PC, Callee, N, PoolEntry());
+  // A safe call's result slot starts None.
+  store(ResSlot, constVal(kVMJITNone, 0));
+  if (Helper) {
     // Through the VM's cache of this call site.
     KeyText += fmt::format("site{}@{};", static_cast<int>(Bind.Inline), PC);
     FunctionCallee Site = helperFn(Helper, I32, {Ptr, I64, Ptr, I32, Ptr});
-    Rc = B.CreateCall(Site, {ctx(), B.getInt64(PC), ArgStack, B.getInt32(N),
-                             ResSlot});
-  } else if (Bind.How == CalleeBinding::Direct) {
+    return B.CreateCall(
+        Site, {ctx(), B.getInt64(PC), ArgStack, B.getInt32(N), ResSlot});
+  }
+  if (Bind.How == CalleeBinding::Direct) {
     std::string Name = fmt::format("__vmjit_callee_{}", Callee);
     std::string SelfName = fmt::format("__vmjit_self_{}", Callee);
     FunctionCallee Target = M.getOrInsertFunction(Name, SafeCallTy);
@@ -726,20 +728,13 @@ Value *FunctionLowering::emitBoundCall(int64_t PC, InstrView I) {
       Self = new GlobalVariable(M, B.getInt8Ty(), /*isConstant=*/true,
                                 GlobalValue::ExternalLinkage, nullptr,
                                 SelfName);
-    Rc = B.CreateCall(Target, {Self, ArgStack, B.getInt32(N), ResSlot});
-  } else {
-    Value *Obj =
-        B.CreateAlignedLoad(Ptr, bytePtr(funcs(), 8 * Callee), Align(8));
-    if (Direct) {
-      Rc = emitDirectCall(PC, Callee, N, Obj);
-    } else {
-      Value *Entry =
-          B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
-      Rc = B.CreateCall(SafeCallTy, Entry,
-                        {Obj, ArgStack, B.getInt32(N), ResSlot});
-    }
+    return B.CreateCall(Target, {Self, ArgStack, B.getInt32(N), ResSlot});
   }
-  return Rc;
+  Value *Obj = PoolEntry();
+  Value *Entry =
+      B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
+  return B.CreateCall(SafeCallTy, Entry,
+                      {Obj, ArgStack, B.getInt32(N), ResSlot});
 }
 
 bool FunctionLowering::callsDirect(int64_t Callee, int64_t N) const {

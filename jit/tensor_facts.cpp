@@ -1,11 +1,10 @@
 //===- tensor_facts.cpp - Tensors of known rank and dtype -----------------===//
 
 #include "tensor_facts.h"
-#include "successors.h"
+#include "forward_dataflow.h"
 #include "vmjit/vm/feedback.h"
 
 #include <climits>
-#include <deque>
 
 namespace vmjit::jit {
 
@@ -71,72 +70,51 @@ TensorFacts inferTensorFacts(const vm::Executable &Exe, int64_t Func,
                              bool InlineBuiltins,
                              const FunctionSpeculation &Spec) {
   const vm::FunctionInfo &F = Exe.function(Func);
-  const int64_t N = F.numInstrs();
   const size_t NumRegs = static_cast<size_t>(F.RegisterFileSize);
-  TensorFacts T(static_cast<size_t>(N), std::vector<uint64_t>(NumRegs, 0));
-  std::vector<char> Reached(static_cast<size_t>(N), 0);
-  std::vector<char> Queued(static_cast<size_t>(N), 0);
-  std::deque<int64_t> Work;
-  // A fact holds before PC when it holds on every way there: the first
-  // state to arrive is taken whole, later ones only remove facts.
-  auto Push = [&](int64_t PC, const std::vector<uint64_t> &In) {
-    if (PC < 0 || PC >= N)
-      return;
-    const size_t K = static_cast<size_t>(PC);
-    std::vector<uint64_t> &S = T[K];
-    bool Changed = !Reached[K];
-    if (!Reached[K]) {
-      S = In;
-      Reached[K] = 1;
-    } else {
-      for (size_t R = 0; R < NumRegs; ++R)
-        if (S[R] != 0 && S[R] != In[R]) {
-          S[R] = 0;
-          Changed = true;
-        }
-    }
-    if (Changed && !Queued[K]) {
-      Queued[K] = 1;
-      Work.push_back(PC);
-    }
-  };
   std::vector<uint64_t> Entry(NumRegs, 0);
   for (size_t K = 0; K < Spec.ParamTensors.size() && K < NumRegs &&
                      static_cast<int64_t>(K) < F.NumParams;
        ++K)
     Entry[K] = Spec.ParamTensors[K];
-  Push(0, Entry);
-  // A loop header whose entry guards nothing admits anything.
-  for (int64_t H : Spec.GenericEntries)
-    Push(H, std::vector<uint64_t>(NumRegs, 0));
-  while (!Work.empty()) {
-    const int64_t PC = Work.front();
-    Work.pop_front();
-    Queued[static_cast<size_t>(PC)] = 0;
-    std::vector<uint64_t> Out = T[static_cast<size_t>(PC)];
-    InstrView I = Exe.instr(F.StartInstr + PC);
-    if (I.opcode() == Opcode::Call) {
-      const InlineBuiltin W = inlinedAt(Callees, InlineBuiltins, I);
-      uint64_t Result = 0;
-      if (W == InlineBuiltin::CheckTensorInfo) {
-        // Past the check (inline or the builtin's own), x is such a
-        // tensor, and so is the result (x itself).
-        Result = checkedTensorWord(Exe, I);
-        if (const int64_t X = registerArg(I, 0); X >= 0 && Result)
-          Out[static_cast<size_t>(X)] = Result;
-      } else if (W == InlineBuiltin::Copy && I.callNumArgs() == 1) {
-        if (const int64_t X = registerArg(I, 0); X >= 0)
-          Result = Out[static_cast<size_t>(X)];
-      } else if (W == InlineBuiltin::None && !Spec.ResultTensors.empty()) {
-        Result = Spec.ResultTensors[static_cast<size_t>(PC)];
-      }
-      if (!vm::isSpecialRegister(I.callDst()))
-        Out[static_cast<size_t>(I.callDst())] = Result;
+  // A fact holds before PC when it holds on every way there: the first
+  // state to arrive is taken whole, later ones only remove facts.
+  auto Join = [](std::vector<uint64_t> &S, const std::vector<uint64_t> &In,
+                 bool First) {
+    if (First) {
+      S = In;
+      return true;
     }
-    for (int64_t Next : successors(I, PC))
-      Push(Next, Out);
-  }
-  return T;
+    bool Changed = false;
+    for (size_t R = 0; R < S.size(); ++R)
+      if (S[R] != 0 && S[R] != In[R]) {
+        S[R] = 0;
+        Changed = true;
+      }
+    return Changed;
+  };
+  auto Transfer = [&](int64_t PC, InstrView I, std::vector<uint64_t> &Out) {
+    if (I.opcode() != Opcode::Call)
+      return;
+    const InlineBuiltin W = inlinedAt(Callees, InlineBuiltins, I);
+    uint64_t Result = 0;
+    if (W == InlineBuiltin::CheckTensorInfo) {
+      // Past the check (inline or the builtin's own), x is such a
+      // tensor, and so is the result (x itself).
+      Result = checkedTensorWord(Exe, I);
+      if (const int64_t X = registerArg(I, 0); X >= 0 && Result)
+        Out[static_cast<size_t>(X)] = Result;
+    } else if (W == InlineBuiltin::Copy && I.callNumArgs() == 1) {
+      if (const int64_t X = registerArg(I, 0); X >= 0)
+        Result = Out[static_cast<size_t>(X)];
+    } else if (W == InlineBuiltin::None && !Spec.ResultTensors.empty()) {
+      Result = Spec.ResultTensors[static_cast<size_t>(PC)];
+    }
+    if (!vm::isSpecialRegister(I.callDst()))
+      Out[static_cast<size_t>(I.callDst())] = Result;
+  };
+  // A loop header whose entry guards nothing admits anything.
+  return forwardDataflow<uint64_t>(Exe, Func, 0, Entry, Spec.GenericEntries, 0,
+                                   Join, Transfer);
 }
 
 } // namespace vmjit::jit

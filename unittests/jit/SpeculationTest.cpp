@@ -4,6 +4,7 @@
 // of sites that deoptimize too often, and deopt stress
 // (Inputs/speculation.vmasm).
 #include "CallErrors.h"
+#include "SpeculativeVM.h"
 #include "TestInputs.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
@@ -21,6 +22,7 @@ using namespace vmjit::vm;
 using namespace vmjit::jit;
 using vmjit::jittest::errorOf;
 using vmjit::jittest::outcome;
+using vmjit::jittest::statsOf;
 
 namespace {
 
@@ -31,29 +33,16 @@ std::shared_ptr<Executable> program() {
   return Exe;
 }
 
-/// A tiered VM whose tier-2 compiles run at the request (deterministic):
-/// the interpreter runs BaselineThreshold calls or jumps, tier 1 the rest
-/// up to Threshold.
+/// A tiered VM of speculation.vmasm (jittest::speculativeVM).
 std::unique_ptr<VirtualMachine> tieredVM(int64_t Threshold,
                                          int64_t BaselineThreshold = 2,
                                          bool Stress = false) {
-  auto VM = VirtualMachine::create(program());
-  JITOptions O;
-  O.Mode = ExecMode::Tiered;
-  O.Threshold = Threshold;
-  O.BaselineThreshold = BaselineThreshold;
-  O.Background = false;
-  O.DeoptStress = Stress;
-  enableJIT(*VM, O);
-  return VM;
+  return jittest::speculativeVM(program(), ExecMode::Tiered,
+                                {Threshold, BaselineThreshold, Stress, {}});
 }
 
 std::unique_ptr<VirtualMachine> interpreter() {
   return VirtualMachine::create(program());
-}
-
-FunctionJITStats statsOf(VirtualMachine &VM, std::string_view F) {
-  return tierManagerOf(VM)->stats(VM.functionIndex(F));
 }
 
 /// Calls F(Args...) `Calls` times on VM and on the interpreter Ref, which
@@ -67,15 +56,7 @@ void warmUp(VirtualMachine &VM, VirtualMachine &Ref, int Calls,
   EXPECT_EQ(statsOf(VM, F).Deopts, 0u) << F;
 }
 
-class SpeculationTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    if (!baselineAvailable())
-      GTEST_SKIP() << "tier 2 deoptimizes to tier 1, absent on this target";
-    // These tests count deoptimizations: speculation as the feedback says.
-    ::unsetenv("VMJIT_DEOPT_STRESS");
-  }
-};
+class SpeculationTest : public jittest::SpeculativeTest {};
 
 TEST_F(SpeculationTest, TheInterpreterRecordsKinds) {
   auto VM = tieredVM(/*Threshold=*/1000, /*BaselineThreshold=*/1000);

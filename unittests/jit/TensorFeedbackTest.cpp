@@ -6,6 +6,7 @@
 // Results, errors and steps agree with the interpreter in every mode and
 // under deopt stress (Inputs/tensor_checks.vmasm).
 #include "CallErrors.h"
+#include "SpeculativeVM.h"
 #include "TestInputs.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
@@ -25,6 +26,7 @@ using namespace vmjit::vm;
 using namespace vmjit::jit;
 using vmjit::jittest::errorOf;
 using vmjit::jittest::outcome;
+using vmjit::jittest::statsOf;
 
 namespace {
 
@@ -44,37 +46,15 @@ uint64_t wordOf(int32_t Rank, DLDataType DType = dtype::Float32) {
   return feedback::tensorWord(Rank, DType);
 }
 
-/// A VM in `Mode` whose tier-2 compiles run at the request: the
-/// interpreter runs BaselineThreshold calls or jumps, tier 1 the rest up
-/// to Threshold.
+/// A VM of tensor_checks.vmasm (jittest::speculativeVM).
 std::unique_ptr<VirtualMachine> vmIn(ExecMode Mode, int64_t Threshold,
                                      int64_t BaselineThreshold = 2,
                                      bool Stress = false) {
-  auto VM = VirtualMachine::create(program());
-  if (Mode == ExecMode::Bytecode)
-    return VM;
-  JITOptions O;
-  O.Mode = Mode;
-  O.Threshold = Threshold;
-  O.BaselineThreshold = BaselineThreshold;
-  O.Background = false;
-  O.DeoptStress = Stress;
-  enableJIT(*VM, O);
-  return VM;
+  return jittest::speculativeVM(program(), Mode,
+                                {Threshold, BaselineThreshold, Stress, {}});
 }
 
-FunctionJITStats statsOf(VirtualMachine &VM, std::string_view F) {
-  return tierManagerOf(VM)->stats(VM.functionIndex(F));
-}
-
-class TensorFeedbackTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    if (!baselineAvailable())
-      GTEST_SKIP() << "tier 2 deoptimizes to tier 1, absent on this target";
-    ::unsetenv("VMJIT_DEOPT_STRESS");
-  }
-};
+class TensorFeedbackTest : public jittest::SpeculativeTest {};
 
 TEST_F(TensorFeedbackTest, TheInterpreterRecordsRankAndDType) {
   auto VM = vmIn(ExecMode::Tiered, 1000, 1000);
@@ -202,14 +182,7 @@ TEST_F(TensorFeedbackTest, TheCacheKeyCoversTheCheckedDType) {
   for (const std::string &T : {Text, F16Text}) {
     auto Exe = assemble(T, "tensor_checks.vmasm");
     auto Ref = VirtualMachine::create(Exe);
-    auto VM = VirtualMachine::create(Exe);
-    JITOptions O;
-    O.Mode = ExecMode::Tiered;
-    O.Threshold = 2;
-    O.BaselineThreshold = 1;
-    O.Background = false;
-    O.CacheDir = Dir;
-    enableJIT(*VM, O);
+    auto VM = jittest::speculativeVM(Exe, ExecMode::Tiered, {2, 1, false, Dir});
     for (int K = 0; K < 4; ++K)
       EXPECT_EQ(errorOf(*VM, "rows", tensor({2, 3}), 2),
                 errorOf(*Ref, "rows", tensor({2, 3}), 2));
