@@ -47,7 +47,7 @@ public:
   CallInst *Code = nullptr;
   AllocaInst *Ctx = nullptr;
   Value *Root = nullptr;
-  std::vector<StoreInst *> Fields; ///< every field but ErrorPC
+  ContextFill Fill;
 
 private:
   Value *at(Value *Base, int64_t Offset) {
@@ -248,16 +248,17 @@ void DirectEntry::emit(const std::string &Symbol) {
         V, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Ctx, Offset, Name),
         Align(8));
   };
-  Field(B.getInt64(-1), kOffsetErrorPC, "ctx.error_pc");
-  Fields = {Field(load(Ptr, Root, kOffsetVM), kOffsetVM, "ctx.vm"),
-            Field(Result, kOffsetResult, "ctx.result"),
-            Field(Control, kOffsetControl, "ctx.control"),
-            Field(B.getInt64(G), kOffsetFunc, "ctx.func"),
-            Field(ConstantPointerNull::get(Ptr), kOffsetSites, "ctx.sites"),
-            Field(Counts, kOffsetCallCounts, "ctx.call_counts"),
-            Field(Depth, kOffsetDepth, "ctx.depth"),
-            Field(Limit, kOffsetStackLimit, "ctx.stack_limit"),
-            Field(State, kOffsetState, "ctx.state")};
+  Fill.ErrorPC = Field(B.getInt64(-1), kOffsetErrorPC, "ctx.error_pc");
+  Fill.Fields = {
+      Field(load(Ptr, Root, kOffsetVM), kOffsetVM, "ctx.vm"),
+      Field(Result, kOffsetResult, "ctx.result"),
+      Field(Control, kOffsetControl, "ctx.control"),
+      Field(B.getInt64(G), kOffsetFunc, "ctx.func"),
+      Field(ConstantPointerNull::get(Ptr), kOffsetSites, "ctx.sites"),
+      Field(Counts, kOffsetCallCounts, "ctx.call_counts"),
+      Field(Depth, kOffsetDepth, "ctx.depth"),
+      Field(Limit, kOffsetStackLimit, "ctx.stack_limit"),
+      Field(State, kOffsetState, "ctx.state")};
   fillRegisters(Regs, Params);
   CallInst *Rc =
       B.CreateCall(CodeFn, {Ctx, Regs, Consts, Funcs, B.getInt64(0)});
@@ -267,9 +268,9 @@ void DirectEntry::emit(const std::string &Symbol) {
   B.CreateCondBr(B.CreateICmpNE(Rc, B.getInt32(0)), CalleeFailed, Done,
                  Unlikely);
   B.SetInsertPoint(CalleeFailed);
-  B.CreateCall(helper(vm::helper::vmjit_jit_callee_frame, B.getVoidTy(), {Ptr}),
-               {Ctx})
-      ->addParamAttr(0, Attribute::NoCapture);
+  Fill.FrameLine = B.CreateCall(
+      helper(vm::helper::vmjit_jit_callee_frame, B.getVoidTy(), {Ptr}), {Ctx});
+  Fill.FrameLine->addParamAttr(0, Attribute::NoCapture);
   B.CreateRet(B.getInt32(-1));
   B.SetInsertPoint(Done);
   B.CreateRet(B.getInt32(0));
@@ -379,7 +380,7 @@ void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
     for (Instruction &I : make_early_inc_range(BB))
       if (I.getMetadata(kFrameClearMetadata))
         I.eraseFromParent();
-  keepContextOutOfMemory(E.Ctx, E.Root, E.Fields);
+  keepContextOutOfMemory(E.Ctx, E.Root, E.Fill);
 }
 
 } // namespace vmjit::jit

@@ -4,6 +4,7 @@
 #include "context_layout.h"
 #include "direct_call.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -38,8 +39,9 @@ struct ContextUses {
 
 class UseScan {
 public:
-  UseScan(AllocaInst *Ctx, ArrayRef<StoreInst *> Fields)
+  UseScan(AllocaInst *Ctx, ArrayRef<StoreInst *> Fields, StoreInst *ErrorPC)
       : Ctx(Ctx), DL(Ctx->getModule()->getDataLayout()) {
+    Own.insert(ErrorPC);
     for (StoreInst *S : Fields) {
       Own.insert(S);
       ByOffset[baseAndOffset(S->getPointerOperand(), DL).second] =
@@ -139,9 +141,10 @@ Value *asType(Value *V, Type *Ty, Instruction *At) {
 } // namespace
 
 bool keepContextOutOfMemory(AllocaInst *Ctx, Value *Root,
-                            ArrayRef<StoreInst *> Fields) {
+                            const ContextFill &Fill) {
+  const std::vector<StoreInst *> &Fields = Fill.Fields;
   ContextUses Uses;
-  if (!UseScan(Ctx, Fields).scan(Uses))
+  if (!UseScan(Ctx, Fields, Fill.ErrorPC).scan(Uses))
     return false;
   for (auto [L, V] : Uses.Loads) {
     L->replaceAllUsesWith(asType(V, L->getType(), L));
@@ -150,11 +153,15 @@ bool keepContextOutOfMemory(AllocaInst *Ctx, Value *Root,
   for (CallInst *Call : Uses.DirectCalls)
     Call->setArgOperand(0, Root);
   const DataLayout &DL = Ctx->getModule()->getDataLayout();
-  for (CallInst *Call : Uses.Readers)
+  for (CallInst *Call : Uses.Readers) {
     for (StoreInst *S : Fields)
       storeFieldBefore(S, Root, Call, DL);
+    if (Call != Fill.FrameLine)
+      Fill.ErrorPC->clone()->insertBefore(Call);
+  }
   for (StoreInst *S : Fields)
     S->eraseFromParent();
+  Fill.ErrorPC->eraseFromParent();
   return true;
 }
 
