@@ -66,6 +66,9 @@ function(vmjit_add_library name kind)
   target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  target_link_libraries(${name} PRIVATE $<BUILD_INTERFACE:vmjit_warnings>)
+  # The warnings as compile options, not a link dependency: the exported
+  # targets (install and build tree) then name nothing of this project.
+  target_compile_options(${name} PRIVATE
+    $<TARGET_PROPERTY:vmjit_warnings,INTERFACE_COMPILE_OPTIONS>)
   set_target_properties(${name} PROPERTIES EXPORT_NAME ${_short})
 endfunction()

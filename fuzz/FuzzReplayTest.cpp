@@ -87,6 +87,17 @@ TEST(FuzzReplay, AssemblerRegressions) {
   replay("regressions/assembler", runAssemblerInput, false);
 }
 
+// The loader refuses the tensor constant of shape [2^58, 0] (no elements,
+// but nonzero dimensions whose product does not fit) as the assembler
+// does: by tensorElementCount, the one rule for shapes. (Before, it loaded,
+// and its disassembly did not reassemble.)
+TEST(FuzzReplay, TheLoaderRefusesAShapeWhoseNonzeroDimensionsOverflow) {
+  EXPECT_EQ(runLoaderInput(readBytes(fs::path(VMJIT_FUZZ_DIR) /
+                                     "regressions/loader/"
+                                     "loader-zero-size-huge-shape.bin")),
+            Outcome::Rejected);
+}
+
 // The targets must reject garbage with an Error, not a failure.
 TEST(FuzzReplay, TargetsRejectGarbage) {
   std::vector<uint8_t> Garbage = {'V', 'M', 'J', 'I', 'T', 'E', 'X', 'E', 1, 0};

@@ -47,9 +47,11 @@ namespace {
 
 using vm::ExecMode;
 
-/// Step budget of one call of main, and the call-depth limit.
+/// Step budget of one call of main, and the call-depth limit (above the
+/// generator's deepest reenter, 150 nested runs of the VM, so that calls
+/// under them run too; a recursion in them reaches the limit).
 constexpr uint64_t kMaxSteps = 2000;
-constexpr int64_t kMaxCallDepth = 48;
+constexpr int64_t kMaxCallDepth = 160;
 /// Longest value description compared (tuples may share elements, so a
 /// full walk could be exponential).
 constexpr size_t kMaxDescription = 1 << 16;

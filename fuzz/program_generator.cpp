@@ -67,6 +67,8 @@ private:
     return Args;
   }
   void body(const Signature &S);
+  void reenter(FunctionBuilder &F);
+  void reenterBody();
   void instruction(FunctionBuilder &F);
   Label label();
 
@@ -79,7 +81,16 @@ private:
   size_t Current = 0;
   /// The last register a make_tuple wrote in this function, or -1.
   vm::RegName LastTuple = -1;
+  /// reenter(k, f, x): f(x) called through invoke_closure under k nested
+  /// invoke_closure runs of itself (each a run of the VM inside a call).
+  int64_t ReenterIndex = -1;
 };
+
+/// Depths of reenter: around the interpreter's first reservation of 64
+/// frames (a call that re-entered the VM once read a frame freed by its
+/// growth) and deeper, up to past the call-depth limit.
+constexpr std::array<int64_t, 8> kReenterDepths = {0,  1,  62,  63,
+                                                   64, 65, 100, 150};
 
 Any Generator::constantValue(int K) {
   switch (K) {
@@ -161,9 +172,13 @@ void Generator::instruction(FunctionBuilder &F) {
     const Signature &G = Funcs[P.ConsumeIntegralInRange<size_t>(Lo, Funcs.size() - 1)];
     F.emitCall(dst(), G.Index, operands(G.NumParams));
   } else if (Kind == 20) {
-    // A closure over one of the program's functions, or a call of one
-    // (the callee need not be a closure: that is a TypeError).
-    if (P.ConsumeBool()) {
+    // A closure over one of the program's functions, a call of one (the
+    // callee need not be a closure: that is a TypeError), or a call of a
+    // one-parameter function under nested runs of the VM.
+    const int Which = P.ConsumeIntegralInRange(0, 2);
+    if (Which == 2) {
+      reenter(F);
+    } else if (Which == 0) {
       const Signature &G =
           Funcs[P.ConsumeIntegralInRange<size_t>(0, Funcs.size() - 1)];
       std::vector<Arg> Args = {Arg::func(G.Index)};
@@ -192,6 +207,36 @@ void Generator::instruction(FunctionBuilder &F) {
     if (!Labels.empty())
       F.emitIf(C, label());
   }
+}
+
+void Generator::reenter(FunctionBuilder &F) {
+  std::vector<size_t> Unary;
+  for (size_t I = 0; I < Funcs.size(); ++I)
+    if (Funcs[I].NumParams == 1)
+      Unary.push_back(I); // main at least
+  const Signature &G =
+      Funcs[Unary[P.ConsumeIntegralInRange<size_t>(0, Unary.size() - 1)]];
+  const int64_t K = kReenterDepths[P.ConsumeIntegralInRange<size_t>(
+      0, kReenterDepths.size() - 1)];
+  F.emitCall(dst(), ReenterIndex, {Arg::imm(K), Arg::func(G.Index), operand()});
+}
+
+void Generator::reenterBody() {
+  FunctionBuilder &F = B.beginFunction("reenter", {"k", "f", "x"});
+  const vm::RegName Cond = 3, Result = 4;
+  Label Deeper = F.newLabel();
+  F.emitCall(Cond, packed("scalar.lt"), {Arg::reg(0), Arg::imm(1)});
+  F.emitIf(Cond, Deeper);
+  F.emitCall(Result, packed("vm.builtin.invoke_closure"),
+             {Arg::vm(), Arg::reg(1), Arg::reg(2)});
+  F.emitRet(Result);
+  F.bind(Deeper);
+  F.emitCall(Cond, packed("scalar.sub"), {Arg::reg(0), Arg::imm(1)});
+  F.emitCall(Result, packed("vm.builtin.invoke_closure"),
+             {Arg::vm(), Arg::func(ReenterIndex), Arg::reg(Cond), Arg::reg(1),
+              Arg::reg(2)});
+  F.emitRet(Result);
+  B.endFunction();
 }
 
 void Generator::body(const Signature &S) {
@@ -251,8 +296,10 @@ GeneratedProgram Generator::run() {
     S.Index = B.declareFunction(S.Name, Params);
     Funcs.push_back(S);
   }
+  ReenterIndex = B.declareFunction("reenter", {"k", "f", "x"});
   for (Current = 0; Current < Funcs.size(); ++Current)
     body(Funcs[Current]);
+  reenterBody();
   G.Exe = B.finish();
   return G;
 }

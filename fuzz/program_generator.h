@@ -5,8 +5,10 @@
 // construction: one to four functions (`main(n)` first) over int
 // registers, every register written in a prologue; calls to safe builtins
 // (scalar.*, vm.builtin.copy, make_tuple, tuple_getitem, closures) and to
-// the program's functions, recursion included; `if` and `goto` to labels
-// before or after the jump (loops); `ret` in the middle of a body.
+// the program's functions, recursion included, also under up to 150 nested
+// runs of the VM (a generated `reenter(k, f, x)` calls f(x) through
+// invoke_closure under k invoke_closure calls of itself); `if` and `goto` to
+// labels before or after the jump (loops); `ret` in the middle of a body.
 // Operands are registers, immediates, constants (ints, floats with -0,
 // inf and NaN, a bool, a string, null) and function references, so calls
 // also fail (type errors, division by zero, bad tuple indices, deep

@@ -147,9 +147,10 @@ Constant *cString(Module &M, StringRef S, const char *Name) {
 
 /// Adds the executable, the tables and the exported manifest.
 llvm::Error addManifest(Module &M, const vm::Executable &Exe,
-                  const std::map<int64_t, std::string> &Symbols,
-                  const std::vector<std::string> &Imports,
-                  const std::vector<uint32_t> &Inlined) {
+                        const std::map<int64_t, std::string> &Symbols,
+                        const std::vector<std::string> &Imports,
+                        const std::vector<uint32_t> &Inlined,
+                        const std::string &KernelLibraries) {
   LLVMContext &C = M.getContext();
   PointerType *Ptr = PointerType::getUnqual(C);
   Type *I32 = Type::getInt32Ty(C), *I64 = Type::getInt64Ty(C);
@@ -193,17 +194,25 @@ llvm::Error addManifest(Module &M, const vm::Executable &Exe,
                   hostInfo().LLVMVersion, M.getTargetTriple()),
       "vmjit.producer");
 
+  Constant *Kernels = cString(M, KernelLibraries, "vmjit.kernel.libraries");
+
   StructType *ManifestTy = StructType::get(
-      C, {I64, I32, I32, I32, I32, I64, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr});
+      C, {I64, I32, I32, I32, I32, I64, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr});
   // The layout the loader reads (vm::AotManifest).
   const StructLayout *L = M.getDataLayout().getStructLayout(ManifestTy);
-  const size_t Expected[] = {
-      offsetof(vm::AotManifest, Magic),        offsetof(vm::AotManifest, Version),
-      offsetof(vm::AotManifest, NumFunctions), offsetof(vm::AotManifest, NumImports),
-      offsetof(vm::AotManifest, NumInlined),   offsetof(vm::AotManifest, ProgramSize),
-      offsetof(vm::AotManifest, Program),      offsetof(vm::AotManifest, Functions),
-      offsetof(vm::AotManifest, Imports),      offsetof(vm::AotManifest, ImportNames),
-      offsetof(vm::AotManifest, Inlined),      offsetof(vm::AotManifest, Producer)};
+  const size_t Expected[] = {offsetof(vm::AotManifest, Magic),
+                             offsetof(vm::AotManifest, Version),
+                             offsetof(vm::AotManifest, NumFunctions),
+                             offsetof(vm::AotManifest, NumImports),
+                             offsetof(vm::AotManifest, NumInlined),
+                             offsetof(vm::AotManifest, ProgramSize),
+                             offsetof(vm::AotManifest, Program),
+                             offsetof(vm::AotManifest, Functions),
+                             offsetof(vm::AotManifest, Imports),
+                             offsetof(vm::AotManifest, ImportNames),
+                             offsetof(vm::AotManifest, Inlined),
+                             offsetof(vm::AotManifest, Producer),
+                             offsetof(vm::AotManifest, KernelLibraries)};
   for (unsigned I = 0; I < std::size(Expected); ++I)
     if (L->getElementOffset(I) != Expected[I])
       return makeError("the target's layout of the manifest differs from "
@@ -215,12 +224,29 @@ llvm::Error addManifest(Module &M, const vm::Executable &Exe,
        ConstantInt::get(I32, Fns.size()), ConstantInt::get(I32, Imports.size()),
        ConstantInt::get(I32, Inlined.size()),
        ConstantInt::get(I64, Program.size()), ProgramG, FnTable, ImportTable,
-       NameTable, InlinedG, Producer});
+       NameTable, InlinedG, Producer, Kernels});
   auto *G = new GlobalVariable(M, ManifestTy, /*isConstant=*/true,
                                GlobalValue::ExternalLinkage, Manifest,
                                vm::kAotManifestSymbol);
   G->setAlignment(Align(8));
   return llvm::Error::success();
+}
+
+/// The manifest's KernelLibraries: each path relative to the output's
+/// directory where it can be (both on one file system tree), else
+/// absolute; one a line.
+std::string recordedKernels(const std::vector<std::string> &Libs,
+                            const std::string &OutPath) {
+  namespace fs = std::filesystem;
+  const fs::path OutDir = fs::absolute(OutPath).parent_path();
+  std::string Out;
+  for (const std::string &L : Libs) {
+    const fs::path Abs = fs::absolute(L).lexically_normal();
+    fs::path Rel = Abs.lexically_relative(OutDir);
+    Out += (Rel.empty() ? Abs : Rel).string();
+    Out += '\n';
+  }
+  return Out;
 }
 
 /// Position-independent code for a generic CPU of the host's architecture.
@@ -355,7 +381,9 @@ Expected<AotResult> compile(const vm::Executable &Exe,
       F.setLinkage(GlobalValue::InternalLinkage);
       F.setDSOLocal(true);
     }
-  if (llvm::Error E = addManifest(M, Exe, LM.Symbols, *Imports, Inlined))
+  if (llvm::Error E =
+          addManifest(M, Exe, LM.Symbols, *Imports, Inlined,
+                      recordedKernels(Opts.KernelLibraries, OutPath)))
     return E;
   std::string VerifyText;
   raw_string_ostream VerifyOS(VerifyText);

@@ -73,7 +73,12 @@ ordered_json functionRow(const vm::FunctionStats &F) {
   ordered_json E;
   E["name"] = F.Name;
   E["kind"] = std::string(vm::functionKindName(F.Kind));
-  E["calls"] = F.Calls;
+  // Uncounted (JIT code ran the builtin inline): no number rather than
+  // the interpreter's share of it.
+  if (F.CallsCounted)
+    E["calls"] = F.Calls;
+  else
+    E["calls"] = nullptr;
   E["tier"] = F.Tier;
   if (!F.CallsCounted)
     E["calls_counted"] = false;

@@ -1,6 +1,7 @@
 //===- any.cpp - Any conversions that are not worth inlining ---------------===//
 
 #include "vmjit/runtime/any.h"
+#include "type_error_hint.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/string.h"
@@ -55,8 +56,9 @@ Any::Any(const AnyView &View) {
 
 namespace detail {
 void throwCastError(const VMJITAny &Value, std::string_view Expected) {
-  throwError("TypeError", fmt::format("expected {} but got {}", Expected,
-                                      valueTypeName(Value)));
+  const std::string_view Got = valueTypeName(Value);
+  throwError("TypeError", fmt::format("expected {} but got {}{}", Expected, Got,
+                                      typeErrorHint(Expected, Got)));
 }
 } // namespace detail
 

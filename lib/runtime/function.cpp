@@ -1,6 +1,7 @@
 //===- function.cpp - Packed function helpers and the C function API ------===//
 
 #include "vmjit/runtime/function.h"
+#include "type_error_hint.h"
 #include "vmjit/runtime/registry.h"
 
 #include <fmt/format.h>
@@ -26,9 +27,10 @@ void throwArityError(const std::string &Name, int32_t Min, int32_t Max,
 void throwArgTypeError(const std::string &Name, int32_t Index,
                        std::string_view Expected, const AnyView &Got) {
   throwError("TypeError",
-             fmt::format("{}: argument {} expected {} but got {}",
+             fmt::format("{}: argument {} expected {} but got {}{}",
                          Name.empty() ? "function" : Name, Index, Expected,
-                         Got.typeName()));
+                         Got.typeName(),
+                         typeErrorHint(Expected, Got.typeName())));
 }
 
 } // namespace detail

@@ -57,21 +57,16 @@ namespace {
 /// packed, as tensorDataBytes says); throws ValueError
 /// on a negative dimension or an overflowing size.
 size_t checkedByteSize(std::span<const int64_t> Shape, DLDataType DType) {
-  uint64_t N = 1;
-  for (int64_t D : Shape) {
+  for (int64_t D : Shape)
     if (D < 0)
       throwError("ValueError",
                  fmt::format("tensor shape {} has a negative dimension",
                              shapeString(Shape)));
-    if (D != 0 && N > std::numeric_limits<uint64_t>::max() / uint64_t(D))
-      throwError("ValueError", fmt::format("tensor shape {} is too large",
-                                           shapeString(Shape)));
-    N *= uint64_t(D);
-  }
-  if (N > maxTensorElements(DType))
+  const std::optional<uint64_t> N = tensorElementCount(Shape, DType);
+  if (!N)
     throwError("ValueError",
                fmt::format("tensor shape {} is too large", shapeString(Shape)));
-  return static_cast<size_t>(tensorDataBytes(N, DType));
+  return static_cast<size_t>(tensorDataBytes(*N, DType));
 }
 
 void checkCpu(DLDevice Dev) {

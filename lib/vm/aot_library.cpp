@@ -13,8 +13,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 namespace vmjit::vm {
@@ -86,8 +88,8 @@ std::shared_ptr<AotCode> AotCode::open(std::shared_ptr<KernelLibrary> Lib,
     return nullptr;
   if (M->Magic != kAotMagic)
     bad(Name, "wrong magic");
-  if (M->Version != kAotVersion)
-    bad(Name, fmt::format("version {}, but this vmjit reads version {}",
+  if (M->Version < 1 || M->Version > kAotVersion)
+    bad(Name, fmt::format("version {}, but this vmjit reads versions 1 to {}",
                           M->Version, kAotVersion));
   if (!M->Program || !M->Functions || (M->NumImports && !M->Imports) ||
       (M->NumImports && !M->ImportNames) || (M->NumInlined && !M->Inlined))
@@ -95,6 +97,15 @@ std::shared_ptr<AotCode> AotCode::open(std::shared_ptr<KernelLibrary> Lib,
   fillImports(*M, Name);
   std::shared_ptr<AotCode> Code(new AotCode);
   Code->Producer = M->Producer ? M->Producer : "";
+  if (M->Version >= 2 && M->KernelLibraries) {
+    std::string_view List = M->KernelLibraries;
+    while (!List.empty()) {
+      const size_t End = std::min(List.find('\n'), List.size());
+      if (End > 0)
+        Code->KernelLibraries.emplace_back(List.substr(0, End));
+      List.remove_prefix(std::min(End + 1, List.size()));
+    }
+  }
   Code->Exe = loadExecutableFromBytes(
       {M->Program, static_cast<size_t>(M->ProgramSize)}, Name, Opts);
   if (Code->Exe->functions().size() != M->NumFunctions)

@@ -52,6 +52,15 @@ bool isIdentifier(std::string_view S) {
   return true;
 }
 
+bool isLabelName(std::string_view S) {
+  if (!isIdentifier(S) || isSpecialRegisterName(S))
+    return false;
+  for (std::string_view K : {"call", "ret", "goto", "if", "else"})
+    if (S == K)
+      return false;
+  return true;
+}
+
 void failAt(Pos P, std::string Msg) { throw TextError{P, std::move(Msg)}; }
 
 std::string describe(const Token &T) {

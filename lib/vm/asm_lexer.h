@@ -88,6 +88,13 @@ inline bool isSpecialRegisterName(std::string_view S) {
 /// others are written quoted and name no register. Linear in the list.
 std::vector<bool> bareParams(const std::vector<std::string> &Params);
 
+/// True for a name a label may have: an identifier that is neither an
+/// instruction keyword (call, ret, goto, if, else) nor `vm` or `void`. The
+/// one rule for labels: the assembler refuses any other at its definition
+/// and the binary loader in a file's debug names, so that whatever one
+/// accepts the other loads.
+bool isLabelName(std::string_view S);
+
 /// True for L0, L1, ...: the labels the disassembler makes up for jump
 /// targets that have no name. The assembler does not keep them as debug
 /// names (so that a round trip through `dis` stays byte-exact).

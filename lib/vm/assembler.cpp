@@ -403,6 +403,10 @@ void Assembler::parseStmt(Lexer &Lx, Stmt &S, bool &HasKind) {
   }
   case Tok::Ident:
     if (Lx.peek().is(Tok::Colon)) {
+      if (!isLabelName(T.Text))
+        failAt(T.P, fmt::format("'{}' cannot name a label (call, ret, goto, "
+                                "if, else, vm and void are reserved)",
+                                T.Text));
       Begin(StmtKind::Label);
       S.Name = std::string(T.Text);
       S.NamePos = T.P;
@@ -770,7 +774,12 @@ Any Assembler::parseTensor(Lexer &Lx) {
   if (!isTensorElementDType(*DT))
     failAt(DTok.P, fmt::format("a tensor cannot have elements of dtype {}",
                                DTok.Text));
+  const Pos ShapeAt = Lx.peek().P;
   std::vector<int64_t> Dims = parseDims(Lx, /*ForTensor=*/true);
+  const std::optional<uint64_t> Elems = tensorElementCount(Dims, *DT);
+  if (!Elems)
+    failAt(ShapeAt, fmt::format("tensor shape {} has too many elements",
+                                shapeString(Dims)));
 
   Token V = Lx.next();
   if (V.isIdent("hex")) {
@@ -814,22 +823,7 @@ Any Assembler::parseTensor(Lexer &Lx) {
       failAt(Sep.P, "expected ',' or ']' after a tensor value");
     }
   }
-  // Elements of the shape, saturating (a count that large never matches).
-  int64_t Need = 1;
-  bool Huge = false;
-  for (int64_t D : Dims) {
-    if (D != 0 && Need > std::numeric_limits<int64_t>::max() / D)
-      Huge = true;
-    else
-      Need *= D;
-  }
-  if (std::find(Dims.begin(), Dims.end(), 0) != Dims.end()) {
-    Need = 0;
-    Huge = false;
-  }
-  if (Huge)
-    failAt(V.P, fmt::format("tensor shape {} has too many elements",
-                            shapeString(Dims)));
+  const auto Need = static_cast<int64_t>(*Elems);
   if (Count != Need)
     failAt(V.P, fmt::format("tensor of shape {} needs {} value{}, got {}",
                             shapeString(Dims), Need, Need == 1 ? "" : "s",

@@ -220,14 +220,12 @@ std::vector<Any> readConstants(ByteReader R, const SectionRef &Data,
       uint64_t Off = R.get<uint64_t>("tensor data offset");
       uint64_t Bytes = R.get<uint64_t>("tensor data size");
       // The element count must match the data size without overflowing.
-      uint64_t Elems = 1;
-      for (int64_t D : Dims) {
-        if (D != 0 && Elems > UINT64_MAX / uint64_t(D))
-          R.fail(fmt::format("constant {}: tensor shape overflows", I));
-        Elems *= uint64_t(D);
-      }
-      if (Elems > maxTensorElements(T))
-        R.fail(fmt::format("constant {}: tensor shape overflows", I));
+      const std::optional<uint64_t> Count = tensorElementCount(Dims, T);
+      if (!Count)
+        R.fail(fmt::format("constant {}: tensor shape {} has too many "
+                           "elements",
+                           I, shapeString(Dims)));
+      const uint64_t Elems = *Count;
       // Sub-byte elements packed (tensorDataBytes), as in memory.
       if (tensorDataBytes(Elems, T) != Bytes)
         R.fail(fmt::format("constant {}: a {} tensor of shape {} has {} bytes "
@@ -266,15 +264,11 @@ std::vector<Word> readCode(ByteReader R) {
 /// alignment padding) are covered by no checksum, so they must be zero: a
 /// flipped bit anywhere in the file is then always reported.
 /// A name the assembler reads back bare and keeps: an identifier that is
-/// not `vm` (and, for a label, no instruction keyword and not L0, L1, ...).
+/// not `vm` or `void` (and, for a label, a label name and not L0, L1, ...).
 bool isBareName(std::string_view S, bool Label) {
-  if (!asmtext::isIdentifier(S) || asmtext::isSpecialRegisterName(S) ||
-      (Label && asmtext::isGeneratedLabel(S)))
-    return false;
-  for (std::string_view K : {"call", "ret", "goto", "if", "else"})
-    if (Label && S == K)
-      return false;
-  return true;
+  if (Label)
+    return asmtext::isLabelName(S) && !asmtext::isGeneratedLabel(S);
+  return asmtext::isIdentifier(S) && !asmtext::isSpecialRegisterName(S);
 }
 
 /// The NAME section (binary_writer.cpp's writeNames), checked against the

@@ -127,24 +127,15 @@ void allocTensor(PackedArgs A, Any *Rv) {
   }
   checkElementType(Fn, T);
   const uint64_t Capacity = S->size();
-  // The elements (UINT64_MAX once past the most a tensor of T can have; a
-  // later zero dimension makes it 0 again), then their bytes as TVM counts
-  // them (GetDataSize: 1-bit elements packed eight to a byte).
-  const uint64_t MaxElems = maxTensorElements(T);
-  uint64_t Elems = 1;
-  for (int64_t D : Dims) {
+  // The elements (none: more than a tensor of T can have, by the one rule
+  // for shapes), then their bytes as TVM counts them (GetDataSize: 1-bit
+  // elements packed eight to a byte).
+  for (int64_t D : Dims)
     if (D < 0)
       fail(Fn, fmt::format("negative dimension in shape {}",
                            shapeString(Dims)));
-    uint64_t Product;
-    if (__builtin_mul_overflow(Elems, static_cast<uint64_t>(D), &Product) ||
-        Product > MaxElems)
-      Elems = UINT64_MAX;
-    else
-      Elems = Product;
-  }
-  const uint64_t Bytes =
-      Elems == UINT64_MAX ? UINT64_MAX : tensorDataBytes(Elems, T);
+  const std::optional<uint64_t> Elems = tensorElementCount(Dims, T);
+  const uint64_t Bytes = Elems ? tensorDataBytes(*Elems, T) : UINT64_MAX;
   if (Offset < 0)
     fail(Fn, fmt::format("the byte offset {} is negative", Offset));
   if (Offset % static_cast<int64_t>(dtypeBytes(T)))

@@ -31,20 +31,16 @@ Tensor reshape(Tensor X, Shape NewShape) {
     fail(Fn, fmt::format("cannot view a strided tensor of shape {}",
                          shapeString(X.shape())));
   const uint64_t Have = X.nbytes();
-  // Elements, then bytes (sub-byte elements packed, as the tensor's own).
-  uint64_t Elems = 1;
-  for (int64_t D : NewShape) {
+  // Elements (none: more than a tensor can have, by the one rule for
+  // shapes), then bytes (sub-byte elements packed, as the tensor's own).
+  for (int64_t D : NewShape)
     if (D < 0)
       fail(Fn, fmt::format("negative dimension in shape {}",
                            shapeString(NewShape.dims())));
-    if (D && Elems > maxTensorElements(X.dtype()) / uint64_t(D))
-      Elems = std::numeric_limits<uint64_t>::max();
-    else
-      Elems *= uint64_t(D);
-  }
-  const uint64_t Want = Elems == std::numeric_limits<uint64_t>::max()
-                            ? Elems
-                            : tensorDataBytes(Elems, X.dtype());
+  const std::optional<uint64_t> Elems =
+      tensorElementCount(NewShape.dims(), X.dtype());
+  const uint64_t Want = Elems ? tensorDataBytes(*Elems, X.dtype())
+                              : std::numeric_limits<uint64_t>::max();
   if (Want > Have)
     fail(Fn, fmt::format("a {} view of shape {} needs {} bytes, but the "
                          "tensor of shape {} has {}",

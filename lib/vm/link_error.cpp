@@ -95,18 +95,24 @@ void throwLinkError(
     Known.insert(Known.end(), Names.begin(), Names.end());
   }
   std::string List;
+  bool Unknown = false; // a name no known one is close to: a kernel?
   for (int64_t K : Missing) {
     const std::string &Name = Exe.function(K).Name;
     std::string Hint = firstUse(Exe, K);
     if (auto C = closestName(Name, Known))
       Hint += fmt::format("; did you mean '{}'?", *C);
+    else
+      Unknown = true;
     List += fmt::format("{}'{}' ({})", List.empty() ? "" : ", ", Name, Hint);
   }
+  // Without any library, they are most likely a model's kernels.
+  const std::string HowTo =
+      Unknown && Libraries.empty() ? std::string(kSupplyKernelsHint) : "";
   throwError("LinkError",
              fmt::format("{} packed function{} not found in any loaded "
-                         "library or the registry: {}",
+                         "library or the registry: {}{}",
                          Missing.size(), Missing.size() == 1 ? " is" : "s are",
-                         List));
+                         List, HowTo));
 }
 
 } // namespace vmjit::vm::internal

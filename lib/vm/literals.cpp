@@ -230,16 +230,13 @@ std::optional<std::string> fromHexDigits(std::string_view Text) {
 
 Tensor tensorFromHex(std::string_view Hex, DLDataType DT,
                      std::span<const int64_t> Dims, std::string &Error) {
-  uint64_t Elems = 1;
-  for (int64_t D : Dims) {
-    if (D < 0 || (D != 0 && Elems > maxTensorElements(DT) / uint64_t(D))) {
-      Error = fmt::format("tensor shape {} has too many elements",
-                          shapeString(Dims));
-      return Tensor();
-    }
-    Elems *= uint64_t(D);
+  const std::optional<uint64_t> Elems = tensorElementCount(Dims, DT);
+  if (!Elems) {
+    Error =
+        fmt::format("tensor shape {} has too many elements", shapeString(Dims));
+    return Tensor();
   }
-  const uint64_t Need = tensorDataBytes(Elems, DT);
+  const uint64_t Need = tensorDataBytes(*Elems, DT);
   auto Bytes = fromHexDigits(Hex);
   if (!Bytes) {
     Error = "expected pairs of hex digits (the tensor's bytes)";

@@ -10,6 +10,7 @@
 #include "vmjit/vm/tvm_format.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -262,13 +263,46 @@ void checkFileSize(const std::string &Path, int64_t Max) {
                            Path, Size, Max));
 }
 
+/// The kernel libraries a `vmjit compile` library was compiled with, as
+/// recorded (relative to its own directory), into `P`: loaded where they
+/// are, named in MissingKernels where they are not.
+void openRecordedKernels(OpenedProgram &P, const std::string &Name) {
+  const bool OnDisk = Name != "<stdin>" && !isStreamPath(Name);
+  for (const std::string &Rec : P.Aot->kernelLibraries()) {
+    std::filesystem::path Lib(Rec);
+    if (Lib.is_relative() && OnDisk)
+      Lib = std::filesystem::absolute(Name).parent_path() / Lib;
+    std::error_code EC;
+    if (!OnDisk && std::filesystem::path(Rec).is_relative()) {
+      P.MissingKernels.push_back(fmt::format(
+          "{} was compiled with the kernel library '{}' (relative to it), "
+          "which cannot be found from a stream",
+          Name, Rec));
+      continue;
+    }
+    if (!std::filesystem::is_regular_file(Lib, EC)) {
+      P.MissingKernels.push_back(fmt::format(
+          "{} was compiled with the kernel library '{}' ({}), which is not "
+          "there",
+          Name, Rec, Lib.lexically_normal().string()));
+      continue;
+    }
+    P.Libraries.push_back(KernelLibrary::load(Lib.lexically_normal().string()));
+    P.KernelNotes.push_back(fmt::format("kernels: {} (recorded in {} by vmjit "
+                                        "compile)",
+                                        Lib.lexically_normal().string(), Name));
+  }
+}
+
 /// The executable of a `vmjit compile` library with its code, or the one
 /// in a model library's blob, with the library.
 OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
                           const std::string &Name, const LoadOptions &Opts) {
   if (std::shared_ptr<AotCode> Aot = AotCode::open(Lib, Name, Opts)) {
     auto Exe = Aot->executable();
-    return {std::move(Exe), {}, std::move(Aot)};
+    OpenedProgram P{std::move(Exe), {}, std::move(Aot), {}, {}};
+    openRecordedKernels(P, Name);
+    return P;
   }
   std::span<const char> Bin = Lib->libraryBin();
   if (Bin.empty())
@@ -277,7 +311,7 @@ OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
                            "TVM's export_library) or {} (not written by "
                            "vmjit compile); load kernel libraries with --lib",
                            Name, tvm::kLibraryBinSymbol, kAotManifestSymbol));
-  return {loadLibraryBin(Bin, Name, Opts), {std::move(Lib)}, nullptr};
+  return {loadLibraryBin(Bin, Name, Opts), {std::move(Lib)}, nullptr, {}, {}};
 }
 
 std::string streamName(const std::string &Path) {
@@ -354,18 +388,61 @@ OpenedProgram openProgramBytes(const std::string &Bytes,
     throwEmpty(Name);
   switch (detectProgramFormat(Bytes, Name)) {
   case ProgramFormat::Vmasm:
-    return {assemble(Bytes, Name, Opts.Limits), {}, nullptr};
+    return {assemble(Bytes, Name, Opts.Limits), {}, nullptr, {}, {}};
   case ProgramFormat::Tvm:
-    return {loadTvmExecutableFromBytes(Bytes, Name, Opts), {}, nullptr};
+    return {loadTvmExecutableFromBytes(Bytes, Name, Opts), {}, nullptr, {}, {}};
   case ProgramFormat::Library:
     return openLibrary(loadLibraryBytes(Bytes, Name), Name, Opts);
   case ProgramFormat::Binary:
-    return {loadExecutableFromBytes(Bytes, Name, Opts), {}, nullptr};
+    return {loadExecutableFromBytes(Bytes, Name, Opts), {}, nullptr, {}, {}};
   case ProgramFormat::Unknown:
     break;
   }
   throwUnrecognised(Name);
 }
+
+namespace {
+
+/// The STEM.so beside program file `Path`, loaded, when TVM's
+/// export_library wrote it (it holds the executable's blob besides the
+/// kernels); else null: a vmjit compile library, a plain kernel library or
+/// one that does not load is not taken by itself.
+std::shared_ptr<KernelLibrary> kernelsBeside(const std::string &Path) {
+  std::filesystem::path So(Path);
+  So.replace_extension(".so");
+  std::error_code EC;
+  if (So == std::filesystem::path(Path) ||
+      !std::filesystem::is_regular_file(So, EC) ||
+      detectProgramFormat(So.string()) != ProgramFormat::Library)
+    return nullptr;
+  try {
+    auto Lib = KernelLibrary::load(std::filesystem::absolute(So).string());
+    return Lib->libraryBin().empty() ? nullptr : Lib;
+  } catch (const Error &) {
+    return nullptr;
+  }
+}
+
+/// A file with an ELF header, as a program: the library (dlopen searches
+/// the library path for a name without a slash, so the path is made
+/// absolute). One that does not load (an executable such as /bin/ls, a
+/// library for another machine) is not a program vmjit reads.
+std::shared_ptr<KernelLibrary> loadProgramLibrary(const std::string &Path) {
+  try {
+    return KernelLibrary::load(std::filesystem::absolute(Path).string());
+  } catch (const Error &E) {
+    throwError("FormatError",
+               fmt::format("{}: not a program vmjit reads: an ELF file that "
+                           "does not load as a shared library ({}); vmjit "
+                           "reads vmasm text, vmjit binaries, TVM "
+                           "executables (.tvmexec), the libraries TVM's "
+                           "export_library writes and those vmjit compile "
+                           "writes",
+                           Path, E.message()));
+  }
+}
+
+} // namespace
 
 OpenedProgram openProgram(const std::string &Path, const LoadOptions &Opts) {
   if (isStreamPath(Path))
@@ -374,11 +451,40 @@ OpenedProgram openProgram(const std::string &Path, const LoadOptions &Opts) {
   std::error_code EC;
   if (std::filesystem::is_regular_file(Path, EC) &&
       detectProgramFormat(Path) == ProgramFormat::Library)
-    // dlopen searches the library path for a name without a slash.
-    return openLibrary(
-        KernelLibrary::load(std::filesystem::absolute(Path).string()), Path,
-        Opts);
-  return {loadProgram(Path, Opts), {}, nullptr};
+    return openLibrary(loadProgramLibrary(Path), Path, Opts);
+  OpenedProgram P{loadProgram(Path, Opts), {}, nullptr, {}, {}};
+  if (auto Lib = kernelsBeside(Path)) {
+    P.KernelNotes.push_back(fmt::format(
+        "kernels: {} (beside {})",
+        std::filesystem::path(Path).replace_extension(".so").string(), Path));
+    P.Libraries.push_back(std::move(Lib));
+  }
+  return P;
+}
+
+std::unique_ptr<VirtualMachine> openVM(const std::string &Path,
+                                       VMOptions Opts) {
+  OpenedProgram P = openProgram(Path);
+  P.Libraries.insert(P.Libraries.end(), Opts.Libraries.begin(),
+                     Opts.Libraries.end());
+  Opts.Libraries = std::move(P.Libraries);
+  std::unique_ptr<VirtualMachine> VM;
+  try {
+    VM = VirtualMachine::create(P.Exe, std::move(Opts));
+  } catch (const Error &E) {
+    // Kernels missing because their recorded library is: say which.
+    if (E.kind() != "LinkError" || P.MissingKernels.empty())
+      throw;
+    std::string Message = E.message();
+    for (const std::string &M : P.MissingKernels)
+      Message += "; " + M;
+    throwError("LinkError", Message);
+  }
+  // (Where the VM cannot run it, the code stays unused: the VM runs the
+  // interpreter, as for any program.)
+  if (P.Aot)
+    (void)P.Aot->attach(*VM);
+  return VM;
 }
 
 std::shared_ptr<Executable> loadProgram(const std::string &Path,
@@ -409,6 +515,15 @@ std::shared_ptr<Executable> loadProgram(const std::string &Path,
 //===----------------------------------------------------------------------===//
 // Writing
 //===----------------------------------------------------------------------===//
+
+std::string formatForPath(const std::string &Path) {
+  if (isVmasmPath(Path))
+    return "vmasm";
+  std::string Ext = std::filesystem::path(Path).extension().string();
+  std::transform(Ext.begin(), Ext.end(), Ext.begin(),
+                 [](unsigned char C) { return std::tolower(C); });
+  return Ext == ".tvmexec" ? "tvm" : "vmjit";
+}
 
 void writeProgram(const Executable &Exe, const std::string &Format,
                   const std::string &Input, const std::string &Path) {

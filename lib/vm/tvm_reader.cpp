@@ -302,24 +302,20 @@ Any TvmReader::readTensor(uint64_t Index) {
                          "not one a tensor can have",
                          What, dtypeName(T), T.code, T.bits, T.lanes));
   std::vector<int64_t> Dims;
-  // The element count, multiplied in order and checked as Tensor::empty
-  // checks it (so that it never refuses what gets past here).
-  uint64_t Elems = 1;
-  bool Overflow = false;
   for (int32_t D = 0; D < NDim; ++D) {
     uint64_t DimAt = C.pos();
     int64_t Dim = C.get<int64_t>(fmt::format("{} dimension {}", What, D));
     if (Dim < 0)
       C.failAt(DimAt, fmt::format("{}: dimension {} is {}", What, D, Dim));
-    if (Dim != 0 && Elems > UINT64_MAX / uint64_t(Dim))
-      Overflow = true;
-    else
-      Elems *= uint64_t(Dim);
     Dims.push_back(Dim);
   }
-  if (Overflow || Elems > maxTensorElements(T))
+  // The element count, by the rule Tensor::empty applies too (so that it
+  // never refuses what gets past here).
+  const std::optional<uint64_t> Count = tensorElementCount(Dims, T);
+  if (!Count)
     C.failAt(At, fmt::format("{}: shape {} has too many elements", What,
                              shapeString(Dims)));
+  const uint64_t Elems = *Count;
   // TVM records Elems * ((bits + 7) / 8) bytes whatever the type: the data
   // of a byte-aligned one-lane tensor exactly; for a packed sub-byte type
   // (int4, float4_e2m1fn) the data and then bytes its writer read past it;

@@ -327,6 +327,8 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
 
   size_t FrameIdx = VM.Frames.size() - 1;
   Frame *F = &VM.Frames[FrameIdx];
+  // Whether the current frame reports its calls (Frame::Observing).
+  auto observing = [&] { return F->Observing && VM.observingCalls(); };
   const int64_t *Off = Offsets + Exe.function(F->Func).StartInstr;
   Any *R = F->Regs;
   int64_t PC = F->PC;
@@ -350,8 +352,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
       switch (static_cast<Opcode>(I[0])) {
       case Opcode::Call: {
         const int64_t N = I[3];
-        if (N == 0 && VM.poolEntry(I[2]) == NullValue &&
-            !VM.observingCalls()) {
+        if (N == 0 && VM.poolEntry(I[2]) == NullValue && !observing()) {
           // The standard vm.builtin.null_value(), which TVM's compiler
           // emits after the last use of every value: the destination's old
           // value released and None stored, no call. Counted as the call
@@ -411,7 +412,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         F->PC = PC;
         if ((Fn == InterpEntries[Callee] ||
              (StayInterpreted && VM.IsNative[static_cast<size_t>(Callee)])) &&
-            !VM.observingCalls()) {
+            !observing()) {
           // (Bytecode mode decides on VM.Tier alone, as before.)
           if (!VM.Tier || StayInterpreted ||
               !tierUp(Callee, VM.CallCounts[static_cast<size_t>(Callee)] + 1)) {
@@ -426,7 +427,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           Fn = VM.poolEntry(Callee); // native code was just swapped in
         }
         Any &Dst = DstReg == kVoidRegister ? Discard : R[DstReg];
-        if (VM.observingCalls()) {
+        if (observing()) {
           if (callSlow(*F, I, Args, N, Dst) != 0)
             return fail(takeRaisedError());
         } else {
@@ -447,6 +448,10 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           // functions and TVM-compiled code count their own entries).
           if (InterpEntries[Callee] == nullptr && !TvmCompiled[Callee])
             ++VM.CallCounts[static_cast<size_t>(Callee)];
+          // The call may have re-entered this VM (invoke_closure of a
+          // bytecode function, a callback calling the VM) and grown the
+          // frame vector: F is taken again before anything reads it.
+          F = &VM.Frames[FrameIdx];
           if (Rc != 0) [[unlikely]]
             return fail(takeRaisedError());
           noteResult(F->Func, PC, Result);
@@ -454,7 +459,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
         }
         if (DstReg == kVoidRegister)
           Discard.reset();
-        // A nested run may have grown the frame vector.
+        // (callSlow's nested run may have grown the frame vector too.)
         F = &VM.Frames[FrameIdx];
         ++PC;
         continue;
@@ -693,6 +698,16 @@ Any VirtualMachine::invoke(int64_t Func, std::span<const AnyView> Args) {
   return Result;
 }
 
+namespace {
+/// 'a', 'b', 'c'.
+std::string quotedList(const std::vector<std::string> &Names) {
+  std::string Out;
+  for (const std::string &N : Names)
+    Out += fmt::format("{}'{}'", Out.empty() ? "" : ", ", N);
+  return Out;
+}
+} // namespace
+
 int64_t VirtualMachine::functionIndex(std::string_view Func) const {
   if (auto I = Exe->findFunction(Func))
     return *I;
@@ -703,6 +718,14 @@ int64_t VirtualMachine::functionIndex(std::string_view Func) const {
   std::string Hint;
   if (auto C = internal::closestName(std::string(Func), Names))
     Hint = fmt::format("; did you mean '{}'?", *C);
+  else if (Names.empty())
+    Hint = " (it has no function to call)";
+  else if (Names.size() <= 20)
+    Hint = fmt::format("; it has {}", quotedList(Names));
+  else
+    Hint = fmt::format("; it has {} and {} more",
+                       quotedList({Names.begin(), Names.begin() + 20}),
+                       Names.size() - 20);
   throwError(
       "LookupError",
       fmt::format("the executable has no function named '{}'{}", Func, Hint));

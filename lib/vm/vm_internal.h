@@ -27,9 +27,19 @@ namespace vmjit::vm {
 
 namespace internal {
 
+/// What a LinkError adds when no kernel library was given and a missing
+/// name is close to no known one: how each front end supplies the kernels.
+inline constexpr const char *kSupplyKernelsHint =
+    ". A model's kernels come from its kernel library: `vmjit run PROG "
+    "--lib model.so`, `vmjit.VirtualMachine(exe, libs=[\"model.so\"])` in "
+    "Python, VMOptions::Libraries in C++ (a model.so that TVM's "
+    "export_library wrote beside a .tvmexec of the same name is found by "
+    "itself)";
+
 /// Throws the LinkError for the packed functions `Missing` (function
 /// indices) that no library and no registry provides: each with where the
-/// executable first uses it and the closest name that is provided.
+/// executable first uses it and the closest name that is provided (and
+/// kSupplyKernelsHint where it applies).
 [[noreturn]] void
 throwLinkError(const Executable &Exe, const std::vector<int64_t> &Missing,
                const Registry &Reg,
@@ -182,6 +192,11 @@ struct VirtualMachine::Frame {
   /// Entered from C++ (invoke, a function object): returning from this
   /// frame ends the dispatch loop that runs it.
   bool Boundary;
+  /// Entered while an instrument or the profiler was on: only such a frame
+  /// reports its calls (while one still is), as only frames entered then
+  /// run on the interpreter in every tier. A frame already running when
+  /// one is set goes on unobserved, native or not (docs/interpreter.md).
+  bool Observing;
 };
 
 /// Register files of the frame stack: chunks that never move, used as a
@@ -282,7 +297,8 @@ public:
       for (int64_t K = 0; K < NumArgs; ++K)
         feedback::note(Fb[K], R[K].raw()); // (not a view)
     try {
-      VM.Frames.push_back({Func, 0, R, NumRegs, ResultDst, Boundary});
+      VM.Frames.push_back(
+          {Func, 0, R, NumRegs, ResultDst, Boundary, VM.observingCalls()});
     } catch (...) {
       VM.Regs->pop(R, static_cast<size_t>(NumRegs));
       throw;

@@ -74,7 +74,7 @@ void registerExecutable(py::module_ &M) {
       "assemble",
       [](const std::string &Text, const std::string &Name) {
         GilRelease NoGil;
-        return vm::OpenedProgram{vm::assemble(Text, Name), {}, {}};
+        return vm::OpenedProgram{vm::assemble(Text, Name), {}, {}, {}, {}};
       },
       py::arg("text"), py::arg("name"));
 }

@@ -29,6 +29,8 @@ def test_packed_call_counts_match_the_callee(make_vm, mode):
         # JIT code runs scalar.add inline without counting it.
         add = after["scalar.add"]
         assert add.get("calls_counted", True) == (mode == "bytecode")
+        # Uncounted: no number, never the interpreter's share of them.
+        assert (add["calls"] is None) == (mode != "bytecode")
         if mode == "bytecode":
             assert add["calls"] - before.get("scalar.add", 0) == n
         assert after["tick"]["calls"] - before["tick"] == n

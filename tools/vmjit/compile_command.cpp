@@ -27,6 +27,7 @@ struct CompileOptions {
   std::string Output;
   int OptLevel = -1;
   std::string Linker;
+  std::vector<std::string> Libs;
   bool Verbose = false;
 };
 
@@ -39,18 +40,33 @@ int runCompile(const CompileOptions &O) {
                            "here with vmjit run"));
 #else
   try {
-    std::shared_ptr<vm::Executable> Exe = vm::loadProgram(O.Program);
+    vm::OpenedProgram Prog = vm::openProgram(O.Program);
     jit::AotOptions AO;
     if (O.OptLevel >= 0)
       AO.OptLevel = O.OptLevel;
     AO.Linker = O.Linker;
-    jit::AotResult R = jit::compileAheadOfTime(*Exe, O.Output, AO);
-    if (O.Verbose)
+    // The kernels the output runs with, recorded in it: those named here,
+    // else the program's own (a model library, the STEM.so beside it, or
+    // what a vmjit compile library recorded).
+    if (!O.Libs.empty()) {
+      AO.KernelLibraries = O.Libs;
+    } else {
+      for (const auto &Lib : Prog.Libraries)
+        AO.KernelLibraries.push_back(Lib->path());
+    }
+    for (const std::string &L : AO.KernelLibraries)
+      KernelLibrary::load(L); // a library that does not load is refused now
+    jit::AotResult R = jit::compileAheadOfTime(*Prog.Exe, O.Output, AO);
+    if (O.Verbose) {
       fmt::print(stderr,
                  "vmjit: wrote {}: {} functions, {} bytes of object code; "
                  "compiled in {:.1f} ms, linked by {} in {:.1f} ms\n",
                  O.Output, R.Functions, R.ObjectBytes, R.CompileMs, R.Linker,
                  R.LinkMs);
+      for (const std::string &L : AO.KernelLibraries)
+        fmt::print(stderr, "vmjit: {} runs with the kernels of {}\n", O.Output,
+                   L);
+    }
     return kExitOk;
   } catch (const Error &E) {
     return reportError(E);
@@ -78,6 +94,10 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("--linker", O->Linker,
                   "the linker to run (default: $VMJIT_LINKER, else ld.lld-19, "
                   "ld.lld or ld on PATH)");
+  Cmd->add_option("--lib", O->Libs,
+                  "a kernel library the output runs with, recorded in it "
+                  "(relative to it where possible; repeatable; default: the "
+                  "program's own, e.g. model.so, or the STEM.so beside it)");
   Cmd->add_flag("-v,--verbose", O->Verbose,
                 "say what was written and how long it took");
   Cmd->callback([&Run, O] { Run = [O] { return runCompile(*O); }; });

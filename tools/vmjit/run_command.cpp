@@ -124,10 +124,13 @@ bool runsAotCode(const vm::VirtualMachine &VM) {
 }
 
 ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
-                          double WallMs) {
+                          double WallMs,
+                          const std::vector<std::string> &Kernels) {
   ordered_json S;
   S["mode"] = O.Mode;
   S["jit"] = runsAotCode(VM) ? kAotNote : kJitNote;
+  // Kernel libraries found by themselves (none named on the command line).
+  S["kernels_found"] = Kernels;
   S["repeat"] = O.Repeat;
   S["wall_ms"] = WallMs;
 #ifdef VMJIT_HAVE_JIT
@@ -145,6 +148,8 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
 void printStatsText(const ordered_json &S) {
   fmt::print(stderr, "mode: {} ({})\n", S["mode"].get<std::string>(),
              S["jit"].get<std::string>());
+  for (const auto &K : S["kernels_found"])
+    fmt::print(stderr, "{}\n", K.get<std::string>());
   fmt::print(stderr, "calls: {} in {:.3f} ms", S["repeat"].get<int64_t>(),
              S["wall_ms"].get<double>());
   if (S.contains("compiles"))
@@ -258,7 +263,8 @@ bool attachAotCode(vm::VirtualMachine &VM, const vm::AotCode &Code,
 /// the JIT attached; the arguments are parsed first, so that a typing
 /// mistake costs no load.
 std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
-                                          std::vector<Any> &Args) {
+                                          std::vector<Any> &Args,
+                                          std::vector<std::string> &Kernels) {
   const std::optional<vm::ExecMode> Mode = vm::parseExecMode(O.Mode);
   if (!Mode)
     throwError("UsageError",
@@ -272,6 +278,11 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   if (!O.Output.empty())
     checkOutputPath(O.Output);
   vm::OpenedProgram Prog = vm::openProgram(O.Program);
+  Kernels = Prog.KernelNotes;
+  if (O.Libs.empty())
+    for (const std::string &M : Prog.MissingKernels)
+      fmt::print(stderr, "vmjit: warning: {}: pass its kernels with --lib\n",
+                 M);
   const bool Aot = Prog.Aot && vm::modeRunsAotCode(*Mode);
 #ifndef VMJIT_HAVE_JIT
   if (*Mode == vm::ExecMode::Baseline ||
@@ -358,8 +369,9 @@ int run(const RunOptions &O) {
   };
   std::unique_ptr<vm::VirtualMachine> VM;
   std::vector<Any> Args;
+  std::vector<std::string> Kernels;
   try {
-    VM = setUp(O, Args);
+    VM = setUp(O, Args, Kernels);
   } catch (const Error &E) {
     if (E.kind() == "LookupError")
       return Fail(Error("UsageError", O.Program + ": " + E.message()));
@@ -390,7 +402,7 @@ int run(const RunOptions &O) {
   if (O.WaitCompiles)
     waitForCompiles(*VM);
   if (O.Stats)
-    Stats = collectStats(*VM, O, WallMs);
+    Stats = collectStats(*VM, O, WallMs, Kernels);
   if (RunError)
     return Fail(*RunError);
 

@@ -293,6 +293,35 @@ TEST(AnyTest, CastErrorIsTypeError) {
   }
 }
 
+TEST(AnyTest, AnArrayWhereAShapeIsExpectedSaysHowToMakeOne) {
+  const std::string Hint = " (a tuple or list is an Array: make a Shape with "
+                           "vmjit.Shape([...]) in Python, vmjit::Shape({...}) "
+                           "in C++)";
+  Any A(Array(std::vector<Any>{Any(1), Any(4)}));
+  try {
+    (void)A.cast<Shape>();
+    FAIL() << "cast<Shape>() on an Array did not throw";
+  } catch (const Error &E) {
+    EXPECT_EQ(E.message(), "expected Shape but got Array" + Hint);
+  }
+  // The typed functions' argument check says the same.
+  Function F = Function::fromTyped(
+      "f", [](Shape S) { return static_cast<int64_t>(S.size()); });
+  try {
+    F(A);
+    FAIL() << "f(Array) did not throw";
+  } catch (const Error &E) {
+    EXPECT_EQ(E.message(), "f: argument 1 expected Shape but got Array" + Hint);
+  }
+  // Other mismatches get no hint.
+  try {
+    (void)Any(1).cast<Shape>();
+    FAIL();
+  } catch (const Error &E) {
+    EXPECT_EQ(E.message(), "expected Shape but got int");
+  }
+}
+
 TEST(AnyTest, AsReturnsNulloptOnMismatch) {
   Any A(2.5);
   EXPECT_FALSE(A.as<Tensor>().has_value());

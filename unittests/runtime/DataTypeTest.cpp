@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
 using namespace vmjit;
 
 namespace {
@@ -181,6 +184,33 @@ TEST(DataTypeTest, Equality) {
   EXPECT_TRUE(dtype::Float32 == DLDataType({kDLFloat, 32, 1}));
   EXPECT_TRUE(dtype::Float32 != dtype::Int32);
   EXPECT_TRUE(dtype::Float32 != DLDataType({kDLFloat, 32, 2}));
+}
+
+} // namespace
+
+namespace {
+
+TEST(DataTypeTest, TensorElementCountIsTheOneRuleForShapes) {
+  const DLDataType F32 = dtype::Float32;
+  const int64_t Max = static_cast<int64_t>(maxTensorElements(F32));
+  auto Count = [&](std::vector<int64_t> Dims) {
+    return tensorElementCount(Dims, F32);
+  };
+  EXPECT_EQ(Count({}), 1u);
+  EXPECT_EQ(Count({2, 3, 4}), 24u);
+  EXPECT_EQ(Count({0}), 0u);
+  EXPECT_EQ(Count({5, 0, 7}), 0u);
+  EXPECT_EQ(Count({Max}), static_cast<uint64_t>(Max));
+  EXPECT_EQ(Count({Max + 1}), std::nullopt);
+  EXPECT_EQ(Count({-1}), std::nullopt);
+  EXPECT_EQ(Count({3, -1, 0}), std::nullopt);
+  // A zero dimension does not excuse the others: the fuzz finding's
+  // [2^58, 0] (zero elements, but strides that do not fit) is refused, in
+  // either order, as is a product that overflows 64 bits before a zero.
+  EXPECT_EQ(Count({int64_t(1) << 58, 0}), std::nullopt);
+  EXPECT_EQ(Count({0, int64_t(1) << 58}), std::nullopt);
+  EXPECT_EQ(Count({int64_t(1) << 40, int64_t(1) << 40, 0}), std::nullopt);
+  EXPECT_EQ(Count({int64_t(1) << 20, 0, int64_t(1) << 20}), 0u);
 }
 
 } // namespace

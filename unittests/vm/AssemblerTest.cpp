@@ -9,6 +9,7 @@
 #include "vmjit/vm/npy.h"
 #include "vmjit/vm/program.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -987,3 +988,34 @@ TEST(AssemblerTest, VerifierLimitsApplyToAssembledPrograms) {
   }
   std::filesystem::remove(Path);
 }
+
+namespace {
+
+// One rule for label names (asmtext::isLabelName), shared with the
+// binary loader's check of the debug names: what the assembler accepts
+// always loads back (fuzz/regressions/assembler/assembler-label-named-goto).
+TEST(AssemblerTest, AnInstructionKeywordCannotNameALabel) {
+  for (const char *Name : {"goto", "if", "else", "call", "ret", "vm", "void"})
+    EXPECT_EQ(
+        asmError(fmt::format(".func main(n)\n{}:\n  ret %n\n.end\n", Name)),
+        fmt::format("ParseError: prog.vmasm:2:1: error: '{}' cannot name "
+                    "a label (call, ret, goto, if, else, vm and void are "
+                    "reserved)",
+                    Name))
+        << Name;
+  // Names that merely start like one are fine, and survive a round trip.
+  auto Exe = asmText(".func main(n)\n  goto gotox\ngotox:\n  ret %n\n.end\n");
+  auto Back = loadExecutableFromBytes(serializeExecutable(*Exe), "x.bin");
+  EXPECT_EQ(Back->debugNames(0)->Labels.size(), 1u);
+}
+
+// One rule for tensor shapes (tensorElementCount), shared with both
+// loaders (FuzzReplay.TheLoaderRefusesAShapeWhoseNonzeroDimensionsOverflow).
+TEST(AssemblerTest, ATensorShapeWhoseNonzeroDimensionsOverflowIsRefused) {
+  EXPECT_EQ(asmError(".const $w = tensor float32 [288230376151711744, 0] []\n"
+                     ".func main()\n  ret %void\n.end\n"),
+            "ParseError: prog.vmasm:1:28: error: tensor shape "
+            "[288230376151711744, 0] has too many elements");
+}
+
+} // namespace

@@ -216,7 +216,13 @@ TEST(VirtualMachineTest, MissingPackedFunctionsAreAllNamed) {
   EXPECT_EQ(E.message(), "2 packed functions are not found in any loaded "
                          "library or the registry: 'no.such.one' (called in "
                          "function 'main', instruction 0), 'no.such.two' "
-                         "(called in function 'main', instruction 2)");
+                         "(called in function 'main', instruction 2). A "
+                         "model's kernels come from its kernel library: "
+                         "`vmjit run PROG --lib model.so`, "
+                         "`vmjit.VirtualMachine(exe, libs=[\"model.so\"])` "
+                         "in Python, VMOptions::Libraries in C++ (a model.so "
+                         "that TVM's export_library wrote beside a .tvmexec "
+                         "of the same name is found by itself)");
 }
 
 TEST(VirtualMachineTest, MissingPackedFunctionsGetTheClosestName) {

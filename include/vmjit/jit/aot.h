@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace vmjit::jit {
 
@@ -35,6 +36,10 @@ struct AotOptions {
   /// The linker to run; empty: $VMJIT_LINKER, else the first of ld.lld-19,
   /// ld.lld and ld on PATH.
   std::string Linker;
+  /// The kernel libraries the program runs with, recorded in the output
+  /// (relative to it where they can be) so that openProgram loads them with
+  /// it (vm::AotManifest::KernelLibraries).
+  std::vector<std::string> KernelLibraries;
 };
 
 /// What compileAheadOfTime did.

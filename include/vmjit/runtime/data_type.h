@@ -13,7 +13,9 @@
 #include "vmjit/runtime/c_api.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -81,6 +83,31 @@ inline constexpr uint64_t tensorDataBytes(uint64_t Elems, DLDataType T) {
 inline constexpr uint64_t maxTensorElements(DLDataType T) {
   uint64_t BitsPerElem = uint64_t(T.bits) * T.lanes;
   return BitsPerElem == 0 ? UINT64_MAX : (UINT64_MAX / 2) / BitsPerElem;
+}
+
+/// The element count of a tensor of shape `Dims` and element type `T`, or
+/// nullopt when no tensor has that shape: a negative dimension, or nonzero
+/// dimensions whose product exceeds maxTensorElements(T). A zero dimension
+/// does not excuse the others, so that the strides and byte offsets of
+/// every accepted shape fit. The one rule for tensor shapes: the assembler,
+/// the binary and TVM loaders and Tensor::empty all apply it.
+inline constexpr std::optional<uint64_t>
+tensorElementCount(std::span<const int64_t> Dims, DLDataType T) {
+  const uint64_t Max = maxTensorElements(T);
+  uint64_t NonZero = 1;
+  bool HasZero = false;
+  for (int64_t D : Dims) {
+    if (D < 0)
+      return std::nullopt;
+    if (D == 0) {
+      HasZero = true;
+      continue;
+    }
+    if (NonZero > Max / uint64_t(D))
+      return std::nullopt;
+    NonZero *= uint64_t(D);
+  }
+  return HasZero ? 0 : NonZero;
 }
 
 /// True for the float8, float6 and float4 type codes of DLPack 1.1

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace vmjit::vm {
 
@@ -35,7 +36,8 @@ namespace vmjit::vm {
 inline constexpr const char *kAotManifestSymbol = "vmjit_aot_manifest";
 /// "VMJITAOT", little-endian.
 inline constexpr uint64_t kAotMagic = 0x544f4154494a4d56ULL;
-inline constexpr uint32_t kAotVersion = 1;
+/// Version 2 adds KernelLibraries; version 1 libraries still load.
+inline constexpr uint32_t kAotVersion = 2;
 
 /// What a `vmjit compile` library exports as kAotManifestSymbol.
 struct AotManifest {
@@ -60,6 +62,10 @@ struct AotManifest {
   const uint32_t *Inlined;
   /// What wrote it: "vmjit VERSION, LLVM VERSION, TRIPLE".
   const char *Producer;
+  /// (Version 2.) The kernel libraries the program was compiled with, one
+  /// path a line, relative to this library's directory where `vmjit
+  /// compile` could make it so; "" for none.
+  const char *KernelLibraries;
 };
 static_assert(offsetof(AotManifest, Magic) == 0);
 static_assert(offsetof(AotManifest, Version) == 8);
@@ -73,7 +79,8 @@ static_assert(offsetof(AotManifest, Imports) == 48);
 static_assert(offsetof(AotManifest, ImportNames) == 56);
 static_assert(offsetof(AotManifest, Inlined) == 64);
 static_assert(offsetof(AotManifest, Producer) == 72);
-static_assert(sizeof(AotManifest) == 80);
+static_assert(offsetof(AotManifest, KernelLibraries) == 80);
+static_assert(sizeof(AotManifest) == 88);
 
 /// The native code of a loaded `vmjit compile` library and its executable.
 /// Any number of VMs may run it at once.
@@ -95,6 +102,11 @@ public:
   /// builtin).
   bool inlines(int64_t Func) const noexcept;
   const std::string &producer() const noexcept { return Producer; }
+  /// The kernel libraries the program was compiled with, as recorded
+  /// (AotManifest::KernelLibraries; openProgram loads them).
+  const std::vector<std::string> &kernelLibraries() const noexcept {
+    return KernelLibraries;
+  }
 
   /// Makes `VM` (of executable()) run this code: every bytecode function
   /// is native before the call returns, and stays so (no tier-up, no
@@ -108,6 +120,7 @@ private:
   const AotManifest *Manifest = nullptr;
   std::shared_ptr<Executable> Exe;
   std::string Producer;
+  std::vector<std::string> KernelLibraries;
 };
 
 /// Whether `Mode` runs ahead-of-time code when a program has it: compiled

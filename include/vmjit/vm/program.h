@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vmjit::vm {
 
@@ -71,12 +72,37 @@ struct OpenedProgram {
   /// For a `vmjit compile` library: its native code, for VMs of Exe in a
   /// mode that runs it (AotCode::attach, modeRunsAotCode).
   std::shared_ptr<AotCode> Aot;
+  /// Where Libraries came from when nobody named them, one line each for
+  /// `--stats` and `-v` ("kernels: mlp/model.so (beside
+  /// mlp/model.tvmexec)").
+  std::vector<std::string> KernelNotes;
+  /// Kernel libraries the program names but that are not there (a `vmjit
+  /// compile` library moved without its kernels): one line each saying
+  /// which, for a warning.
+  std::vector<std::string> MissingKernels;
 };
 
 /// loadProgram, keeping the libraries a model library brings (pass them
-/// to VMOptions::Libraries ahead of any others). "-" reads standard input.
+/// to VMOptions::Libraries ahead of any others), and finding the kernels
+/// of a program that does not hold them: for a program file (TVM's
+/// `.tvmexec`, a vmjit binary, vmasm) the `STEM.so` beside it that TVM's
+/// `export_library` wrote (model.so beside model.tvmexec); for a `vmjit
+/// compile` library, the kernel libraries it was compiled with (recorded
+/// in it, relative to it). "-" reads standard input (nothing is looked
+/// for beside it).
 OpenedProgram openProgram(const std::string &Path,
                           const LoadOptions &Opts = {});
+
+/// The one way to run any program vmjit reads, with its kernels: opens
+/// `Path` (openProgram: vmasm, a vmjit binary, TVM's `.tvmexec` with the
+/// model.so beside it, a TVM model library, a `vmjit compile` library with
+/// the kernels it recorded) and makes a VM of it, the program's libraries
+/// searched ahead of `Opts.Libraries`. A `vmjit compile` library's native
+/// code is attached where it can run (every function native from its
+/// first call). Throws what openProgram and VirtualMachine::create throw;
+/// a LinkError also names the recorded kernel libraries that are missing.
+std::unique_ptr<VirtualMachine> openVM(const std::string &Path,
+                                       VMOptions Opts = {});
 
 /// True if `Path` is "-" (standard input) or names something that is
 /// neither a regular file nor a directory: a pipe, a process substitution
@@ -114,6 +140,11 @@ std::shared_ptr<Executable> loadLibraryBin(std::span<const char> Bin,
 /// every message names the file.
 std::shared_ptr<Executable> loadProgram(const std::string &Path,
                                         const LoadOptions &Opts = {});
+
+/// The format writeProgram writes to `Path` when none is named: "vmasm"
+/// for a name ending in .vmasm, "tvm" for .tvmexec (any case), else
+/// "vmjit".
+std::string formatForPath(const std::string &Path);
 
 /// Writes `Exe` to `Path` as `Format`: "vmjit" (the binary format), "tvm"
 /// (TVM's VMExecutable format) or "vmasm". What the format cannot hold is
