@@ -667,7 +667,7 @@ def tier1_section(m):
 
 
 def tvm_models_section(m):
-    """Per model of ../shared/tvm-models and tier: µs per call, the
+    """Per model TVM built (VMJIT_TVM_MODELS) and tier: µs per call, the
     kernels-only floor, and the driver's overhead (tier − floor)."""
     models = []
     for name in m:
@@ -676,8 +676,9 @@ def tvm_models_section(m):
                 parts[1] not in models:
             models.append(parts[1])
     if not models:
-        return ("Not run: no `../shared/tvm-models` next to the source tree "
-                "(or `VMJIT_TVM_MODELS`).")
+        return ("Not run: no models folder (`VMJIT_TVM_MODELS`, such as "
+                "the one `examples/tvm/build_models.py` writes, or the test "
+                "fixtures `../shared/tvm-models` beside the source tree).")
     us = lambda ns: fmt_num(ns / 1e3)
     rows = []
     for model in models:
@@ -1184,15 +1185,17 @@ def report(res, build_dir, svg_name):
     L.append(load_section(m) + "\n")
 
     L.append("## tvm_models: models TVM's compiler built\n")
-    L.append("`tvm_models/MODEL/TIER`: one call of a model of "
-             "`../shared/tvm-models` (TVM's `export_library` output) with its "
+    L.append("`tvm_models/MODEL/TIER`: one call of a model TVM's compiler "
+             "built (its `export_library` output) with its "
              "own inputs. `floor`: the same kernel calls, recorded once by an "
              "instrument and replayed from a C++ loop on preallocated "
              "buffers; *overhead* is the tier's time minus the floor's "
              "(allocation, checks, dispatch). `compiled_mode` (TVM's "
              "exec_mode=\"compiled\") has no floor: its own code calls the "
-             "kernels, unseen by an instrument. Models: "
-             "`VMJIT_TVM_MODELS` or `../shared/tvm-models`; alone: "
+             "kernels, unseen by an instrument. Models: the folder "
+             "`VMJIT_TVM_MODELS` names (such as the one "
+             "`examples/tvm/build_models.py` writes), by default the test "
+             "fixtures `../shared/tvm-models` beside the source tree; alone: "
              "`vmjit-bench --benchmark_filter='tvm_models/' "
              "--benchmark_repetitions=7 "
              "--benchmark_report_aggregates_only=true`.\n")

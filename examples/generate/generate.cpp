@@ -1,8 +1,8 @@
 //===- generate.cpp - Greedy generation with a TVM-compiled LLM -----------===//
 //
 // A host program running a language model that TVM compiled with its paged
-// KV cache (../shared/tvm-models/llm and models like it), in process, with
-// the JIT:
+// KV cache (such as the llm that examples/tvm/build_models.py builds with
+// TVM), in process, with the JIT:
 //
 //   generate MODEL_DIR [--mode MODE] [--tokens N] [--loops N] [--check]
 //
@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 using namespace vmjit;
 
@@ -78,6 +79,19 @@ int run(int Argc, char **Argv) {
   }
   if (Tokens < 1 || Loops < 1)
     return usage();
+  // What the loop reads: a missing file is one line saying how to get it.
+  for (const char *File : {"model.so", "param_0.npy", "prompt.npy"}) {
+    std::filesystem::path Path = std::filesystem::path(Argv[1]) / File;
+    if (!std::filesystem::exists(Path)) {
+      std::fprintf(stderr,
+                   "generate: %s is missing: this example runs a language "
+                   "model TVM built; with TVM installed, `python3 "
+                   "examples/tvm/build_models.py DIR --models llm` writes one "
+                   "to DIR/llm\n",
+                   Path.string().c_str());
+      return 2;
+    }
+  }
 
   // Load the model; in a JIT build, attach the JIT in the chosen mode.
   llm::Generator G(Argv[1], [&](vm::VirtualMachine &VM) {

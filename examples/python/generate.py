@@ -8,7 +8,9 @@ MODEL_DIR holds what TVM's compiler emits for a Llama-style decoder with
 TVM's paged KV cache (the pattern of TVM's optimize_llm tutorial, as MLC-LLM
 drives it): model.so with the VM functions create_tir_paged_kv_cache, embed,
 prefill and decode, the weights param_0.npy.. (passed as one tuple) and
-prompt.npy (int32 token ids). The loop is the one TVM users write:
+prompt.npy (int32 token ids). With TVM installed,
+`python3 examples/tvm/build_models.py DIR --models llm` writes such a
+directory, DIR/llm. The loop is the one TVM users write:
 
     kv = vm["create_tir_paged_kv_cache"](Shape([1]), Shape([256]), ...)
     add_sequence(kv, 0)
@@ -97,6 +99,15 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="compare with tokens.npy and logits_step<k>.npy")
     args = ap.parse_args()
+    # What the loop reads: a missing file is one line saying how to get it.
+    for name in ("model.so", "param_0.npy", "prompt.npy"):
+        path = os.path.join(args.model_dir, name)
+        if not os.path.exists(path):
+            print("generate.py: %s is missing: this example runs a language "
+                  "model TVM built; with TVM installed, `python3 "
+                  "examples/tvm/build_models.py DIR --models llm` writes one "
+                  "to DIR/llm" % path, file=sys.stderr)
+            return 2
 
     gen = Generator(args.model_dir, args.mode)
     prompt = [int(t) for t in np.load(os.path.join(args.model_dir,
