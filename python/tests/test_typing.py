@@ -57,8 +57,8 @@ def test_package_is_strict(tmp_path):
 
 def test_docs_and_examples_are_strict(tmp_path):
     blocks = _python_blocks()
-    # The quick start, the types, register_func.
-    assert len(blocks) >= 3, blocks
+    # The quick start, TVM's names, the types, register_func.
+    assert len(blocks) >= 4, blocks
     files = []
     for start, code in blocks:
         path = tmp_path / ("python_md_line_%d.py" % start)
@@ -74,6 +74,7 @@ def test_types_are_precise(tmp_path):
     """What a program gets back from each name has the type the API
     documents, not Any."""
     (tmp_path / "sample.py").write_text(textwrap.dedent("""\
+        import numpy as np
         import vmjit
 
         exe = vmjit.load("fib.vmasm")
@@ -91,6 +92,10 @@ def test_types_are_precise(tmp_path):
         reveal_type(vm.get_outputs("main"))
         reveal_type(vmjit.get_global_func("scalar.add"))
         reveal_type(vmjit.get_global_func("no.such", allow_missing=True))
+        reveal_type(exe.as_python())
+        reveal_type(vmjit.nd.array(np.ones(3)))
+        reveal_type(vmjit.tensor([1, 2]).asnumpy())
+        reveal_type(vm.profile("main", 10).csv())
         """))
     r = _mypy("sample.py", cwd=tmp_path)
     revealed = [re.sub(r"^sample\.py:\d+: note: Revealed type is ", "", line)
@@ -110,6 +115,10 @@ def test_types_are_precise(tmp_path):
         value,
         '"vmjit._vmjit.Function"',
         '"Union[vmjit._vmjit.Function, None]"',
+        '"builtins.str"',
+        '"vmjit._vmjit.Tensor"',
+        '"numpy.ndarray[Any, numpy.dtype[Any]]"',
+        '"builtins.str"',
     ], r.stdout + r.stderr
     # A call returns vmjit.Value: the union of what a program can return.
     for kind in ("None", "builtins.int", "builtins.float", "builtins.str",

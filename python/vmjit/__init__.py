@@ -24,6 +24,7 @@ from .tensors import from_dlpack, tensor
 from .values import Device, DeviceLike, Shape, Value, cpu, device
 from .virtual_machine import (BenchmarkResult, InstrumentReturnKind,
                               ProfileReport, ProfileRow, VirtualMachine)
+from . import nd
 
 Tensor = _vmjit.Tensor
 Function = _vmjit.Function
@@ -53,6 +54,6 @@ __all__ = [
     "ProfileReport", "ProfileRow", "Shape", "Stats", "Tensor", "Value",
     "VirtualMachine", "assemble", "baseline_available", "cpu", "device",
     "empty", "errors", "from_dlpack", "get_global_func", "jit_available",
-    "list_global_func_names", "load", "register_func",
+    "list_global_func_names", "load", "nd", "register_func",
     "register_global_func", "remove_global_func", "tensor",
 ]

@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
-from . import _vmjit
+from . import _python_view, _vmjit
 
 #: A file's path, as ``open`` takes one.
 PathLike = Union[str, "os.PathLike[str]"]
@@ -64,6 +64,13 @@ class Executable:
     def as_text(self) -> str:
         """The program as vmasm text (assembling it gives it back)."""
         return self._handle.as_text()
+
+    def as_python(self) -> str:
+        """The program in Python's syntax, to read (TVM's
+        ``Executable.as_python()`` writes its builder's calls; this writes
+        each bytecode function as a Python function of its calls, returns
+        and jumps). It does not run: :meth:`as_text` is the program."""
+        return _python_view.as_python(self._handle, self.name)
 
     def stats(self) -> Stats:
         """Functions, constants and instruction counts: a dict with the keys

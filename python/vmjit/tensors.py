@@ -6,11 +6,14 @@ are added to the extension's type here."""
 from __future__ import annotations
 
 import types
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from . import _vmjit
 from .values import DeviceLike
 from .values import device as _device
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 Tensor = _vmjit.Tensor
 #: vmjit.tensor(data, dtype=None, device=None): in C, calling
@@ -119,6 +122,12 @@ def _copyfrom(self: Tensor, source: object) -> Tensor:
     return self
 
 
+def _asnumpy(self: Tensor) -> npt.NDArray[Any]:
+    """TVM's older name of :meth:`numpy`: a NumPy array over the tensor's
+    memory (no copy; TVM's ``asnumpy`` copies)."""
+    return self.numpy()
+
+
 def _copyto(self: Tensor, target: object) -> Tensor:
     """Copies this tensor, as TVM's ``NDArray.copyto``: into ``target`` if
     it is a vmjit.Tensor (of the same shape and dtype, else ValueError;
@@ -155,6 +164,7 @@ def _repr(self: Tensor) -> str:
 
 _vmjit._set_tensor_hook(_tensor_general)
 # (The stubs declare them on the extension's type.)
+Tensor.asnumpy = _asnumpy  # type: ignore[assignment]
 Tensor.copyfrom = _copyfrom  # type: ignore[assignment]
 Tensor.copyto = _copyto  # type: ignore[assignment]
 Tensor.__repr__ = _repr  # type: ignore[assignment]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import enum
+import io
 import json
 import math
 import statistics
@@ -107,6 +109,20 @@ class ProfileReport:
         return json.dumps({"total_ns": self.total_ns, "calls": [
             {"name": r.name, "calls": r.calls, "total_ns": r.total_ns,
              "mean_ns": r.mean_ns} for r in self.rows]})
+
+    def csv(self) -> str:
+        """The rows as CSV text, as TVM's ``Report.csv()``: a header line
+        (``Name,Count,Duration (us),Mean (us),Percent``), then one line per
+        callee, the most time first; the whole call is not a row."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["Name", "Count", "Duration (us)", "Mean (us)",
+                         "Percent"])
+        for r in self.rows:
+            share = 100.0 * r.total_ns / self.total_ns if self.total_ns else 0
+            writer.writerow([r.name, r.calls, "%.3f" % (r.total_ns / 1e3),
+                             "%.3f" % (r.mean_ns / 1e3), "%.2f" % share])
+        return out.getvalue()
 
     def __str__(self) -> str:
         return self.table()
