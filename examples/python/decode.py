@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(EXAMPLES, "scripts"))
 import reference  # noqa: E402  (examples/scripts/reference.py)
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--mode", default="tiered", choices=vmjit.virtual_machine.MODES)
@@ -38,6 +38,9 @@ def main():
     for _ in range(args.calls):
         y = vm["main"](x)  # x goes in without a copy
     vm.wait_compiles()
+    # A call returns a vmjit.Value (any value a program can return): this
+    # one is a tensor, as mypy learns from the isinstance.
+    assert isinstance(y, vmjit.Tensor), y
 
     got = y.numpy()  # shares y's memory
     want = reference.decode(weights)

@@ -25,8 +25,10 @@ says whether they match).
 import argparse
 import os
 import sys
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 import vmjit
 from vmjit import Shape
@@ -47,7 +49,8 @@ total_length = vmjit.get_global_func(
 class Generator:
     """The model, its weights and the generate loop."""
 
-    def __init__(self, model_dir, mode="tiered", **vm_options):
+    def __init__(self, model_dir: str, mode: str = "tiered",
+                 **vm_options: Any) -> None:
         self.vm = vmjit.VirtualMachine(
             vmjit.load(os.path.join(model_dir, "model.so")), mode=mode,
             **vm_options)
@@ -59,24 +62,32 @@ class Generator:
             for i in range(count))
         self.hidden = self.params[0].shape[1]  # embedding [vocab, hidden]
 
-    def new_cache(self):
+    def new_cache(self) -> vmjit.Value:
         return self.vm["create_tir_paged_kv_cache"](
             *[Shape([v]) for v in KV_CONFIG])
 
-    def embed(self, ids):
+    def embed(self, ids: Sequence[int]) -> vmjit.Value:
         e = self.vm["embed"](np.asarray(ids, dtype="int32"), self.params)
         return reshape(e, Shape([1, len(ids), self.hidden]))
 
-    def step(self, kv, seq_id, ids, func):
+    def step(self, kv: vmjit.Value, seq_id: int, ids: Sequence[int],
+             func: str) -> Tuple[npt.NDArray[Any], vmjit.Value]:
         """One forward of `ids` for sequence `seq_id` through `func`
         (prefill or decode): the logits of the last token, and the cache."""
         h = self.embed(ids)
         begin_forward(kv, Shape([seq_id]), Shape([len(ids)]))
-        logits, kv = self.vm[func](h, kv, self.params)
+        # The function returns a tuple (logits, cache): a vmjit.Value that
+        # isinstance narrows for mypy.
+        result = self.vm[func](h, kv, self.params)
+        assert isinstance(result, tuple), result
+        logits, kv = result
+        assert isinstance(logits, vmjit.Tensor), logits
         end_forward(kv)
         return logits.numpy(), kv
 
-    def generate(self, prompt, new_tokens, kv=None, seq_id=0):
+    def generate(self, prompt: Sequence[int], new_tokens: int,
+                 kv: vmjit.Value = None, seq_id: int = 0
+                 ) -> Tuple[List[int], List[npt.NDArray[Any]], vmjit.Value]:
         """Greedy generation: the new tokens and each step's logits."""
         kv = kv if kv is not None else self.new_cache()
         add_sequence(kv, seq_id)
@@ -90,7 +101,14 @@ class Generator:
         return tokens, steps, kv
 
 
-def main():
+def cached_tokens(kv: vmjit.Value) -> int:
+    """How many tokens the cache `kv` holds."""
+    n = total_length(kv)
+    assert isinstance(n, int), n
+    return n
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model_dir")
     ap.add_argument("--mode", default="tiered",
@@ -115,7 +133,7 @@ def main():
     tokens, steps, kv = gen.generate(prompt, args.tokens)
     print("prompt   :", prompt)
     print("generated:", tokens)
-    print("cached tokens:", int(total_length(kv)))
+    print("cached tokens:", cached_tokens(kv))
     if not args.check:
         return 0
     want = [int(t) for t in np.load(os.path.join(args.model_dir,

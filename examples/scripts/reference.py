@@ -19,8 +19,13 @@ import json
 import math
 import os
 import sys
+from typing import Any, Callable, Dict, NoReturn
 
 import numpy as np
+import numpy.typing as npt
+
+#: The arrays of the reference: float64.
+Array = npt.NDArray[np.float64]
 
 RTOL = 1e-4
 ATOL = 1e-5
@@ -28,11 +33,12 @@ EPS = 1e-5
 LAYERS = 2
 
 
-def load(d, name):
-    return np.load(os.path.join(d, name + ".npy")).astype(np.float64)
+def load(d: str, name: str) -> Array:
+    a: Array = np.load(os.path.join(d, name + ".npy")).astype(np.float64)
+    return a
 
 
-def mlp(d):
+def mlp(d: str) -> Array:
     h = load(d, "x")
     for i in (1, 2, 3):
         h = h @ load(d, f"w{i}") + load(d, f"b{i}")
@@ -41,24 +47,27 @@ def mlp(d):
     return h
 
 
-def rms_norm(x, w):
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * w
+def rms_norm(x: Array, w: Array) -> Array:
+    y: Array = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * w
+    return y
 
 
-def softmax(x):
+def softmax(x: Array) -> Array:
     e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+    y: Array = e / e.sum(axis=-1, keepdims=True)
+    return y
 
 
-def gelu(x):
+def gelu(x: Array) -> Array:
     erf = np.vectorize(math.erf)
-    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+    y: Array = 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+    return y
 
 
-def decode(d):
+def decode(d: str) -> Array:
     x = load(d, "x")
     for layer in range(LAYERS):
-        w = lambda n: load(d, f"l{layer}_{n}")
+        w: Callable[[str], Array] = lambda n: load(d, f"l{layer}_{n}")
         h = rms_norm(x, w("ln1"))
         q, k, v = h @ w("wq"), h @ w("wk"), h @ w("wv")
         keys = np.concatenate([w("kcache"), k])    # [9, 64]
@@ -70,20 +79,20 @@ def decode(d):
     return rms_norm(x, load(d, "ln_f"))
 
 
-MODELS = {"mlp": mlp, "decode": decode}
+MODELS: Dict[str, Callable[[str], Array]] = {"mlp": mlp, "decode": decode}
 
 
-def to_json(a):
+def to_json(a: Array) -> Dict[str, Any]:
     return {"result": {"dtype": "float32", "shape": list(a.shape),
                        "data": a.astype(np.float32).astype(np.float64).tolist()}}
 
 
-def fail(msg):
+def fail(msg: str) -> NoReturn:
     print(f"reference.py: {msg}", file=sys.stderr)
     sys.exit(1)
 
 
-def check(name, expected, text):
+def check(name: str, expected: Array, text: str) -> None:
     try:
         got = json.loads(text)
     except json.JSONDecodeError as e:
@@ -123,7 +132,7 @@ def check(name, expected, text):
           f"(max abs error {float(err.max()):.3g})")
 
 
-def main():
+def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(
         description="Expected results of the mlp and decode examples.")

@@ -291,8 +291,11 @@ void registerMachine(py::module_ &M) {
       M, "Machine", py::custom_type_setup(machineTypeSetup))
       .def(py::init(&createMachine))
       .def_readonly("mode", &Machine::Mode)
+      // DropResult: a function returning None after the call (TVM's
+      // save_function with include_return=False).
       .def("function",
-           [](std::shared_ptr<Machine> Self, const std::string &Name) {
+           [](std::shared_ptr<Machine> Self, const std::string &Name,
+              bool DropResult) {
              int64_t K = -1;
              Function Fn;
              run(*Self, [&] {
@@ -300,6 +303,14 @@ void registerMachine(py::module_ &M) {
                if (!Self->VM->isSavedFunction(Name))
                  K = Self->VM->functionIndex(Name);
              });
+             if (DropResult) {
+               K = -1;
+               Fn = Function::fromPacked(
+                   Name, [Inner = std::move(Fn)](PackedArgs A, Any *Result) {
+                     Inner.callPacked(A.data(), A.size());
+                     Result->reset();
+                   });
+             }
              return py::reinterpret_steal<py::object>(
                  makeBoundFunction(Self, K, std::move(Fn), Name));
            })

@@ -9,18 +9,21 @@
 cmake and pip-install make a fresh virtual environment VENV with the
 system's site-packages (for NumPy and pytest), install the package into it
 and check it: the package in VENV's site-packages, vmjit.__version__, the
-stubs and py.typed, a program run on the JIT when the package has it.
-cmake: ``cmake --install BUILD --prefix VENV``. pip-install: ``pip install
---no-build-isolation SRC`` (setup.py builds in DIR with the CMake
-arguments given, those of the calling build, so that ccache has every
-object); checks the dist-info too, and that ``pip install -e`` is refused
-with a message. pip-uninstall: ``pip uninstall -y
+stubs and py.typed, a program run on the JIT when the package has it, and
+vmjit's command line as ``python -m vmjit`` (``--version``, and ``run``
+of examples/fib.vmasm: fib(10) = 55). cmake: ``cmake --install BUILD
+--prefix VENV``. pip-install: ``pip install --no-build-isolation SRC``
+(setup.py builds in DIR with the CMake arguments given, those of the
+calling build, so that ccache has every object); checks the dist-info
+too, the ``vmjit`` command pip installs (VENV/bin/vmjit, the same two
+runs), and that ``pip install -e`` is refused with a message. pip-uninstall: ``pip uninstall -y
 vmjit``, then checks that nothing of it is left. Prints the time of each
 step.
 """
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -65,7 +68,8 @@ except importlib.metadata.PackageNotFoundError:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("how", choices=("cmake", "pip-install", "pip-uninstall"))
-    parser.add_argument("--source", type=Path)
+    parser.add_argument("--source", type=Path,
+                        default=Path(__file__).resolve().parents[2])
     parser.add_argument("--build-dir")
     parser.add_argument("--venv", required=True, type=Path)
     parser.add_argument("--version")
@@ -104,10 +108,28 @@ def main():
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages",
                     str(args.venv)], check=True)
     check = [python, "-c", CHECK_INSTALLED, str(args.venv), args.version]
+    def check_command(command):
+        """`command` (a way to run vmjit's command line) says its version
+        and runs examples/fib.vmasm."""
+        for extra, want in ((["--version"], r"\bvmjit %s\b" % re.escape(
+                args.version)), (["run", str(args.source / "examples" /
+                                           "fib.vmasm"), "10"], r"^55$")):
+            start = time.monotonic()
+            run = subprocess.run(command + extra, env=env, cwd=cwd,
+                                 capture_output=True, text=True)
+            said = run.stdout + run.stderr
+            print("install_check: %s: exit %d in %.1f s: %s" % (
+                shlex.join(command + extra), run.returncode,
+                time.monotonic() - start, said.strip()), flush=True)
+            if run.returncode != 0 or not re.search(want, run.stdout, re.M):
+                sys.exit("%s: expected %r in its output"
+                         % (shlex.join(command + extra), want))
+
     if args.how == "cmake":
         step("cmake --install", ["cmake", "--install", args.build_dir,
                                  "--prefix", str(args.venv)])
         step("check", check + ["0"])
+        check_command([python, "-m", "vmjit"])
         print("cmake --install into a venv ok")
         return
 
@@ -116,6 +138,8 @@ def main():
     step("pip install", pip + ["install", "--no-build-isolation", "--no-index",
                                "--no-cache-dir", str(args.source)])
     step("check", check + ["1"])
+    check_command([python, "-m", "vmjit"])
+    check_command([str(args.venv / "bin" / "vmjit")])
     # pip install -e: refused with a message, the installed package kept.
     editable = subprocess.run(
         pip + ["install", "--no-build-isolation", "--no-index",

@@ -301,6 +301,22 @@ def test_export_round_trip_through_vmjit(exported, dlpack_only):
     assert again.data_ptr == exported.data_ptr
 
 
+def test_numpy_from_dlpack_writability():
+    """docs/python.md: NumPy 1.x makes what np.from_dlpack takes read-only;
+    t.numpy() and np.asarray(t) are writable views of the same memory."""
+    t = vmjit.tensor(np.zeros(4, "float32"))
+    a = np.from_dlpack(t)
+    assert np.shares_memory(a, t.numpy())
+    if np.lib.NumpyVersion(np.__version__) < "2.0.0":
+        assert not a.flags.writeable
+        with pytest.raises(builtins.ValueError, match="read-only"):
+            a[0] = 1
+    for view in (t.numpy(), np.asarray(t)):
+        assert view.flags.writeable
+        view[1] = 5
+    assert t.numpy().tolist() == [0, 5, 0, 0] and a[1] == 5
+
+
 #===--- The buffer protocol's requests -------------------------------------===#
 
 class Py_buffer(ctypes.Structure):

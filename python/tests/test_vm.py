@@ -149,7 +149,11 @@ def test_save_function(values_vm):
 def test_save_function_without_return(values_vm):
     vm = values_vm
     vm.save_function("sub", "sub_void", 20, 5, include_return=False)
+    assert isinstance(vm["sub_void"], vmjit.Function)  # as every vm[name]
     assert vm["sub_void"]() is None
+    vm.save_function("sub", "sub_bad", "text", 5, include_return=False)
+    with pytest.raises(vmjit.errors.TypeError):
+        vm["sub_bad"]()  # an error still comes out
     vm.save_function("sub", "sub_void", 20, 5)  # include_return again
     assert vm["sub_void"]() == 15
 

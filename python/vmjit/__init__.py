@@ -21,9 +21,10 @@ from .functions import (get_global_func, list_global_func_names,
                         register_func, register_global_func,
                         remove_global_func)
 from .tensors import from_dlpack, tensor
-from .values import Device, Shape, cpu, device
+from .values import Device, DeviceLike, Shape, Value, cpu, device
 from .virtual_machine import (BenchmarkResult, InstrumentReturnKind,
                               ProfileReport, ProfileRow, VirtualMachine)
+from . import nd
 
 Tensor = _vmjit.Tensor
 Function = _vmjit.Function
@@ -35,9 +36,8 @@ baseline_available = _vmjit.baseline_available
 _vmjit._set_hooks(Shape, Device, errors._make)
 
 
-
 @atexit.register
-def _at_exit():
+def _at_exit() -> None:
     """At interpreter exit, before any C++ static is destroyed: threads
     still inside VM calls (daemon threads) no longer take the GIL (they
     wait for the process to end instead), background tier-2 compiles stop
@@ -49,11 +49,11 @@ def _at_exit():
     _vmjit._clear_python_funcs()
 
 __all__ = [
-    "BenchmarkResult", "Device", "Error", "Executable", "Function",
-    "FunctionInfo", "InstrumentReturnKind", "Object", "ProfileReport",
-    "ProfileRow", "Shape", "Stats",
-    "Tensor", "VirtualMachine", "assemble", "baseline_available", "cpu",
-    "device", "empty", "errors", "from_dlpack", "get_global_func",
-    "jit_available", "list_global_func_names", "load", "register_func",
+    "BenchmarkResult", "Device", "DeviceLike", "Error", "Executable",
+    "Function", "FunctionInfo", "InstrumentReturnKind", "Object",
+    "ProfileReport", "ProfileRow", "Shape", "Stats", "Tensor", "Value",
+    "VirtualMachine", "assemble", "baseline_available", "cpu", "device",
+    "empty", "errors", "from_dlpack", "get_global_func", "jit_available",
+    "list_global_func_names", "load", "nd", "register_func",
     "register_global_func", "remove_global_func", "tensor",
 ]

@@ -14,6 +14,7 @@ and ``frames`` (innermost first).
 """
 
 import builtins
+from typing import Iterable, Optional
 
 
 class Error(RuntimeError):
@@ -21,7 +22,9 @@ class Error(RuntimeError):
 
     kind = "Error"
 
-    def __init__(self, text, kind=None, message=None, frames=()):
+    def __init__(self, text: str, kind: Optional[str] = None,
+                 message: Optional[str] = None,
+                 frames: Iterable[str] = ()) -> None:
         super().__init__(text)
         if kind is not None:
             self.kind = kind
@@ -29,52 +32,119 @@ class Error(RuntimeError):
         self.frames = list(frames)
 
 
-def _kind(name, *bases, doc):
-    cls = type(name, (Error,) + bases, {"__doc__": doc, "kind": name})
-    cls.__module__ = __name__
-    return cls
+# One class per kind the runtime raises, with the Python exceptions it
+# also is.
 
 
-# One row per kind the runtime raises: the Python exceptions it also is.
-TypeError = _kind("TypeError", builtins.TypeError,
-                  doc="A value of the wrong type (an argument, an If condition).")
-ValueError = _kind("ValueError", builtins.ValueError,
-                   doc="A value out of range or of the wrong shape.")
-IndexError = _kind("IndexError", builtins.IndexError,
-                   doc="An index out of range (tuple_getitem, a shape heap).")
-LookupError = _kind("LookupError", builtins.LookupError,
-                    doc="No function of that name.")
-MemoryError = _kind("MemoryError", builtins.MemoryError,
-                    doc="An allocation failed.")
-RecursionError = _kind("RecursionError", builtins.RecursionError,
-                       doc="Too deep a nesting of VM frames, or too many registers.")
-TimeoutError = _kind("TimeoutError", builtins.TimeoutError,
-                     doc="A call ran past its timeout.")
-IOError = _kind("IOError", builtins.OSError,
-                doc="A file could not be read or written.")
-StepLimitError = _kind("StepLimitError",
-                       doc="A call took more steps than max_steps.")
-InterruptedError = _kind("InterruptedError",
-                         doc="VirtualMachine.interrupt() stopped the call.")
-FormatError = _kind("FormatError",
-                    doc="A program file is malformed (names the offset and field).")
-ParseError = _kind("ParseError",
-                   doc="vmasm text does not parse (names the line and column).")
-VerifyError = _kind("VerifyError",
-                    doc="An executable breaks a rule of the bytecode.")
-LinkError = _kind("LinkError",
-                  doc="A packed function the program calls is nowhere to be found.")
-LibraryError = _kind("LibraryError",
-                     doc="A kernel library could not be loaded.")
-JITError = _kind("JITError", doc="The JIT could not start.")
-InternalError = _kind("InternalError", doc="A bug in vmjit: please report it.")
+class TypeError(Error, builtins.TypeError):
+    """A value of the wrong type (an argument, an If condition)."""
+
+    kind = "TypeError"
+
+
+class ValueError(Error, builtins.ValueError):
+    """A value out of range or of the wrong shape."""
+
+    kind = "ValueError"
+
+
+class IndexError(Error, builtins.IndexError):
+    """An index out of range (tuple_getitem, a shape heap)."""
+
+    kind = "IndexError"
+
+
+class LookupError(Error, builtins.LookupError):
+    """No function of that name."""
+
+    kind = "LookupError"
+
+
+class MemoryError(Error, builtins.MemoryError):
+    """An allocation failed."""
+
+    kind = "MemoryError"
+
+
+class RecursionError(Error, builtins.RecursionError):
+    """Too deep a nesting of VM frames, or too many registers."""
+
+    kind = "RecursionError"
+
+
+class TimeoutError(Error, builtins.TimeoutError):
+    """A call ran past its timeout."""
+
+    kind = "TimeoutError"
+
+
+class IOError(Error, builtins.OSError):
+    """A file could not be read or written."""
+
+    kind = "IOError"
+
+
+class StepLimitError(Error):
+    """A call took more steps than max_steps."""
+
+    kind = "StepLimitError"
+
+
+class InterruptedError(Error):
+    """VirtualMachine.interrupt() stopped the call."""
+
+    kind = "InterruptedError"
+
+
+class FormatError(Error):
+    """A program file is malformed (names the offset and field)."""
+
+    kind = "FormatError"
+
+
+class ParseError(Error):
+    """vmasm text does not parse (names the line and column)."""
+
+    kind = "ParseError"
+
+
+class VerifyError(Error):
+    """An executable breaks a rule of the bytecode."""
+
+    kind = "VerifyError"
+
+
+class LinkError(Error):
+    """A packed function the program calls is nowhere to be found."""
+
+    kind = "LinkError"
+
+
+class LibraryError(Error):
+    """A kernel library could not be loaded."""
+
+    kind = "LibraryError"
+
+
+class JITError(Error):
+    """The JIT could not start."""
+
+    kind = "JITError"
+
+
+class InternalError(Error):
+    """A bug in vmjit: please report it."""
+
+    kind = "InternalError"
+
 
 _KINDS = {cls.kind: cls for cls in Error.__subclasses__()}
 
 __all__ = ["Error"] + sorted(_KINDS)
 
 
-def _make(kind, message, frames, text):
+def _make(kind: str, message: str, frames: Iterable[str],
+          text: str) -> Error:
     """The exception for a runtime error (called by the extension)."""
     cls = _KINDS.get(kind, Error)
     return cls(text, kind=kind, message=message, frames=frames)

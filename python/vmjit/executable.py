@@ -1,10 +1,15 @@
 """Executables: loading, assembling, inspecting and saving programs."""
 
+from __future__ import annotations
+
 import json
 import os
-from typing import NamedTuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
-from . import _vmjit
+from . import _python_view, _vmjit
+
+#: A file's path, as ``open`` takes one.
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 class FunctionInfo(NamedTuple):
@@ -12,21 +17,21 @@ class FunctionInfo(NamedTuple):
 
     name: str
     kind: str  # "bytecode", "packed" or "native"
-    params: tuple  # parameter names (bytecode functions)
+    params: Tuple[str, ...]  # parameter names (bytecode functions)
     num_params: int
     registers: int
     instructions: int
 
 
-class Stats(dict):
+class Stats(Dict[str, Any]):
     """A statistics document (a dict, the keys of the command's --json
     output) that prints as the command's text."""
 
-    def __init__(self, doc, text):
+    def __init__(self, doc: Dict[str, Any], text: str) -> None:
         super().__init__(doc)
         self._text = text
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self._text
 
 
@@ -36,12 +41,13 @@ class Executable:
     Many :class:`VirtualMachine` objects (in many threads) may share one.
     """
 
-    def __init__(self, handle, name=None):
+    def __init__(self, handle: _vmjit.Executable,
+                 name: Optional[str] = None) -> None:
         self._handle = handle
         self.name = name
 
     @property
-    def functions(self):
+    def functions(self) -> List[FunctionInfo]:
         """The function table, as :class:`FunctionInfo` entries."""
         return [FunctionInfo(f["name"], f["kind"], tuple(f["params"]),
                              f["num_params"], f["registers"],
@@ -49,46 +55,53 @@ class Executable:
                 for f in self._handle.functions]
 
     @property
-    def aot_producer(self):
+    def aot_producer(self) -> Optional[str]:
         """For a library ``vmjit compile`` wrote: what wrote it ("vmjit
         VERSION, LLVM VERSION, TRIPLE"); its VMs in "compiled" and "tiered"
         mode run its native code, compiling nothing. Otherwise None."""
         return self._handle.aot_producer
 
-    def as_text(self):
+    def as_text(self) -> str:
         """The program as vmasm text (assembling it gives it back)."""
         return self._handle.as_text()
 
-    def stats(self):
+    def as_python(self) -> str:
+        """The program in Python's syntax, to read (TVM's
+        ``Executable.as_python()`` writes its builder's calls; this writes
+        each bytecode function as a Python function of its calls, returns
+        and jumps). It does not run: :meth:`as_text` is the program."""
+        return _python_view.as_python(self._handle, self.name)
+
+    def stats(self) -> Stats:
         """Functions, constants and instruction counts: a dict with the keys
         of ``vmjit stats --json`` (less the file's), printing as a table."""
         doc, text = self._handle.stats()
         return Stats(json.loads(doc), text)
 
-    def save(self, path, format=None):
+    def save(self, path: PathLike, format: Optional[str] = None) -> None:
         """Writes the program: ``format`` "vmjit" (vmjit's binary format, the
         default), "tvm" (TVM's VMExecutable format) or "vmasm" (text; the
         default for a path ending in .vmasm)."""
-        path = os.fspath(path)
+        where = os.fspath(path)
         if format is None:
-            format = "vmasm" if path.endswith(".vmasm") else "vmjit"
-        self._handle.save(path, format, self.name or "<string>")
+            format = "vmasm" if where.endswith(".vmasm") else "vmjit"
+        self._handle.save(where, format, self.name or "<string>")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<vmjit.Executable %s: %d functions>" % (
             self.name or "(assembled)", len(self._handle.functions))
 
 
-def load(path):
+def load(path: PathLike) -> Executable:
     """Loads a program file of any format vmjit reads, recognised by its
     content: vmasm text, vmjit's binary format, TVM's VMExecutable
     (``ex.mod.write_to_file``) or a TVM model library (``ex.export_library``,
     whose compiled kernels come with it)."""
-    path = os.fspath(path)
-    return Executable(_vmjit.load(path), path)
+    where = os.fspath(path)
+    return Executable(_vmjit.load(where), where)
 
 
-def assemble(text, name="<string>"):
+def assemble(text: str, name: str = "<string>") -> Executable:
     """Assembles vmasm text; errors name ``name`` with the line and column,
     runtime errors too (each frame ends with ``at NAME:LINE:COL``)."""
     return Executable(_vmjit.assemble(text, name))

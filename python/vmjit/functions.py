@@ -1,10 +1,29 @@
 """Global functions: Python callables as packed functions that programs
 call by name, as tvm.register_func / tvm.get_global_func."""
 
+from __future__ import annotations
+
+from typing import (Callable, List, Literal, Optional, TypeVar, Union,
+                    overload)
+
 from . import _vmjit
 
+# A Python function registered as a packed function.
+_F = TypeVar("_F", bound=Callable[..., object])
 
-def register_func(func_name, f=None, override=False):
+
+@overload
+def register_func(func_name: _F) -> _F: ...
+@overload
+def register_func(func_name: str, f: None = None,
+                  override: bool = False) -> Callable[[_F], _F]: ...
+@overload
+def register_func(func_name: str, f: _F,
+                  override: bool = False) -> _F: ...
+
+
+def register_func(func_name: Union[str, _F], f: Optional[_F] = None,
+                  override: bool = False) -> Union[_F, Callable[[_F], _F]]:
     """Registers ``f`` as the packed function ``func_name``.
 
     As ``tvm.register_func``: ``register_func("my.scale", fn)``, or as a
@@ -20,26 +39,55 @@ def register_func(func_name, f=None, override=False):
     raises ``ValueError`` unless ``override=True``; a replaced standard
     function is called, never inlined by the JIT. Returns ``f``.
     """
-    if callable(func_name) and f is None:
-        f, func_name = func_name, func_name.__name__
-    if not isinstance(func_name, str):
+    return _register(func_name, f, override)
+
+
+def _register(func_name: Union[str, _F], f: Optional[_F],
+              override: bool) -> Union[_F, Callable[[_F], _F]]:
+    """register_func and register_global_func."""
+    if isinstance(func_name, str):
+        name = func_name
+    elif callable(func_name) and f is None:
+        f, name = func_name, func_name.__name__
+    else:
         raise TypeError("register_func: the name must be a str, not %r"
                         % type(func_name).__name__)
 
-    def register(fn):
-        _vmjit.register_func(func_name, fn, override)
+    def register(fn: _F) -> _F:
+        _vmjit.register_func(name, fn, override)
         return fn
 
     return register if f is None else register(f)
 
 
-def register_global_func(func_name, f=None, override=False):
+@overload
+def register_global_func(func_name: _F) -> _F: ...
+@overload
+def register_global_func(func_name: str, f: None = None,
+                         override: bool = False) -> Callable[[_F], _F]: ...
+@overload
+def register_global_func(func_name: str, f: _F,
+                         override: bool = False) -> _F: ...
+
+
+def register_global_func(func_name: Union[str, _F], f: Optional[_F] = None,
+                         override: bool = False
+                         ) -> Union[_F, Callable[[_F], _F]]:
     """tvm-ffi's name of :func:`register_func`, with the same arguments and
     behaviour (also as a decorator)."""
-    return register_func(func_name, f, override)
+    return _register(func_name, f, override)
 
 
-def get_global_func(name, allow_missing=False):
+@overload
+def get_global_func(name: str, allow_missing: Literal[False] = False
+                    ) -> _vmjit.Function: ...
+@overload
+def get_global_func(name: str, allow_missing: bool
+                    ) -> Optional[_vmjit.Function]: ...
+
+
+def get_global_func(name: str, allow_missing: bool = False
+                    ) -> Optional[_vmjit.Function]:
     """The global function ``name`` (the standard library's, a kernel
     library's registration, or a registered Python function) as a
     :class:`vmjit.Function`; ``None`` if there is none and
@@ -47,13 +95,13 @@ def get_global_func(name, allow_missing=False):
     return _vmjit.get_global_func(name, allow_missing)
 
 
-def remove_global_func(name):
+def remove_global_func(name: str) -> bool:
     """Removes ``name`` from the global registry; returns whether it was
     there. VMs already made keep what they resolved."""
     return _vmjit.remove_global_func(name)
 
 
-def list_global_func_names():
+def list_global_func_names() -> List[str]:
     """The names of every global function, sorted."""
     return _vmjit.list_global_func_names()
 

@@ -3,8 +3,17 @@ vmjit.from_dlpack, and the methods of vmjit.Tensor written in Python
 (copyfrom, copyto, and a repr that shows the values as NumPy does), which
 are added to the extension's type here."""
 
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any, Optional
+
 from . import _vmjit
+from .values import DeviceLike
 from .values import device as _device
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 Tensor = _vmjit.Tensor
 #: vmjit.tensor(data, dtype=None, device=None): in C, calling
@@ -12,10 +21,11 @@ Tensor = _vmjit.Tensor
 tensor = _vmjit.tensor
 
 
-_numpy_module = None
+_numpy_module: Optional[types.ModuleType] = None
 
 
-def _numpy():
+def _numpy() -> Any:
+    """NumPy, imported on first use (vmjit imports without it)."""
     global _numpy_module
     if _numpy_module is None:
         import numpy
@@ -23,7 +33,7 @@ def _numpy():
     return _numpy_module
 
 
-def _is_values(data):
+def _is_values(data: object) -> bool:
     """Whether `data` is Python values (nested lists, a scalar, a NumPy
     scalar) rather than an array."""
     if isinstance(data, (list, tuple, int, float, bool, complex)):
@@ -32,27 +42,29 @@ def _is_values(data):
     return isinstance(data, numpy.generic)
 
 
-def _dtype_name(dtype):
+def _dtype_name(dtype: object) -> str:
     """NumPy's name of a dtype given as a string, a NumPy dtype or type."""
     if isinstance(dtype, str) and dtype == "bfloat16":
         raise TypeError("cannot convert values to bfloat16: NumPy has no "
                         "such dtype (make a float32 tensor, or fill a "
                         "vmjit.empty(shape, 'bfloat16') through DLPack)")
     try:
-        return _numpy().dtype(dtype).name
+        name: str = _numpy().dtype(dtype).name
+        return name
     except TypeError:
         raise TypeError("%r is not a dtype NumPy and vmjit share" % (dtype,)) \
             from None
 
 
-def _converted(data, name):
+def _converted(data: object, name: str) -> Tensor:
     """`data` (values, or an array NumPy reads) as a tensor of dtype `name`,
     converted as ``numpy.asarray(data, dtype=name)`` converts it: shared
     when it already is a native array of that dtype."""
     return _vmjit._from_dlpack(_numpy().asarray(data, dtype=name))
 
 
-def _tensor_general(data, dtype, device):
+def _tensor_general(data: object, dtype: object,
+                    device: Optional[DeviceLike]) -> Tensor:
     """vmjit.tensor for what its C part does not take as it is: nested
     lists, scalars, a dtype or device argument (vmjit.tensor's docstring
     says what each gives)."""
@@ -73,7 +85,8 @@ def _tensor_general(data, dtype, device):
     return _converted(result.numpy(), name)
 
 
-def from_dlpack(x, /, *, device=None, copy=None):
+def from_dlpack(x: object, /, *, device: Optional[DeviceLike] = None,
+                copy: Optional[bool] = None) -> Tensor:
     """A :class:`vmjit.Tensor` over an array's memory, as the array API's
     ``from_dlpack``: ``x`` is anything with ``__dlpack__`` or a buffer (a
     NumPy array, a torch CPU tensor, a vmjit.Tensor).
@@ -91,7 +104,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return _vmjit._from_dlpack(x, copy)
 
 
-def _copyfrom(self, source):
+def _copyfrom(self: Tensor, source: object) -> Tensor:
     """Copies ``source`` into this tensor and returns the tensor, as TVM's
     ``NDArray.copyfrom``: a vmjit.Tensor of the same shape and dtype, or an
     array (any layout) or nested lists of the same shape, whose values are
@@ -109,7 +122,13 @@ def _copyfrom(self, source):
     return self
 
 
-def _copyto(self, target):
+def _asnumpy(self: Tensor) -> npt.NDArray[Any]:
+    """TVM's older name of :meth:`numpy`: a NumPy array over the tensor's
+    memory (no copy; TVM's ``asnumpy`` copies)."""
+    return self.numpy()
+
+
+def _copyto(self: Tensor, target: object) -> Tensor:
     """Copies this tensor, as TVM's ``NDArray.copyto``: into ``target`` if
     it is a vmjit.Tensor (of the same shape and dtype, else ValueError;
     returns it), or onto a device (``vmjit.cpu()``, ``"cpu"``): a new
@@ -121,14 +140,14 @@ def _copyto(self, target):
             or hasattr(target, "device_type")):
         raise TypeError("copyto: expected a vmjit.Tensor or a device, not "
                         "a '%s'" % type(target).__name__)
-    _device(target)
+    _device(target)  # type: ignore[arg-type]
     return _vmjit._from_dlpack(self, copy=True)
 
 
 _PREFIX = "vmjit.Tensor("
 
 
-def _repr(self):
+def _repr(self: Tensor) -> str:
     """The values as NumPy shows them (summarized when large), with the
     dtype: ``vmjit.Tensor([1., 2.], dtype=float32)``."""
     try:
@@ -137,7 +156,7 @@ def _repr(self):
     except (ImportError, TypeError):  # no NumPy, or a dtype it lacks
         return "<vmjit.Tensor shape=%s dtype=%s>" % (tuple(self.shape),
                                                      self.dtype)
-    body = numpy.array2string(values, separator=", ", prefix=_PREFIX)
+    body: str = numpy.array2string(values, separator=", ", prefix=_PREFIX)
     shape = ", shape=%s" % (tuple(self.shape),) if values.size == 0 \
         and values.ndim != 1 else ""
     return "%s%s%s, dtype=%s)" % (_PREFIX, body, shape, self.dtype)
@@ -145,6 +164,7 @@ def _repr(self):
 
 _vmjit._set_tensor_hook(_tensor_general)
 # (The stubs declare them on the extension's type.)
+Tensor.asnumpy = _asnumpy  # type: ignore[assignment]
 Tensor.copyfrom = _copyfrom  # type: ignore[assignment]
 Tensor.copyto = _copyto  # type: ignore[assignment]
 Tensor.__repr__ = _repr  # type: ignore[assignment]

@@ -1,9 +1,16 @@
-"""Values that have no Python type of their own: shapes and devices."""
+"""Values that have no Python type of their own (shapes and devices), and
+the types of the values that cross between Python and vmjit (``Value``,
+what a call returns; ``DeviceLike``, what names a device)."""
 
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import (Iterable, NamedTuple, Protocol, SupportsIndex, Tuple,
+                    Union)
+
+from ._vmjit import Function, Object, Tensor
 
 
-class Shape(tuple):
+class Shape(Tuple[int, ...]):
     """A shape (vmjit's ShapeTuple): a tuple of ints.
 
     A plain tuple passed to a VM becomes a tuple of values (an Array); a
@@ -12,10 +19,10 @@ class Shape(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, dims=()):
-        return super().__new__(cls, (int(d) for d in dims))
+    def __new__(cls, dims: Iterable[SupportsIndex] = ()) -> Shape:
+        return tuple.__new__(cls, [int(d) for d in dims])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Shape(%s)" % list(self)
 
 
@@ -25,13 +32,34 @@ class Device(NamedTuple):
     device_type: int
     device_id: int = 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         name = _DEVICE_NAMES.get(self.device_type,
                                  "device%d" % self.device_type)
         return "%s(%d)" % (name, self.device_id)
 
 
-def cpu(device_id=0):
+class SupportsDevice(Protocol):
+    """A device of another library (a ``tvm.runtime.Device``): anything
+    with ``device_type`` and ``device_id``."""
+
+    @property
+    def device_type(self) -> int: ...
+
+    @property
+    def device_id(self) -> int: ...
+
+
+#: What names a device: "cpu", "cpu:0", DLPack's device type (1), a
+#: (device_type, device_id) pair, a Device or another library's device.
+DeviceLike = Union[str, int, Tuple[int, int], Device, SupportsDevice]
+
+#: A value vmjit gives back to Python: what a call returns (see the table
+#: "Values" in docs/python.md). A tuple holds values of the same kinds.
+Value = Union[None, bool, int, float, str, bytes, Tensor, Shape, Function,
+              Device, Object, Tuple["Value", ...]]
+
+
+def cpu(device_id: int = 0) -> Device:
     """The CPU device, as ``tvm.cpu()``."""
     return Device(1, device_id)
 
@@ -49,7 +77,7 @@ _DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl",
                  14: "oneapi", 15: "webgpu", 16: "hexagon", 17: "maia"}
 
 
-def device(dev_type, index=0):
+def device(dev_type: DeviceLike, index: int = 0) -> Device:
     """A device, as ``tvm.device`` / ``tvm_ffi.device``: ``device("cpu")``,
     ``device("cpu", 0)``, ``device("cpu:0")``, ``device(1)`` (DLPack's
     kDLCPU), or a Device (or a ``(device_type, device_id)`` pair) as it is.
@@ -59,18 +87,20 @@ def device(dev_type, index=0):
     """
     if isinstance(dev_type, str):
         name, _, rest = dev_type.partition(":")
-        code = _DEVICE_TYPES.get(name.strip().lower())
-        if code is None:
+        found = _DEVICE_TYPES.get(name.strip().lower())
+        if found is None:
             raise ValueError("vmjit.device: unknown device %r (vmjit runs "
                              "on the CPU: 'cpu')" % dev_type)
+        code = found
         if rest:
             index = int(rest)
     elif isinstance(dev_type, tuple) and len(dev_type) == 2:
         code, index = int(dev_type[0]), int(dev_type[1])
     elif hasattr(dev_type, "device_type") and hasattr(dev_type, "device_id"):
-        code, index = int(dev_type.device_type), int(dev_type.device_id)
+        code = int(getattr(dev_type, "device_type"))
+        index = int(getattr(dev_type, "device_id"))
     else:
-        code = int(dev_type)
+        code = int(dev_type)  # type: ignore[arg-type]
     result = Device(code, int(index))
     if code != 1:
         raise ValueError("vmjit runs on the CPU only: %r is not available"

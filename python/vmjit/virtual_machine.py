@@ -1,15 +1,20 @@
 """VirtualMachine: running an executable, as tvm.relax.VirtualMachine."""
 
+from __future__ import annotations
+
+import csv
 import enum
+import io
 import json
 import math
 import statistics
 import warnings
-from typing import NamedTuple
+from typing import (Any, Callable, Dict, Iterable, List, NamedTuple, Optional,
+                    Tuple, Union)
 
 from . import _vmjit
-from .executable import Executable, Stats, load
-from .values import Device
+from .executable import Executable, PathLike, Stats, load
+from .values import Device, DeviceLike, Value
 from .values import device as _device
 
 MODES = ("bytecode", "baseline", "compiled", "tiered")
@@ -26,35 +31,35 @@ class BenchmarkResult:
     """What a time_evaluator call returns: seconds per call, one entry per
     repeat (``results``), and their statistics."""
 
-    def __init__(self, results):
-        self.results = tuple(results)
+    def __init__(self, results: Iterable[float]) -> None:
+        self.results: Tuple[float, ...] = tuple(results)
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         """The mean of ``results``."""
         return statistics.fmean(self.results)
 
     @property
-    def median(self):
+    def median(self) -> float:
         """The median of ``results``."""
         return statistics.median(self.results)
 
     @property
-    def min(self):
+    def min(self) -> float:
         """The smallest of ``results``."""
         return min(self.results)
 
     @property
-    def max(self):
+    def max(self) -> float:
         """The largest of ``results``."""
         return max(self.results)
 
     @property
-    def std(self):
+    def std(self) -> float:
         """The population standard deviation of ``results``."""
         return statistics.pstdev(self.results)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return ("BenchmarkResult(median=%.3g s, mean=%.3g s, std=%.3g s, "
                 "%d repeats)" % (self.median, self.mean, self.std,
                                  len(self.results)))
@@ -69,7 +74,7 @@ class ProfileRow(NamedTuple):
     total_ns: float
 
     @property
-    def mean_ns(self):
+    def mean_ns(self) -> float:
         """The mean time of one call in ns (0 for no calls)."""
         return self.total_ns / self.calls if self.calls else 0.0
 
@@ -79,12 +84,13 @@ class ProfileReport:
     :class:`ProfileRow` per callee, the most total time first) and
     ``total_ns`` (the whole call). Prints as a table, as TVM's report."""
 
-    def __init__(self, total_ns, rows):
+    def __init__(self, total_ns: float,
+                 rows: Iterable[Tuple[str, int, float]]) -> None:
         self.total_ns = float(total_ns)
         self.rows = sorted((ProfileRow(*r) for r in rows),
                            key=lambda r: -r.total_ns)
 
-    def table(self):
+    def table(self) -> str:
         """The rows as a text table: callee, calls, total, mean, share of
         the call."""
         width = max([6] + [len(r.name) for r in self.rows])
@@ -98,41 +104,55 @@ class ProfileReport:
         lines.append("the call: %.3f us" % (self.total_ns / 1e3))
         return "\n".join(lines)
 
-    def json(self):
+    def json(self) -> str:
         """The report as JSON text: total_ns and the rows."""
         return json.dumps({"total_ns": self.total_ns, "calls": [
             {"name": r.name, "calls": r.calls, "total_ns": r.total_ns,
              "mean_ns": r.mean_ns} for r in self.rows]})
 
-    def __str__(self):
+    def csv(self) -> str:
+        """The rows as CSV text, as TVM's ``Report.csv()``: a header line
+        (``Name,Count,Duration (us),Mean (us),Percent``), then one line per
+        callee, the most time first; the whole call is not a row."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["Name", "Count", "Duration (us)", "Mean (us)",
+                         "Percent"])
+        for r in self.rows:
+            share = 100.0 * r.total_ns / self.total_ns if self.total_ns else 0
+            writer.writerow([r.name, r.calls, "%.3f" % (r.total_ns / 1e3),
+                             "%.3f" % (r.mean_ns / 1e3), "%.2f" % share])
+        return out.getvalue()
+
+    def __str__(self) -> str:
         return self.table()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<vmjit.ProfileReport %d callees, %.3f us>" % (
             len(self.rows), self.total_ns / 1e3)
 
 
-def _is_device(value):
+def _is_device(value: object) -> bool:
     return isinstance(value, Device) or hasattr(value, "device_type")
 
 
-def _check_devices(device):
+def _check_devices(device: Union[DeviceLike, List[DeviceLike]]) -> None:
     """Raises ValueError unless `device` (one, or a list of them as TVM
     takes) is the CPU."""
     for d in device if isinstance(device, list) else [device]:
         _device(d)
 
 
-def _seconds(timeout):
+def _seconds(timeout: Optional[float]) -> float:
     if timeout is None:
         return 0.0
-    timeout = float(timeout)
-    if not timeout > 0 or math.isinf(timeout):
+    seconds = float(timeout)
+    if not seconds > 0 or math.isinf(seconds):
         raise ValueError("timeout must be a positive number of seconds")
-    return timeout
+    return seconds
 
 
-def _steps(max_steps):
+def _steps(max_steps: Optional[int]) -> int:
     if max_steps is None:
         return 0
     if int(max_steps) <= 0:
@@ -154,17 +174,25 @@ class VirtualMachine:
     to run in parallel (they may share the executable).
     """
 
-    def __init__(self, exe, mode="tiered", *, tier_threshold=None,
-                 baseline_threshold=None, opt_level=None, libs=(),
-                 max_steps=None, timeout=None, cache_dir=None,
-                 no_cache=False, device=None, profile=False):
+    def __init__(self, exe: Union[Executable, PathLike],
+                 mode: Union[str, DeviceLike, List[DeviceLike]] = "tiered",
+                 *, tier_threshold: Optional[int] = None,
+                 baseline_threshold: Optional[int] = None,
+                 opt_level: Optional[int] = None,
+                 libs: Iterable[PathLike] = (),
+                 max_steps: Optional[int] = None,
+                 timeout: Optional[float] = None,
+                 cache_dir: Optional[PathLike] = None, no_cache: bool = False,
+                 device: Union[DeviceLike, List[DeviceLike], None] = None,
+                 profile: bool = False) -> None:
         if _is_device(mode) or (isinstance(mode, list) and mode
                                 and all(_is_device(d) for d in mode)):
             device, mode = mode, "tiered"
         if device is not None:
             _check_devices(device)
-        if mode not in MODES:
-            raise ValueError("mode %r: expected one of %s" % (mode, ", ".join(MODES)))
+        if not isinstance(mode, str) or mode not in MODES:
+            raise ValueError("mode %r: expected one of %s"
+                             % (mode, ", ".join(MODES)))
         if not isinstance(exe, Executable):
             exe = load(exe)
         aot = exe.aot_producer is not None and mode in ("compiled", "tiered")
@@ -185,22 +213,24 @@ class VirtualMachine:
         self.executable = exe
         self._m = _vmjit.Machine(exe._handle, opts)
         self._limits = (opts.max_steps, opts.timeout)
-        self._funcs = {}
+        self._funcs: Dict[str, _vmjit.Function] = {}
 
     @property
-    def mode(self):
+    def mode(self) -> str:
         """The execution mode: "bytecode", "baseline", "compiled" or "tiered"."""
         return self._m.mode
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> _vmjit.Function:
         """The function ``name`` (or a function saved with save_function),
         as a callable."""
         f = self._funcs.get(name)
         if f is None:
-            f = self._funcs[name] = self._m.function(name)
+            f = self._funcs[name] = self._m.function(name, False)
         return f
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
         try:
             self[name]
             return True
@@ -208,7 +238,8 @@ class VirtualMachine:
             return False
 
     # TVM's stateful API.
-    def _positional(self, func_name, args, kwargs):
+    def _positional(self, func_name: str, args: Tuple[object, ...],
+                    kwargs: Dict[str, object]) -> Tuple[object, ...]:
         if not kwargs:
             return args
         info = {f.name: f for f in self.executable.functions}.get(func_name)
@@ -237,32 +268,35 @@ class VirtualMachine:
                 ", ".join(repr(p) for p in absent)))
         return tuple(values)
 
-    def set_input(self, func_name, *args, **kwargs):
+    def set_input(self, func_name: str, *args: object,
+                  **kwargs: object) -> None:
         """Stores the arguments of a later invoke_stateful(func_name)."""
         self._m.set_input(func_name, self._positional(func_name, args, kwargs))
 
-    def invoke_stateful(self, func_name):
+    def invoke_stateful(self, func_name: str) -> None:
         """Calls func_name with the stored inputs; keeps the result."""
         self._m.invoke_stateful(func_name)
 
-    def get_outputs(self, func_name):
+    def get_outputs(self, func_name: str) -> Value:
         """The result of the last invoke_stateful(func_name)."""
         return self._m.get_output(func_name)
 
-    def save_function(self, func_name, saved_name, *args, include_return=True,
-                      **kwargs):
+    def save_function(self, func_name: str, saved_name: str, *args: object,
+                      include_return: bool = True, **kwargs: object) -> None:
         """Binds every argument: vm[saved_name]() then calls
         func_name(*args) (returning None with include_return=False)."""
         args = self._positional(func_name, args, kwargs)
         self._m.save_function(func_name, saved_name, args)
         self._funcs.pop(saved_name, None)
         if not include_return:
-            inner = self._m.function(saved_name)
-            self._funcs[saved_name] = lambda: (inner(), None)[1]
+            self._funcs[saved_name] = self._m.function(saved_name, True)
 
-    def time_evaluator(self, func_name, dev=None, number=10, repeat=1,
-                       min_repeat_ms=0, cooldown_interval_ms=0,
-                       repeats_to_cooldown=1, f_preproc=""):
+    def time_evaluator(self, func_name: str, dev: object = None,
+                       number: int = 10, repeat: int = 1,
+                       min_repeat_ms: float = 0,
+                       cooldown_interval_ms: float = 0,
+                       repeats_to_cooldown: int = 1, f_preproc: str = ""
+                       ) -> Callable[..., BenchmarkResult]:
         """A function that, called with the arguments, times func_name:
         ``repeat`` repeats of ``number`` calls each (more if a repeat would
         take less than min_repeat_ms), after one untimed call, in a C++ loop
@@ -272,14 +306,15 @@ class VirtualMachine:
         if f_preproc:
             raise ValueError("f_preproc is not supported")
 
-        def evaluate(*args):
+        def evaluate(*args: object) -> BenchmarkResult:
             return BenchmarkResult(self._m.time_calls(
                 func_name, args, int(number), int(repeat),
                 float(min_repeat_ms), float(cooldown_interval_ms)))
 
         return evaluate
 
-    def profile(self, func_name, *args, **kwargs):
+    def profile(self, func_name: str, *args: object,
+                **kwargs: object) -> ProfileReport:
         """Calls ``func_name(*args)`` once with the VM's profiler on and
         returns a :class:`ProfileReport`: per callee (the packed functions,
         TVM's ops, and bytecode functions it calls), the calls and the time
@@ -290,7 +325,8 @@ class VirtualMachine:
         total_ns, rows = self._m.profile_call(func_name, args)
         return ProfileReport(total_ns, rows)
 
-    def set_instrument(self, instrument):
+    def set_instrument(self, instrument: Optional[Callable[..., object]]
+                       ) -> None:
         """Calls ``instrument(func, func_symbol, before_run, ret_value,
         *args)`` before and after every Call instruction (then every function
         runs on the interpreter). Returning InstrumentReturnKind.SKIP_RUN
@@ -298,50 +334,50 @@ class VirtualMachine:
         self._m.set_instrument(instrument)
 
     # Statistics and control.
-    def stats(self):
+    def stats(self) -> Stats:
         """Per function: calls, the tier it runs in now, calls per tier,
         compile time: a dict with the keys of ``vmjit run --stats --json``
         (mode, thresholds, functions), printing as a table."""
         functions, table = self._m.stats()
-        doc = {"mode": self.mode}
+        doc: Dict[str, Any] = {"mode": self.mode}
         doc.update(self._m.thresholds())
         doc.update(json.loads(functions))
         return Stats(doc, "mode: %s\n%s" % (self.mode, table))
 
-    def wait_compiles(self):
+    def wait_compiles(self) -> None:
         """Waits until background tier-2 compiles are done."""
         self._m.wait_compiles()
 
-    def interrupt(self):
+    def interrupt(self) -> None:
         """Stops the running call (from any thread): it raises
         vmjit.InterruptedError at its next step. A request made while no
         call runs stops the next one; clear_interrupt() withdraws it."""
         self._m.interrupt()
 
-    def clear_interrupt(self):
+    def clear_interrupt(self) -> None:
         """Withdraws an interrupt() that no call has taken yet."""
         self._m.clear_interrupt()
 
     @property
-    def max_steps(self):
+    def max_steps(self) -> Optional[int]:
         """The step limit of every call (None: no limit); settable."""
         return self._limits[0] or None
 
     @max_steps.setter
-    def max_steps(self, value):
+    def max_steps(self, value: Optional[int]) -> None:
         self._limits = (_steps(value), self._limits[1])
         self._m.set_limits(*self._limits)
 
     @property
-    def timeout(self):
+    def timeout(self) -> Optional[float]:
         """The time limit of every call in seconds (None: no limit); settable."""
         return self._limits[1] or None
 
     @timeout.setter
-    def timeout(self, value):
+    def timeout(self, value: Optional[float]) -> None:
         self._limits = (self._limits[0], _seconds(value))
         self._m.set_limits(*self._limits)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<vmjit.VirtualMachine %s, mode=%s>" % (
             self.executable.name or "(assembled)", self.mode)
