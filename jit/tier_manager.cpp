@@ -2,6 +2,7 @@
 
 #include "vmjit/jit/tier_manager.h"
 #include "baseline/baseline_compiler.h"
+#include "baseline/executable_memory.h"
 #include "call_size.h"
 #include "compile_pool.h"
 #include "direct_call.h"
@@ -843,6 +844,10 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
     VM.setTierController(nullptr);
     return;
   }
+  // The baseline tier's code memory is mapped now, not by the first
+  // compile (which would report the set-up as its own time).
+  if (baseline::available())
+    baseline::prepareCodeMemory();
   std::shared_ptr<TierManager> M = TierManagerRegistry::get(VM, Opts);
   VM.setTierController(M);
   if (Opts.Mode == vm::ExecMode::Tiered) {

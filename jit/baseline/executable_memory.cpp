@@ -15,6 +15,11 @@
 #include <unistd.h>
 #include <vector>
 
+// Linux 5.14's; older kernels refuse it and the pages fault in as written.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 namespace vmjit::jit::baseline {
 
 namespace {
@@ -62,6 +67,17 @@ public:
     return {writableOf(X), X};
   }
 
+  /// The first chunk and its first kPopulateBytes, if not there yet.
+  void prepare() {
+    std::lock_guard Lock(Mutex);
+    if (!usable() || !Chunks.empty())
+      return;
+    addChunk(kPopulateBytes);
+    Chunk &C = Chunks.back();
+    (void)madvise(C.W, kPopulateBytes, MADV_POPULATE_WRITE);
+    C.Populated = kPopulateBytes;
+  }
+
   void release(uint8_t *X, size_t Size) {
     std::lock_guard Lock(Mutex);
     auto [It, Inserted] = Free.emplace(X, Size);
@@ -97,9 +113,6 @@ private:
   static constexpr size_t kPopulateBytes = 64 << 10;
 
   static void populate(Chunk &C) {
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
     if (C.Used <= C.Populated)
       return;
     size_t End = std::min(C.Size, (C.Used + kPopulateBytes - 1) /
@@ -161,6 +174,8 @@ private:
 };
 
 } // namespace
+
+void prepareCodeMemory() { Arena::get().prepare(); }
 
 CodeBlock::CodeBlock(size_t Want) {
   Size = (std::max<size_t>(Want, 1) + 15) & ~size_t(15);

@@ -48,6 +48,12 @@ private:
   bool OwnPages = false; ///< the fallback: pages of its own
 };
 
+/// Maps the arena's first chunk and its first 64 KiB now, once per
+/// process (later calls return at once): what the first baseline compile
+/// would otherwise pay (~0.2 ms here, most of it page faults), paid when
+/// the JIT starts instead (enableJIT). Throws as CodeBlock does.
+void prepareCodeMemory();
+
 /// Appends "START SIZE NAME" to /tmp/perf-PID.map (thread-safe).
 void writePerfMapEntry(const void *Start, size_t Size, std::string_view Name);
 

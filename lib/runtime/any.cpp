@@ -1,7 +1,7 @@
 //===- any.cpp - Any conversions that are not worth inlining ---------------===//
 
 #include "vmjit/runtime/any.h"
-#include "type_error_hint.h"
+#include "vmjit/runtime/type_error_hint.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/string.h"

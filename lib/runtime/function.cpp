@@ -1,7 +1,7 @@
 //===- function.cpp - Packed function helpers and the C function API ------===//
 
 #include "vmjit/runtime/function.h"
-#include "type_error_hint.h"
+#include "vmjit/runtime/type_error_hint.h"
 #include "vmjit/runtime/registry.h"
 
 #include <fmt/format.h>

@@ -13,6 +13,7 @@
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
+#include "vmjit/runtime/type_error_hint.h"
 
 #include <fmt/format.h>
 
@@ -64,7 +65,8 @@ void checkShapeInfo(AnyView X, int64_t NDim, std::optional<std::string_view> Tex
   auto S = X.as<Shape>();
   if (!S)
     fail(Fn,
-         fmt::format("{}expected a Shape but got {}", Ctx.prefix(), X.typeName()),
+         fmt::format("{}expected a Shape but got {}{}", Ctx.prefix(),
+                     X.typeName(), detail::typeErrorHint("Shape", X.typeName())),
          "TypeError");
   if (NDim != -1 && static_cast<int64_t>(S->size()) != NDim)
     fail(Fn, fmt::format("{}expected a shape of {} dimensions but got {}",

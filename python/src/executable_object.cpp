@@ -140,7 +140,10 @@ void registerExecutable(py::module_ &M) {
           [](const vm::OpenedProgram &P, const std::string &Path,
              const std::string &Format, const std::string &Name) {
             GilRelease NoGil;
-            vm::writeProgram(*P.Exe, Format, Name, Path);
+            // "": the format the path's name says (vm::formatForPath).
+            vm::writeProgram(*P.Exe,
+                             Format.empty() ? vm::formatForPath(Path) : Format,
+                             Name, Path);
           },
           py::arg("path"), py::arg("format"), py::arg("name"));
   M.def(

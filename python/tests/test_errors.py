@@ -241,3 +241,21 @@ def test_vm_usable_after_every_error(values_vm, tensors_vm):
     with pytest.raises(vmjit.errors.ValueError):
         tensors_vm["add"](np.ones(2), np.ones(3))
     assert tensors_vm["total"](np.ones(3)) == 3.0
+
+
+def test_a_tuple_where_a_shape_is_expected_says_how_to_make_one(new_vm,
+                                                                 available_modes):
+    # What TVM users pass first: a tuple for a Shape. The TypeError says
+    # how to make the Shape; a vmjit.Shape is accepted.
+    exe = vmjit.assemble(
+        ".func main(s)\n"
+        "  %r = call vm.builtin.check_shape_info(%s, 2, %void)\n"
+        "  ret %s\n"
+        ".end\n", "shape.vmasm")
+    for mode in available_modes:
+        vm = new_vm(exe, mode)
+        with pytest.raises(errors.TypeError) as info:
+            vm["main"]((1, 4))
+        assert "expected a Shape but got Array" in str(info.value)
+        assert "vmjit.Shape([...])" in str(info.value)
+        assert list(vm["main"](vmjit.Shape([1, 4]))) == [1, 4]

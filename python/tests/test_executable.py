@@ -59,6 +59,12 @@ def test_save_default_format_follows_the_extension(load_input, tmp_path):
     exe.save(tmp_path / "a.bin")
     assert (tmp_path / "a.vmasm").read_text() == exe.as_text()
     assert (tmp_path / "a.bin").read_bytes().startswith(b"VMJITEXE")
+    # .tvmexec: TVM's format, as `vmjit convert` decides.
+    fib = load_input("fib")
+    fib.save(tmp_path / "a.tvmexec")
+    fib.save(tmp_path / "b.tvm", format="tvm")
+    assert (tmp_path / "a.tvmexec").read_bytes() == \
+        (tmp_path / "b.tvm").read_bytes()
 
 
 def test_save_errors(load_input, tmp_path):

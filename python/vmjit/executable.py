@@ -79,13 +79,12 @@ class Executable:
         return Stats(json.loads(doc), text)
 
     def save(self, path: PathLike, format: Optional[str] = None) -> None:
-        """Writes the program: ``format`` "vmjit" (vmjit's binary format, the
-        default), "tvm" (TVM's VMExecutable format) or "vmasm" (text; the
-        default for a path ending in .vmasm)."""
+        """Writes the program: ``format`` "vmjit" (vmjit's binary format),
+        "tvm" (TVM's VMExecutable format) or "vmasm" (text); by default the
+        one the path's name says, as `vmjit convert` decides: vmasm for
+        .vmasm, tvm for .tvmexec, else vmjit."""
         where = os.fspath(path)
-        if format is None:
-            format = "vmasm" if where.endswith(".vmasm") else "vmjit"
-        self._handle.save(where, format, self.name or "<string>")
+        self._handle.save(where, format or "", self.name or "<string>")
 
     def __repr__(self) -> str:
         return "<vmjit.Executable %s: %d functions>" % (

@@ -1,14 +1,15 @@
 //===- type_error_hint.h - What a TypeError adds for a near miss -*- C++
 //-*-===//
 //
-// The runtime's TypeErrors for a value of the wrong type ("expected Shape
-// but got Array") add how to make the expected one where the mistake is a
-// common one: a tuple or list passed where a Shape is expected.
+// The TypeErrors for a value of the wrong type ("expected Shape but got
+// Array": casts, typed functions' arguments, vm.builtin.check_shape_info)
+// add how to make the expected one where the mistake is a common one: a
+// tuple or list passed where a Shape is expected.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef VMJIT_LIB_RUNTIME_TYPE_ERROR_HINT_H
-#define VMJIT_LIB_RUNTIME_TYPE_ERROR_HINT_H
+#ifndef VMJIT_RUNTIME_TYPE_ERROR_HINT_H
+#define VMJIT_RUNTIME_TYPE_ERROR_HINT_H
 
 #include <string_view>
 
@@ -26,4 +27,4 @@ inline std::string_view typeErrorHint(std::string_view Expected,
 
 } // namespace vmjit::detail
 
-#endif // VMJIT_LIB_RUNTIME_TYPE_ERROR_HINT_H
+#endif // VMJIT_RUNTIME_TYPE_ERROR_HINT_H
