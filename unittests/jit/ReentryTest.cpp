@@ -5,9 +5,8 @@
 // the ASan build runs these too). Also: an instrument set in the middle of
 // a call applies to the frames entered after it, in every tier
 // (Inputs/reentry.vmasm, Inputs/instrument_mid_call.vmasm).
-#include "CallErrors.h"
+#include "EveryMode.h"
 #include "TestInputs.h"
-#include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
@@ -21,8 +20,6 @@
 
 using namespace vmjit;
 using namespace vmjit::vm;
-using namespace vmjit::jit;
-using vmjit::jittest::errorOf;
 
 namespace {
 
@@ -54,42 +51,6 @@ std::shared_ptr<Executable> chainProgram(int Len) {
   return assemble(Text, "chain.vmasm");
 }
 
-/// The modes of every execution test: each tier alone, tiered with
-/// threshold 1, and compiled under deopt stress.
-struct Mode {
-  ExecMode M;
-  bool Stress;
-};
-std::vector<Mode> allModes() {
-  std::vector<Mode> Out;
-  for (ExecMode M : kAllExecModes) {
-    if (M == ExecMode::Baseline && !baselineAvailable())
-      continue;
-    Out.push_back({M, false});
-  }
-  Out.push_back({ExecMode::Compiled, true});
-  return Out;
-}
-std::string nameOf(const Mode &M) {
-  return std::string(execModeName(M.M)) + (M.Stress ? " (deopt stress)" : "");
-}
-
-std::unique_ptr<VirtualMachine> makeVM(std::shared_ptr<Executable> Exe,
-                                       const Mode &M, int OptLevel = -1) {
-  auto VM = VirtualMachine::create(std::move(Exe));
-  if (M.M != ExecMode::Bytecode) {
-    JITOptions O;
-    O.Mode = M.M;
-    O.Threshold = 1;
-    O.Background = false;
-    O.DeoptStress = M.Stress;
-    if (OptLevel >= 0)
-      O.OptLevel = OptLevel;
-    enableJIT(*VM, O);
-  }
-  return VM;
-}
-
 /// What `VM.call(F, N)` gives: its int result, or its error formatted.
 std::string outcome(VirtualMachine &VM, const char *F, int64_t N) {
   try {
@@ -103,40 +64,35 @@ std::string outcome(VirtualMachine &VM, const char *F, int64_t N) {
 /// well past it, and past the call-depth limit (its RecursionError).
 const int64_t kDepths[] = {63, 64, 65, 200, 1000, 5000};
 
-TEST(ReentryTest, InvokeClosureOfItselfInEveryMode) {
+/// `Func`(N) for every N of kDepths, in every mode as on the interpreter:
+/// N below the depth limit, the RecursionError past it (BackVM is the VM
+/// running, for reentrytest.back).
+void expectEveryModeAtEveryDepth(const char *Func) {
   auto Ref = VirtualMachine::create(reentryProgram());
-  for (int64_t N : kDepths) {
-    const std::string Want = outcome(*Ref, "f", N);
-    if (N < Ref->maxCallDepth())
-      EXPECT_EQ(Want, std::to_string(N));
-    else
-      EXPECT_NE(Want.find("RecursionError"), std::string::npos) << Want;
-    for (const Mode &M : allModes()) {
-      auto VM = makeVM(reentryProgram(), M);
-      for (int Call = 0; Call < 2; ++Call) // tiered: tier 2 the second time
-        EXPECT_EQ(outcome(*VM, "f", N), Want) << nameOf(M) << " depth " << N;
-    }
-  }
-}
-
-TEST(ReentryTest, APackedFunctionCallingTheVMBackInEveryMode) {
-  auto Ref = VirtualMachine::create(reentryProgram());
-  BackVM = Ref.get();
   for (int64_t N : kDepths) {
     BackVM = Ref.get();
-    const std::string Want = outcome(*Ref, "back", N);
+    const std::string Want = outcome(*Ref, Func, N);
     if (N < Ref->maxCallDepth())
       EXPECT_EQ(Want, std::to_string(N));
     else
       EXPECT_NE(Want.find("RecursionError"), std::string::npos) << Want;
-    for (const Mode &M : allModes()) {
-      auto VM = makeVM(reentryProgram(), M);
+    for (const jittest::TestMode &M : jittest::everyMode()) {
+      auto VM = jittest::vmInMode(reentryProgram(), M);
       BackVM = VM.get();
-      for (int Call = 0; Call < 2; ++Call)
-        EXPECT_EQ(outcome(*VM, "back", N), Want) << nameOf(M) << " depth " << N;
+      for (int Call = 0; Call < 2; ++Call) // tiered: tier 2 the second time
+        EXPECT_EQ(outcome(*VM, Func, N), Want)
+            << Func << " in " << jittest::modeName(M) << " at depth " << N;
     }
   }
   BackVM = nullptr;
+}
+
+TEST(ReentryTest, InvokeClosureOfItselfInEveryMode) {
+  expectEveryModeAtEveryDepth("f");
+}
+
+TEST(ReentryTest, APackedFunctionCallingTheVMBackInEveryMode) {
+  expectEveryModeAtEveryDepth("back");
 }
 
 TEST(ReentryTest, AChainOfFunctionsThroughInvokeClosureInEveryMode) {
@@ -146,8 +102,10 @@ TEST(ReentryTest, AChainOfFunctionsThroughInvokeClosureInEveryMode) {
   for (int Len : {65, 200}) {
     auto Exe = chainProgram(Len);
     std::vector<std::unique_ptr<VirtualMachine>> VMs;
-    for (const Mode &M : allModes()) // (O0: 200 functions compile quickly)
-      VMs.push_back(makeVM(Exe, M, /*OptLevel=*/0));
+    // (Tier 2 at O0: 200 functions compile quickly.)
+    const std::vector<jittest::TestMode> Modes = jittest::everyMode();
+    for (const jittest::TestMode &M : Modes)
+      VMs.push_back(jittest::vmInMode(Exe, M, /*OptLevel=*/0));
     auto Ref = VirtualMachine::create(Exe);
     for (int64_t Limit : {int64_t(4096), int64_t(150)}) {
       Ref->setMaxCallDepth(Limit);
@@ -160,7 +118,7 @@ TEST(ReentryTest, AChainOfFunctionsThroughInvokeClosureInEveryMode) {
         VMs[K]->setMaxCallDepth(Limit);
         for (int Call = 0; Call < 2; ++Call)
           EXPECT_EQ(outcome(*VMs[K], "chain0", 7), Want)
-              << nameOf(allModes()[K]) << " length " << Len << " limit "
+              << jittest::modeName(Modes[K]) << " length " << Len << " limit "
               << Limit;
       }
     }
@@ -179,8 +137,8 @@ std::shared_ptr<Executable> instrumentProgram() {
 }
 
 TEST(ReentryTest, AnInstrumentSetMidCallAppliesToLaterFramesInEveryMode) {
-  for (const Mode &M : allModes()) {
-    auto VM = makeVM(instrumentProgram(), M);
+  for (const jittest::TestMode &M : jittest::everyMode()) {
+    auto VM = jittest::vmInMode(instrumentProgram(), M);
     for (int Call = 0; Call < 2; ++Call) {
       std::vector<std::string> Seen;
       Hook = [&] {
@@ -195,8 +153,9 @@ TEST(ReentryTest, AnInstrumentSetMidCallAppliesToLaterFramesInEveryMode) {
       // The frames of f(5) .. f(1) were running when the hook set the
       // instrument: their additions happen; g, entered after, has its
       // addition seen and skipped.
-      EXPECT_EQ(outcome(*VM, "f", 5), "5") << nameOf(M);
-      EXPECT_EQ(Seen, std::vector<std::string>{"scalar.add"}) << nameOf(M);
+      EXPECT_EQ(outcome(*VM, "f", 5), "5") << jittest::modeName(M);
+      EXPECT_EQ(Seen, std::vector<std::string>{"scalar.add"})
+          << jittest::modeName(M);
       Hook = nullptr;
       VM->setInstrument(nullptr);
     }
