@@ -60,10 +60,11 @@ TEST(FloatBitsTest, EveryModeAgreesButOnWhichNaN) {
         for (size_t I = 0; I < Want.size(); ++I) {
           const std::string Where = fmt::format("{} result {} of ({}, {})",
                                                 jittest::modeName(M), I, X, Y);
-          if (isNaNBits(Want[I]) && !NoTier2 && I < 5)
+          if (isNaNBits(Want[I]) && !NoTier2 && I < 5) {
             EXPECT_TRUE(isNaNBits(Got[I])) << Where;
-          else
+          } else {
             EXPECT_EQ(Got[I], Want[I]) << Where;
+          }
         }
       }
   }

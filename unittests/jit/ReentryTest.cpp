@@ -72,10 +72,11 @@ void expectEveryModeAtEveryDepth(const char *Func) {
   for (int64_t N : kDepths) {
     BackVM = Ref.get();
     const std::string Want = outcome(*Ref, Func, N);
-    if (N < Ref->maxCallDepth())
+    if (N < Ref->maxCallDepth()) {
       EXPECT_EQ(Want, std::to_string(N));
-    else
+    } else {
       EXPECT_NE(Want.find("RecursionError"), std::string::npos) << Want;
+    }
     for (const jittest::TestMode &M : jittest::everyMode()) {
       auto VM = jittest::vmInMode(reentryProgram(), M);
       BackVM = VM.get();
@@ -110,10 +111,11 @@ TEST(ReentryTest, AChainOfFunctionsThroughInvokeClosureInEveryMode) {
     for (int64_t Limit : {int64_t(4096), int64_t(150)}) {
       Ref->setMaxCallDepth(Limit);
       const std::string Want = outcome(*Ref, "chain0", 7);
-      if (Len < Limit)
+      if (Len < Limit) {
         EXPECT_EQ(Want, "7");
-      else
+      } else {
         EXPECT_NE(Want.find("RecursionError"), std::string::npos) << Want;
+      }
       for (size_t K = 0; K < VMs.size(); ++K) {
         VMs[K]->setMaxCallDepth(Limit);
         for (int Call = 0; Call < 2; ++Call)
