@@ -44,10 +44,15 @@ struct FastRange {
 };
 thread_local FastRange Fast;
 
+/// The thread's own stack, read once per thread.
+const StackBounds &ownStack() noexcept {
+  thread_local const StackBounds Own = threadStack();
+  return Own;
+}
+
 /// Fills Fast from the stack holding `SP`, declared or the thread's own.
 [[gnu::noinline]] bool findStack(uintptr_t SP) noexcept {
-  thread_local const StackBounds Own = threadStack();
-  const StackBounds *Known[] = {&Declared, &Own};
+  const StackBounds *Known[] = {&Declared, &ownStack()};
   for (const StackBounds *B : Known) {
     if (SP < B->Low || SP >= B->High)
       continue;
@@ -88,6 +93,17 @@ bool nativeStackAvailable() noexcept {
   if (SP >= Fast.Limit && SP < Fast.High) [[likely]]
     return true;
   return findStack(SP);
+}
+
+bool nativeStackNearlyExhausted() noexcept {
+  const auto SP = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (SP >= Fast.Limit && SP < Fast.High) [[likely]]
+    return false; // above the reserve of the stack found last
+  const StackBounds *Known[] = {&Declared, &ownStack()};
+  for (const StackBounds *B : Known)
+    if (SP >= B->Low && SP < B->High)
+      return SP < B->Low + nativeStackReserve(B->High - B->Low) / 2;
+  return false; // a stack vmjit does not know: nothing to go by
 }
 
 uintptr_t availableNativeStackLimit() noexcept {

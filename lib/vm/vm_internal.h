@@ -291,6 +291,15 @@ public:
   /// Throws RecursionError past the depth limit.
   void pushFrame(int64_t Func, const AnyView *Args, int64_t NumArgs,
                  RegName ResultDst, bool Boundary) {
+    // A boundary frame starts a dispatch loop nested in the C++ caller's
+    // (a call that re-entered the VM): it needs C stack, interpreted or
+    // not, which runs out before MaxCallDepth on a small stack.
+    if (Boundary && nativeStackNearlyExhausted()) [[unlikely]]
+      throwError("RecursionError",
+                 fmt::format("maximum call depth exceeded: the native stack "
+                             "is exhausted at depth {}",
+                             static_cast<int64_t>(VM.Frames.size()) +
+                                 VM.CallState.NativeDepth));
     const int64_t NumRegs = Exe.function(Func).RegisterFileSize;
     Any *R = VM.enterFrame(Func, Args, NumArgs, /*Native=*/false);
     if (FeedbackSlot *Fb = VM.Feedback[static_cast<size_t>(Func)])

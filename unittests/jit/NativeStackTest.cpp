@@ -5,7 +5,8 @@
 // with NativeStackScope), and with calls whose arguments alone take tens of
 // KiB of it, every mode returns what the interpreter returns. Where native
 // code may not run, the call runs on the interpreter; a function with a
-// call of more than 4096 arguments never gets native code.
+// call of more than 4096 arguments never gets native code. Calls that
+// re-enter the VM end in a RecursionError near the stack's end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -134,6 +135,36 @@ TEST_P(NativeStackTest, CallsOverTheArgumentLimitStayOnTheInterpreter) {
   std::string Got;
   onThreadWithStack(1 << 20, [&] { Got = run(GetParam(), Exe, 100); });
   EXPECT_EQ(Got, "100");
+}
+
+TEST_P(NativeStackTest, CallsThatReenterTheVMStopBeforeTheStackEnds) {
+  // Each invoke_closure of a bytecode function nests a dispatch loop on
+  // the C stack, interpreted or not: on a 512 KiB stack, 4000 of them
+  // overflowed it (SIGSEGV) before reaching the depth limit. Now a nested
+  // run is refused near the stack's end with a RecursionError.
+  auto Exe = assemble(R"(
+.func main(n)
+  %c = call scalar.lt(%n, 1)
+  if %c else more
+  ret %n
+more:
+  %m = call scalar.sub(%n, 1)
+  %r = call vm.builtin.invoke_closure(%vm, @main, %m)
+  %s = call scalar.add(%r, 1)
+  ret %s
+.end
+)",
+                      "reenter.vmasm");
+  std::string Deep, Shallow;
+  onThreadWithStack(512 << 10, [&] {
+    Deep = run(GetParam(), Exe, 4000);
+    Shallow = run(GetParam(), Exe, 50);
+  });
+  EXPECT_NE(Deep.find("RecursionError: maximum call depth exceeded: the "
+                      "native stack is exhausted at depth"),
+            std::string::npos)
+      << Deep;
+  EXPECT_EQ(Shallow, "50");
 }
 
 TEST_P(NativeStackTest, AFiberOnTheHeapNeedsNoDeclaration) {

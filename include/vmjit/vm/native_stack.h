@@ -51,6 +51,14 @@ bool nativeStackAvailable() noexcept;
 /// native frames compare their frame address with (NativeContext).
 uintptr_t nativeStackLimit() noexcept;
 
+/// Whether the current frame is on a known stack (declared or the thread's
+/// own) and within half its reserve of the end: a nested run of the
+/// interpreter (a call that re-enters the VM: invoke_closure of a bytecode
+/// function, a packed function calling the VM) is refused there with a
+/// RecursionError, as each nests a dispatch loop on the C stack. False on a
+/// stack vmjit does not know.
+bool nativeStackNearlyExhausted() noexcept;
+
 /// Both questions in one look at the thread's state, as every native entry
 /// asks them: nativeStackLimit() when nativeStackAvailable(), else 0.
 uintptr_t availableNativeStackLimit() noexcept;
