@@ -267,30 +267,32 @@ void checkFileSize(const std::string &Path, int64_t Max) {
 /// recorded (relative to its own directory), into `P`: loaded where they
 /// are, named in MissingKernels where they are not.
 void openRecordedKernels(OpenedProgram &P, const std::string &Name) {
-  const bool OnDisk = Name != "<stdin>" && !isStreamPath(Name);
+  const bool OnDisk = !isStreamPath(Name) && Name != "<stdin>";
   for (const std::string &Rec : P.Aot->kernelLibraries()) {
     std::filesystem::path Lib(Rec);
-    if (Lib.is_relative() && OnDisk)
+    if (Lib.is_relative()) {
+      if (!OnDisk) {
+        P.MissingKernels.push_back(fmt::format(
+            "{} was compiled with the kernel library '{}' (relative to it), "
+            "which cannot be found from a stream",
+            Name, Rec));
+        continue;
+      }
       Lib = std::filesystem::absolute(Name).parent_path() / Lib;
-    std::error_code EC;
-    if (!OnDisk && std::filesystem::path(Rec).is_relative()) {
-      P.MissingKernels.push_back(fmt::format(
-          "{} was compiled with the kernel library '{}' (relative to it), "
-          "which cannot be found from a stream",
-          Name, Rec));
-      continue;
     }
-    if (!std::filesystem::is_regular_file(Lib, EC)) {
+    const std::string Path = Lib.lexically_normal().string();
+    std::error_code EC;
+    if (!std::filesystem::is_regular_file(Path, EC)) {
       P.MissingKernels.push_back(fmt::format(
           "{} was compiled with the kernel library '{}' ({}), which is not "
           "there",
-          Name, Rec, Lib.lexically_normal().string()));
+          Name, Rec, Path));
       continue;
     }
-    P.Libraries.push_back(KernelLibrary::load(Lib.lexically_normal().string()));
-    P.KernelNotes.push_back(fmt::format("kernels: {} (recorded in {} by vmjit "
-                                        "compile)",
-                                        Lib.lexically_normal().string(), Name));
+    P.Libraries.push_back(KernelLibrary::load(Path));
+    P.KernelNotes.push_back(
+        fmt::format("kernels: {} (recorded in {} by vmjit compile)", Path,
+                    Name));
   }
 }
 

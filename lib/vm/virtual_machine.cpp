@@ -435,31 +435,31 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           detail::setNone(Result);
           const auto *A = reinterpret_cast<const VMJITAny *>(Args);
           const auto NA = static_cast<int32_t>(N);
+          // Read before the call: it may re-enter this VM (invoke_closure
+          // of a bytecode function, a callback calling the VM) and grow
+          // the frame vector, so F is not read again until taken anew.
+          const int64_t Caller = F->Func;
           // The standard allocation builtins go through their call site's
           // cache (vm/alloc_sites.h), as in the JIT tiers.
           int Rc = Fn == AllocTensor
-                       ? VM.Sites.allocTensor(VM, F->Func, PC, A, NA, &Result)
+                       ? VM.Sites.allocTensor(VM, Caller, PC, A, NA, &Result)
                    : Fn == AllocStorage
-                       ? VM.Sites.allocStorage(VM, F->Func, PC, A, NA, &Result)
+                       ? VM.Sites.allocStorage(VM, Caller, PC, A, NA, &Result)
                    : Fn == MakeShape
-                       ? VM.Sites.makeShape(VM, F->Func, PC, A, NA, &Result)
+                       ? VM.Sites.makeShape(VM, Caller, PC, A, NA, &Result)
                        : Fn->entry()(Fn, A, NA, &Result);
           // Every call made is counted, one that fails too (bytecode
           // functions and TVM-compiled code count their own entries).
           if (InterpEntries[Callee] == nullptr && !TvmCompiled[Callee])
             ++VM.CallCounts[static_cast<size_t>(Callee)];
-          // The call may have re-entered this VM (invoke_closure of a
-          // bytecode function, a callback calling the VM) and grown the
-          // frame vector: F is taken again before anything reads it.
-          F = &VM.Frames[FrameIdx];
           if (Rc != 0) [[unlikely]]
             return fail(takeRaisedError());
-          noteResult(F->Func, PC, Result);
+          noteResult(Caller, PC, Result);
           moveIntoRegister(Dst, Result);
         }
         if (DstReg == kVoidRegister)
           Discard.reset();
-        // (callSlow's nested run may have grown the frame vector too.)
+        // A nested run may have grown the frame vector.
         F = &VM.Frames[FrameIdx];
         ++PC;
         continue;
