@@ -290,9 +290,8 @@ void openRecordedKernels(OpenedProgram &P, const std::string &Name) {
       continue;
     }
     P.Libraries.push_back(KernelLibrary::load(Path));
-    P.KernelNotes.push_back(
-        fmt::format("kernels: {} (recorded in {} by vmjit compile)", Path,
-                    Name));
+    P.KernelNotes.push_back(fmt::format(
+        "kernels: {} (recorded in {} by vmjit compile)", Path, Name));
   }
 }
 
