@@ -9,10 +9,10 @@
 
 #include "BenchUtil.h"
 
-#include "vmjit/vm/builder.h"
-#include "vmjit/vm/builtins.h"
-#include "vmjit/vm/serialize.h"
-#include "vmjit/vm/tvm_format.h"
+#include "vmjit/builtins/builtins.h"
+#include "vmjit/bytecode/builder.h"
+#include "vmjit/formats/serialize.h"
+#include "vmjit/formats/tvm_format.h"
 
 #ifdef VMJIT_HAVE_JIT
 #include "vmjit/jit/host_info.h"

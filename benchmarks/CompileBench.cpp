@@ -18,8 +18,8 @@
 
 #ifdef VMJIT_HAVE_JIT
 
+#include "vmjit/bytecode/builder.h"
 #include "vmjit/jit/tier_manager.h"
-#include "vmjit/vm/builder.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <benchmark/benchmark.h>

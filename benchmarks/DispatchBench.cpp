@@ -15,12 +15,12 @@
 
 #include "BenchUtil.h"
 
+#include "vmjit/bytecode/builder.h"
+#include "vmjit/formats/serialize.h"
+#include "vmjit/formats/tvm_format.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/builder.h"
-#include "vmjit/vm/serialize.h"
-#include "vmjit/vm/tvm_format.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <benchmark/benchmark.h>

@@ -24,8 +24,8 @@
 #include "BenchUtil.h"
 #include "llm_generate.h"
 
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/library.h"
-#include "vmjit/vm/builtins.h"
 #ifdef VMJIT_HAVE_JIT
 #include "vmjit/jit/tier_manager.h"
 #endif

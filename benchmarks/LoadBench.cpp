@@ -24,10 +24,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "vmjit/bytecode/builder.h"
+#include "vmjit/formats/serialize.h"
+#include "vmjit/formats/tvm_format.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/builder.h"
-#include "vmjit/vm/serialize.h"
-#include "vmjit/vm/tvm_format.h"
 
 #include <benchmark/benchmark.h>
 

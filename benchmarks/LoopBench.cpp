@@ -26,9 +26,9 @@
 
 #include "BenchUtil.h"
 
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
-#include "vmjit/vm/builtins.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 

@@ -23,8 +23,8 @@
 
 #include "BenchUtil.h"
 
+#include "vmjit/bytecode/builder.h"
 #include "vmjit/runtime/shape.h"
-#include "vmjit/vm/builder.h"
 
 #include <cmath>
 #include <map>

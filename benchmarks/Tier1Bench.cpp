@@ -26,7 +26,7 @@
 
 #include "BenchUtil.h"
 
-#include "vmjit/vm/builder.h"
+#include "vmjit/bytecode/builder.h"
 #include "vmjit/vm/function_stats.h"
 #include "vmjit/vm/virtual_machine.h"
 

@@ -33,9 +33,9 @@
 
 #include "BenchUtil.h"
 
+#include "vmjit/builtins/builtins.h"
+#include "vmjit/files/npy.h"
 #include "vmjit/runtime/library.h"
-#include "vmjit/vm/builtins.h"
-#include "vmjit/vm/npy.h"
 #include "vmjit/vm/program.h"
 
 #include <cstdio>

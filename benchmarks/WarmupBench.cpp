@@ -32,8 +32,8 @@
 
 #include "BenchUtil.h"
 
+#include "vmjit/files/npy.h"
 #include "vmjit/jit/tier_manager.h"
-#include "vmjit/vm/npy.h"
 #include "vmjit/vm/program.h"
 
 #include <algorithm>

@@ -10,11 +10,11 @@
 
 #include "fuzz_targets.h"
 
+#include "vmjit/bytecode/verifier.h"
+#include "vmjit/formats/serialize.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/disassembler.h"
-#include "vmjit/vm/serialize.h"
-#include "vmjit/vm/verifier.h"
+#include "vmjit/text/assembler.h"
+#include "vmjit/text/disassembler.h"
 
 #include <string>
 #include <string_view>

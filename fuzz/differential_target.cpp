@@ -30,7 +30,7 @@
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/string.h"
-#include "vmjit/vm/disassembler.h"
+#include "vmjit/text/disassembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <bit>

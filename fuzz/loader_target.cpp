@@ -17,14 +17,14 @@
 
 #include "fuzz_targets.h"
 
+#include "vmjit/files/npy.h"
+#include "vmjit/formats/serialize.h"
+#include "vmjit/formats/tvm_format.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/disassembler.h"
-#include "vmjit/vm/npy.h"
+#include "vmjit/text/assembler.h"
+#include "vmjit/text/disassembler.h"
 #include "vmjit/vm/program.h"
-#include "vmjit/vm/serialize.h"
-#include "vmjit/vm/tvm_format.h"
 
 #include <algorithm>
 #include <cstring>

@@ -9,10 +9,10 @@
 
 #include "program_generator.h"
 
+#include "vmjit/bytecode/builder.h"
 #include "vmjit/runtime/any.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/string.h"
-#include "vmjit/vm/builder.h"
 
 #include <array>
 #include <cmath>

@@ -19,7 +19,7 @@
 #ifndef VMJIT_FUZZ_PROGRAM_GENERATOR_H
 #define VMJIT_FUZZ_PROGRAM_GENERATOR_H
 
-#include "vmjit/vm/executable.h"
+#include "vmjit/bytecode/executable.h"
 
 #include <cstdint>
 #include <memory>

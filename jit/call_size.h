@@ -10,8 +10,8 @@
 #ifndef VMJIT_JIT_CALL_SIZE_H
 #define VMJIT_JIT_CALL_SIZE_H
 
-#include "vmjit/vm/bytecode.h"
-#include "vmjit/vm/executable.h"
+#include "vmjit/bytecode/bytecode.h"
+#include "vmjit/bytecode/executable.h"
 
 #include <algorithm>
 #include <cstdint>

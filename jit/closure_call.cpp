@@ -2,7 +2,7 @@
 
 #include "closure_call.h"
 
-#include "vmjit/vm/executable.h"
+#include "vmjit/bytecode/executable.h"
 
 namespace vmjit::jit {
 

@@ -10,7 +10,7 @@
 #define VMJIT_JIT_FORWARD_DATAFLOW_H
 
 #include "successors.h"
-#include "vmjit/vm/executable.h"
+#include "vmjit/bytecode/executable.h"
 
 #include <cstdint>
 #include <deque>

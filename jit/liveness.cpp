@@ -2,7 +2,7 @@
 
 #include "liveness.h"
 #include "successors.h"
-#include "vmjit/vm/bytecode.h"
+#include "vmjit/bytecode/bytecode.h"
 
 #include <deque>
 

@@ -11,7 +11,7 @@
 #ifndef VMJIT_JIT_LIVENESS_H
 #define VMJIT_JIT_LIVENESS_H
 
-#include "vmjit/vm/executable.h"
+#include "vmjit/bytecode/executable.h"
 
 #include <cstdint>
 #include <vector>

@@ -20,6 +20,7 @@
 #include "liveness.h"
 #include "runtime_helpers.h"
 #include "tensor_facts.h"
+#include "vmjit/bytecode/bytecode.h"
 #include "vmjit/jit/engine.h"
 #include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/runtime/array.h"
@@ -28,7 +29,6 @@
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/alloc_sites.h"
-#include "vmjit/vm/bytecode.h"
 #include "vmjit/vm/feedback.h"
 #include "vmjit/vm/native_code.h"
 

@@ -9,7 +9,7 @@
 #ifndef VMJIT_JIT_SUCCESSORS_H
 #define VMJIT_JIT_SUCCESSORS_H
 
-#include "vmjit/vm/bytecode.h"
+#include "vmjit/bytecode/bytecode.h"
 
 #include <cstdint>
 #include <vector>

@@ -9,11 +9,11 @@
 #include "kind_inference.h"
 #include "runtime_helpers.h"
 #include "tensor_facts.h"
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/lowering.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/logging.h"
-#include "vmjit/vm/builtins.h"
 #include "vmjit/vm/feedback.h"
 
 #include "llvm/IR/LLVMContext.h"

@@ -14,7 +14,7 @@
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 #ifdef VMJIT_HAVE_JIT

@@ -12,13 +12,13 @@
 #ifndef VMJIT_EXAMPLES_LLM_GENERATE_H
 #define VMJIT_EXAMPLES_LLM_GENERATE_H
 
+#include "vmjit/builtins/builtins.h"
+#include "vmjit/files/npy.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/builtins.h"
-#include "vmjit/vm/npy.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 

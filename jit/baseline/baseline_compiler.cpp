@@ -14,10 +14,10 @@
 #include "baseline_compiler.h"
 #include "../call_size.h"
 #include "../runtime_helpers.h"
+#include "vmjit/bytecode/bytecode.h"
 #include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/alloc_sites.h"
-#include "vmjit/vm/bytecode.h"
 #include "vmjit/vm/feedback.h"
 
 #include <cstring>

@@ -16,8 +16,8 @@
 
 #include "executable_memory.h"
 #include "stencil_abi.h"
+#include "vmjit/bytecode/executable.h"
 #include "vmjit/jit/lowering.h"
-#include "vmjit/vm/executable.h"
 #include "vmjit/vm/native_code.h"
 
 #include <memory>

@@ -2,9 +2,9 @@
 
 #include "vmjit/report/stats_json.h"
 
+#include "vmjit/formats/tvm_format.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/function_stats.h"
-#include "vmjit/vm/tvm_format.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <algorithm>

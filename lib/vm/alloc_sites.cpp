@@ -10,12 +10,12 @@
 
 #include "vmjit/vm/alloc_sites.h"
 
-#include "builtins_internal.h"
+#include "../builtins/builtins_internal.h"
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/allocator.h"
-#include "vmjit/vm/builtins.h"
 #include "vmjit/vm/native_helpers.h"
 #include "vmjit/vm/virtual_machine.h"
 

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/vm/aot_library.h"
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/vm/builtins.h"
 #include "vmjit/vm/native_helpers.h"
 
 #include <fmt/format.h>

@@ -1,13 +1,13 @@
 //===- program.cpp - Loading a program from a file -------------------------===//
 
 #include "vmjit/vm/program.h"
-#include "file_io.h"
+#include "vmjit/files/file_io.h"
+#include "vmjit/formats/serialize.h"
+#include "vmjit/formats/tvm_format.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tvm_backend.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/disassembler.h"
-#include "vmjit/vm/serialize.h"
-#include "vmjit/vm/tvm_format.h"
+#include "vmjit/text/assembler.h"
+#include "vmjit/text/disassembler.h"
 
 #include <algorithm>
 #include <cctype>

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vm_internal.h"
-#include "vmjit/vm/tvm_format.h"
+#include "vmjit/formats/tvm_format.h"
 
 namespace vmjit::vm {
 

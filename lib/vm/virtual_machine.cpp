@@ -11,11 +11,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "vm_internal.h"
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/logging.h"
 #include "vmjit/runtime/string.h"
-#include "vmjit/vm/builtins.h"
 #include "vmjit/vm/signal_check.h"
 
 #include <algorithm>

@@ -17,7 +17,7 @@
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/literals.h"
+#include "vmjit/text/literals.h"
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>

@@ -9,8 +9,8 @@
 #include "bindings.h"
 
 #include "vmjit/report/stats_json.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/disassembler.h"
+#include "vmjit/text/assembler.h"
+#include "vmjit/text/disassembler.h"
 #include "vmjit/vm/program.h"
 
 #include <fmt/format.h>

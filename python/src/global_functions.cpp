@@ -12,8 +12,8 @@
 
 #include "bindings.h"
 
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/registry.h"
-#include "vmjit/vm/builtins.h"
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>

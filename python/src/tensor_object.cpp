@@ -13,9 +13,9 @@
 
 #include "bindings.h"
 
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/builtins.h"
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>

@@ -7,7 +7,7 @@
 
 #include "command.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/program.h"
 
 #include <fmt/format.h>

@@ -10,9 +10,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "command.h"
+#include "vmjit/files/npy.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/vm/disassembler.h"
-#include "vmjit/vm/npy.h"
+#include "vmjit/text/disassembler.h"
 #include "vmjit/vm/program.h"
 
 #include <cstdio>

@@ -1,12 +1,12 @@
 //===- run_args.cpp - Arguments of `vmjit run` from their text -------------===//
 
 #include "run_args.h"
+#include "vmjit/files/npy.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/literals.h"
-#include "vmjit/vm/npy.h"
+#include "vmjit/text/literals.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,10 +1,10 @@
 //===- run_output.cpp - Where `vmjit run --output` saves a result ----------===//
 
 #include "run_output.h"
+#include "vmjit/files/npy.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/npy.h"
 
 #include <filesystem>
 #include <fmt/format.h>

@@ -6,7 +6,7 @@
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/literals.h"
+#include "vmjit/text/literals.h"
 
 #include <cmath>
 #include <cstring>

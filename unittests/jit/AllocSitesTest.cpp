@@ -11,7 +11,7 @@
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <gtest/gtest.h>

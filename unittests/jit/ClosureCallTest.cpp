@@ -6,11 +6,11 @@
 // every mode and under deopt stress (Inputs/closure_calls.vmasm).
 #include "CallErrors.h"
 #include "TestInputs.h"
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/string.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builtins.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <functional>

@@ -6,7 +6,7 @@
 #include "../ProcessThreads.h"
 #include "compile_pool.h"
 #include "vmjit/jit/tier_manager.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <chrono>

@@ -4,10 +4,10 @@
 // instrument set) (Inputs/direct_calls.vmasm).
 #include "CallErrors.h"
 #include "TestInputs.h"
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/registry.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builtins.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <functional>

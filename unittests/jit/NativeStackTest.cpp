@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/tier_manager.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/native_stack.h"
 #include "vmjit/vm/virtual_machine.h"
 

@@ -5,11 +5,11 @@
 // leaks or is released twice on an error (Inputs/owned_args.vmasm).
 #include "CallErrors.h"
 #include "TestInputs.h"
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/registry.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builtins.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstdlib>

@@ -8,7 +8,7 @@
 #include "EveryMode.h"
 #include "TestInputs.h"
 #include "vmjit/runtime/registry.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <fmt/format.h>

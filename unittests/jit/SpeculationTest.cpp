@@ -8,7 +8,7 @@
 #include "TestInputs.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/feedback.h"
 #include "vmjit/vm/virtual_machine.h"
 

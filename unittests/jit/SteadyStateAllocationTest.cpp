@@ -7,13 +7,13 @@
 // background compiler's allocations do not count. Not built with
 // sanitizers, whose runtimes own malloc. The models are skipped when
 // ../shared is absent.
+#include "vmjit/files/npy.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/object_pool.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/npy.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 

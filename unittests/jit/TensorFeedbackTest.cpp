@@ -11,7 +11,7 @@
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/feedback.h"
 #include "vmjit/vm/virtual_machine.h"
 

@@ -8,10 +8,10 @@
 #ifndef VMJIT_UNITTESTS_JIT_TESTINPUTS_H
 #define VMJIT_UNITTESTS_JIT_TESTINPUTS_H
 
+#include "vmjit/builtins/builtins.h"
+#include "vmjit/bytecode/executable.h"
 #include "vmjit/runtime/registry.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builtins.h"
-#include "vmjit/vm/executable.h"
+#include "vmjit/text/assembler.h"
 
 #include <fstream>
 #include <functional>

@@ -3,14 +3,14 @@
 // replacement moves a running loop into native code, concurrent callers
 // during swaps, the object cache, and the fallback when a compile fails.
 #include "CallErrors.h"
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builtins.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <filesystem>

@@ -4,11 +4,11 @@
 // interpreter's results and errors; a VM whose inlined builtin resolves to
 // another function is refused and stays on the interpreter; the manifest
 // is checked.
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/aot_library.h"
-#include "vmjit/vm/builtins.h"
 #include "vmjit/vm/function_stats.h"
 #include "vmjit/vm/program.h"
 

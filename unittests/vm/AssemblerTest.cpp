@@ -1,12 +1,12 @@
 // Tests the vmasm assembler: the function table, constants, registers,
 // labels, arguments, and the exact text of every error it reports.
+#include "vmjit/text/assembler.h"
+#include "vmjit/files/npy.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/disassembler.h"
-#include "vmjit/vm/npy.h"
+#include "vmjit/text/disassembler.h"
 #include "vmjit/vm/program.h"
 
 #include <fmt/format.h>

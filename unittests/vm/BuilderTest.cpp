@@ -1,10 +1,10 @@
 // Tests the executable builder: layout of functions, labels, constants and
 // the errors it reports.
+#include "vmjit/bytecode/builder.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/builder.h"
 
 #include <gtest/gtest.h>
 

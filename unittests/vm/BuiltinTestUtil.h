@@ -9,14 +9,14 @@
 #ifndef VMJIT_UNITTESTS_VM_BUILTINTESTUTIL_H
 #define VMJIT_UNITTESTS_VM_BUILTINTESTUTIL_H
 
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builtins.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstring>

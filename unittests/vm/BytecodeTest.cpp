@@ -1,6 +1,6 @@
 // Tests the instruction encoding: argument words, special registers and
 // decoding in place.
-#include "vmjit/vm/bytecode.h"
+#include "vmjit/bytecode/bytecode.h"
 
 #include <gtest/gtest.h>
 

@@ -7,13 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "vmjit/bytecode/builder.h"
+#include "vmjit/formats/serialize.h"
+#include "vmjit/formats/tvm_format.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builder.h"
-#include "vmjit/vm/disassembler.h"
-#include "vmjit/vm/serialize.h"
-#include "vmjit/vm/tvm_format.h"
+#include "vmjit/text/assembler.h"
+#include "vmjit/text/disassembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstring>

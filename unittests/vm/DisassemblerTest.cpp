@@ -1,13 +1,13 @@
 // Tests the vmasm disassembler: the text it writes, and that assembling it
 // gives back an equal executable (asm -> dis -> asm, dis fixed point),
 // bit-exactly for every constant.
+#include "vmjit/text/disassembler.h"
+#include "vmjit/bytecode/builder.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builder.h"
-#include "vmjit/vm/disassembler.h"
+#include "vmjit/text/assembler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

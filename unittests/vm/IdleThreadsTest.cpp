@@ -5,7 +5,7 @@
 // process of its own, which ctest gives each GoogleTest case.
 #include "../ProcessThreads.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <fstream>

@@ -3,10 +3,10 @@
 // its relax.VMExecutable; every truncation and every single-byte change of
 // a blob is a FormatError (or a valid program), never a crash; malformed
 // import trees and module lists name the offset and the field.
+#include "vmjit/formats/tvm_format.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/program.h"
-#include "vmjit/vm/tvm_format.h"
 
 #include <cstring>
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
 // Tests reading and writing NumPy .npy files.
+#include "vmjit/files/npy.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/vm/npy.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

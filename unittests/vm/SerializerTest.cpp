@@ -1,13 +1,13 @@
 // Tests the binary format: round trips of every constant kind, tensors used
 // in place from the mapping, and bad input (every truncation, every byte
 // flip, wrong magic and version, counts and sizes beyond the file).
+#include "vmjit/bytecode/builder.h"
+#include "vmjit/formats/serialize.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builder.h"
-#include "vmjit/vm/serialize.h"
+#include "vmjit/text/assembler.h"
 
 #include <cmath>
 #include <cstdio>

@@ -4,11 +4,11 @@
 // compiled_kernels.c, built into compiled.so) run their library's
 // __vmtir__NAME code with TVM's four handles; their pool entries outlive
 // the VM safely; without the library they are missing, as before.
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/builtins.h"
 #include "vmjit/vm/function_stats.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"

@@ -4,16 +4,16 @@
 // error); truncations, byte changes and forged fields are clean errors; the
 // loader's normalisations (packed fields, missing parameter names, code
 // order, VMTIR entries, memory scopes) hold.
+#include "vmjit/bytecode/builder.h"
+#include "vmjit/formats/serialize.h"
+#include "vmjit/formats/tvm_format.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builder.h"
-#include "vmjit/vm/disassembler.h"
+#include "vmjit/text/assembler.h"
+#include "vmjit/text/disassembler.h"
 #include "vmjit/vm/program.h"
-#include "vmjit/vm/serialize.h"
-#include "vmjit/vm/tvm_format.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,9 +1,9 @@
 // Tests the verifier: one accepted program per rule where it matters and
 // one rejected program per rule, with the message naming function and
 // instruction.
+#include "vmjit/bytecode/verifier.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/vm/verifier.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,13 +1,13 @@
 // Tests the interpreter: calls, frames, errors with their frames, the
 // recursion limit, the stateful API, save_function, instrument, profiler,
 // link errors, and that the VM works again after any error.
+#include "vmjit/builtins/builtins.h"
+#include "vmjit/bytecode/builder.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/string.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builder.h"
-#include "vmjit/vm/builtins.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <fmt/format.h>

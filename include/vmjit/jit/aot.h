@@ -19,8 +19,8 @@
 #ifndef VMJIT_JIT_AOT_H
 #define VMJIT_JIT_AOT_H
 
+#include "vmjit/bytecode/executable.h"
 #include "vmjit/jit/tier_manager.h"
-#include "vmjit/vm/executable.h"
 
 #include <cstddef>
 #include <string>

@@ -31,8 +31,8 @@
 #ifndef VMJIT_JIT_LOWERING_H
 #define VMJIT_JIT_LOWERING_H
 
+#include "vmjit/bytecode/executable.h"
 #include "vmjit/kernels/scalar_ops.h"
-#include "vmjit/vm/executable.h"
 
 #include <atomic>
 #include <cstdint>

@@ -19,9 +19,9 @@
 #ifndef VMJIT_VM_AOT_LIBRARY_H
 #define VMJIT_VM_AOT_LIBRARY_H
 
+#include "vmjit/formats/serialize.h"
 #include "vmjit/runtime/library.h"
 #include "vmjit/vm/native_code.h"
-#include "vmjit/vm/serialize.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstddef>

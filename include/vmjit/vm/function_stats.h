@@ -10,7 +10,7 @@
 #ifndef VMJIT_VM_FUNCTION_STATS_H
 #define VMJIT_VM_FUNCTION_STATS_H
 
-#include "vmjit/vm/executable.h"
+#include "vmjit/bytecode/executable.h"
 #include "vmjit/vm/native_code.h"
 
 #include <cstdint>

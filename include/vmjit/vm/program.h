@@ -10,9 +10,9 @@
 #ifndef VMJIT_VM_PROGRAM_H
 #define VMJIT_VM_PROGRAM_H
 
+#include "vmjit/formats/serialize.h"
 #include "vmjit/runtime/library.h"
 #include "vmjit/vm/aot_library.h"
-#include "vmjit/vm/serialize.h"
 
 #include <memory>
 #include <span>

@@ -18,6 +18,7 @@
 #ifndef VMJIT_VM_VIRTUAL_MACHINE_H
 #define VMJIT_VM_VIRTUAL_MACHINE_H
 
+#include "vmjit/bytecode/executable.h"
 #include "vmjit/runtime/function.h"
 #include "vmjit/runtime/library.h"
 #include "vmjit/runtime/registry.h"
@@ -25,7 +26,6 @@
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/alloc_sites.h"
 #include "vmjit/vm/allocator.h"
-#include "vmjit/vm/executable.h"
 #include "vmjit/vm/native_code.h"
 
 #include <array>

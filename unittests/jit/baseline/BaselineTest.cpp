@@ -8,10 +8,10 @@
 // and errors; tier 2 runs both of its lowering styles (promoted registers
 // and flat, see jit/lowering.cpp).
 #include "../CallErrors.h"
+#include "vmjit/bytecode/builder.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/vm/assembler.h"
-#include "vmjit/vm/builder.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/function_stats.h"
 #include "vmjit/vm/virtual_machine.h"
 

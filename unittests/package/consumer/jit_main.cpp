@@ -5,7 +5,7 @@
 // error raised in native code reaches the caller as in the interpreter.
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
-#include "vmjit/vm/assembler.h"
+#include "vmjit/text/assembler.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstdint>
