@@ -26,6 +26,7 @@
 #include "vmjit/runtime/c_api.h"
 #include "vmjit/runtime/function.h"
 #include "vmjit/runtime/shape.h"
+#include "vmjit/runtime/shape_codes.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/alloc_sites.h"
 #include "vmjit/vm/bytecode.h"
@@ -63,32 +64,6 @@ using llvm::Function;
 
 namespace scalar = kernels::scalar;
 
-InlineBuiltin inlineBuiltinFor(std::string_view Name) {
-  if (Name == "vm.builtin.copy")
-    return InlineBuiltin::Copy;
-  if (Name == "vm.builtin.read_if_cond")
-    return InlineBuiltin::ReadIfCond;
-  if (Name == "vm.builtin.tuple_getitem")
-    return InlineBuiltin::TupleGetItem;
-  if (Name == "vm.builtin.null_value")
-    return InlineBuiltin::NullValue;
-  if (Name == "vm.builtin.check_tensor_info")
-    return InlineBuiltin::CheckTensorInfo;
-  if (Name == "vm.builtin.match_shape")
-    return InlineBuiltin::MatchShape;
-  if (Name == "vm.builtin.alloc_tensor")
-    return InlineBuiltin::AllocTensor;
-  if (Name == "vm.builtin.alloc_storage")
-    return InlineBuiltin::AllocStorage;
-  if (Name == "vm.builtin.make_shape")
-    return InlineBuiltin::MakeShape;
-  scalar::Op O;
-  if (scalar::lookup(Name, O))
-    return static_cast<InlineBuiltin>(
-        static_cast<int>(InlineBuiltin::ScalarAdd) + static_cast<int>(O));
-  return InlineBuiltin::None;
-}
-
 namespace {
 
 using vm::Arg;
@@ -117,56 +92,13 @@ constexpr int64_t kOffsetTensorDType =
 constexpr int64_t kOffsetTensorShape =
     kTensorDLTensorOffset + offsetof(DLTensor, shape);
 
-/// Whether a match_shape call has the form tier 2 inlines: n, the codes and
-/// the values immediates, n at most 8, every code 0-3 (a heap slot of code
-/// 1 or 3 not negative).
-bool matchShapeInlinable(InstrView I) {
-  const int64_t N = I.callNumArgs();
-  if (N < 4 || I.callArg(2).kind() != ArgKind::Immediate)
-    return false;
-  const int64_t Dims = I.callArg(2).value();
-  if (Dims < 0 || Dims > 8 || N != 4 + 2 * Dims)
-    return false;
-  for (int64_t D = 0; D < Dims; ++D) {
-    Arg Code = I.callArg(3 + 2 * D), Imm = I.callArg(4 + 2 * D);
-    if (Code.kind() != ArgKind::Immediate || Imm.kind() != ArgKind::Immediate ||
-        Code.value() < 0 || Code.value() > 3 ||
-        ((Code.value() == 1 || Code.value() == 3) && Imm.value() < 0))
-      return false;
-  }
-  return true;
-}
-
-/// Whether a make_shape call has the form tier 2 checks against its site
-/// inline: a result register, n an immediate of at most
-/// ShapeObj::kInlineDims, every code 0 (the value) or 1 (a heap slot, not
-/// negative) and every value an immediate.
-bool makeShapeInlinable(InstrView I) {
-  const int64_t N = I.callNumArgs();
-  if (I.callDst() == vm::kVoidRegister || N < 2 ||
-      I.callArg(1).kind() != ArgKind::Immediate)
-    return false;
-  const int64_t Dims = I.callArg(1).value();
-  if (Dims < 0 || Dims > static_cast<int64_t>(ShapeObj::kInlineDims) ||
-      N != 2 + 2 * Dims)
-    return false;
-  for (int64_t D = 0; D < Dims; ++D) {
-    Arg Code = I.callArg(2 + 2 * D), Imm = I.callArg(3 + 2 * D);
-    if (Code.kind() != ArgKind::Immediate || Imm.kind() != ArgKind::Immediate ||
-        (Code.value() != 0 && Code.value() != 1) ||
-        (Code.value() == 1 && Imm.value() < 0))
-      return false;
-  }
-  return true;
-}
-
 /// The highest heap slot a match_shape call matchShapeInlinable accepts
 /// stores or reads (codes 1 and 3), or -1.
 int64_t matchShapeMaxSlot(InstrView I) {
   int64_t Max = -1;
   for (int64_t D = 0; D < I.callArg(2).value(); ++D) {
     const int64_t Code = I.callArg(3 + 2 * D).value();
-    if (Code == 1 || Code == 3)
+    if (matchShapeUsesHeap(Code))
       Max = std::max(Max, I.callArg(4 + 2 * D).value());
   }
   return Max;
@@ -176,7 +108,7 @@ int64_t matchShapeMaxSlot(InstrView I) {
 /// comparisons are ordered (false with a NaN) except `ne` (true with a
 /// NaN), as in C++ and the interpreter's kernels.
 std::optional<std::pair<CmpInst::Predicate, CmpInst::Predicate>>
-comparisonPredicates(InlineBuiltin W) {
+comparisonPredicates(SpecialBuiltin W) {
   std::optional<scalar::Op> O = scalarOpOf(W);
   if (!O || !scalar::isComparison(*O))
     return std::nullopt;
@@ -390,7 +322,7 @@ private:
   /// reads; at most kMaxOwnedArgs.
   std::vector<int64_t> ownedArgs(int64_t PC, InstrView I) const;
   static constexpr size_t kMaxOwnedArgs = 16;
-  bool emitInline(int64_t PC, InstrView I, InlineBuiltin What);
+  bool emitInline(int64_t PC, InstrView I, SpecialBuiltin What);
   Value *heapUsable(Val Heap, int64_t MaxSlot);
   Value *heapSlots(Val Heap);
   Value *siteField(int64_t PC, int64_t Offset);
@@ -964,7 +896,7 @@ void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
   const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
   if (Bind.CountAtCall)
     countCall(I.callFunc());
-  if (Opts.InlineBuiltins && Bind.Inline != InlineBuiltin::None &&
+  if (Opts.InlineBuiltins && Bind.Inline != SpecialBuiltin::None &&
       emitInline(PC, I, Bind.Inline)) {
     B.CreateBr(next(PC));
     return;
@@ -1158,18 +1090,19 @@ void FunctionLowering::emitMatchShape(int64_t PC, InstrView I, BasicBlock *Pass,
   Value *Slots = MaxSlot >= 0 ? heapSlots(evalArg(I.callArg(1))) : nullptr;
   Value *All = B.getTrue();
   for (int64_t D = 0; D < Dims; ++D) {
-    const int64_t Code = I.callArg(3 + 2 * D).value();
+    const auto Code = static_cast<MatchShapeCode>(I.callArg(3 + 2 * D).value());
     const int64_t Imm = I.callArg(4 + 2 * D).value();
-    if (Code == 2)
-      continue; // no check
+    if (Code == MatchShapeCode::NoOp)
+      continue;
     Value *Dim = B.CreateAlignedLoad(I64, bytePtr(Shape, 8 * D), Align(8));
-    if (Code == 1) { // store to heap[imm]
+    if (Code == MatchShapeCode::StoreToHeap) {
       B.CreateAlignedStore(Dim, bytePtr(Slots, 8 * Imm), Align(8));
       continue;
     }
     Value *Want =
-        Code == 0 ? static_cast<Value *>(B.getInt64(Imm))
-                  : B.CreateAlignedLoad(I64, bytePtr(Slots, 8 * Imm), Align(8));
+        Code == MatchShapeCode::AssertEqualToImm
+            ? static_cast<Value *>(B.getInt64(Imm))
+            : B.CreateAlignedLoad(I64, bytePtr(Slots, 8 * Imm), Align(8));
     All = B.CreateAnd(All, B.CreateICmpEQ(Dim, Want));
   }
   B.CreateCondBr(All, Pass, Fail, Likely);
@@ -1187,7 +1120,8 @@ Val FunctionLowering::emitMakeShapeHit(int64_t PC, InstrView I,
   const int64_t Dims = I.callArg(1).value();
   int64_t MaxSlot = -1;
   for (int64_t D = 0; D < Dims; ++D)
-    if (I.callArg(2 + 2 * D).value() == 1)
+    if (I.callArg(2 + 2 * D).value() ==
+        static_cast<int64_t>(MakeShapeCode::LoadShape))
       MaxSlot = std::max(MaxSlot, I.callArg(3 + 2 * D).value());
   auto Shape = [&] { return siteField(PC, kOffsetSiteObj); };
   auto Block = [&](const char *What) {
@@ -1234,7 +1168,8 @@ Val FunctionLowering::emitMakeShapeHit(int64_t PC, InstrView I,
   for (int64_t D = 0; D < Dims; ++D) {
     const int64_t Imm = I.callArg(3 + 2 * D).value();
     Value *Dim =
-        I.callArg(2 + 2 * D).value() == 0
+        I.callArg(2 + 2 * D).value() ==
+                static_cast<int64_t>(MakeShapeCode::UseImm)
             ? static_cast<Value *>(B.getInt64(Imm))
             : B.CreateAlignedLoad(I64, bytePtr(Slots, 8 * Imm), Align(8));
     B.CreateAlignedStore(Dim, bytePtr(Sh, ShapeObjLayout::InlineOffset + 8 * D),
@@ -1288,40 +1223,20 @@ Val FunctionLowering::emitAllocTensorHit(int64_t PC, InstrView I,
   return {B.getInt64(kVMJITTensor), B.CreatePtrToInt(T, I64)};
 }
 
-bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
-  const int64_t N = I.callNumArgs();
+bool FunctionLowering::emitInline(int64_t PC, InstrView I,
+                                  SpecialBuiltin What) {
   const vm::RegName Dst = I.callDst();
-  // A call with an unexpected argument count stays a call (which raises
-  // the arity error); nothing may be emitted before this check.
+  // A call of a form the builtin's inline form does not take stays a call
+  // (which raises the arity error); nothing may be emitted before this
+  // check. Flat functions inline only what keeps no value across blocks
+  // and needs no `select` (vm::SpecialBuiltinInfo::Flat).
   const std::optional<scalar::Op> Scalar = scalarOpOf(What);
-  const int64_t Arity =
-      Scalar                                   ? scalar::arity(*Scalar)
-      : What == InlineBuiltin::TupleGetItem    ? 2
-      : What == InlineBuiltin::NullValue       ? 0
-      : What == InlineBuiltin::CheckTensorInfo ? (N == 3 ? 3 : 4)
-      : What == InlineBuiltin::MatchShape ? (matchShapeInlinable(I) ? N : -1)
-      // The site's view inline when the arguments are
-      // constants; calls through the site's cache
-      // (emitCallPath) otherwise.
-      : What == InlineBuiltin::AllocTensor
-          ? (allocTensorHitInlinable(I) ? N : -1)
-      : What == InlineBuiltin::MakeShape    ? (makeShapeInlinable(I) ? N : -1)
-      : What == InlineBuiltin::AllocStorage ? -1
-                                            : 1;
-  if (N != Arity)
+  if (!vm::inlineFormApplies(What, I) ||
+      (Flat && !vm::specialBuiltin(What).Flat))
     return false;
-  // Flat style: no inline paths whose values would live across blocks
-  // (tuple_getitem) or that need `select` (min, max; FastISel refuses it).
-  // check_tensor_info and match_shape read their arguments again in each
-  // block.
-  if (Flat && (What == InlineBuiltin::TupleGetItem ||
-               What == InlineBuiltin::ScalarMin ||
-               What == InlineBuiltin::ScalarMax))
-    return false;
-  auto Want = [&](int64_t Args) { return N == Args; };
   KeyText += fmt::format("inline{}@{};", static_cast<int>(What), PC);
 
-  if (What == InlineBuiltin::NullValue) {
+  if (What == SpecialBuiltin::NullValue) {
     // TVM's compiler emits it after the last use of every value: the
     // register is cleared (the old value released), no call is made.
     if (Dst != vm::kVoidRegister)
@@ -1329,9 +1244,7 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     return true;
   }
 
-  if (What == InlineBuiltin::Copy) {
-    if (!Want(1))
-      return false;
+  if (What == SpecialBuiltin::Copy) {
     if (Dst == vm::kVoidRegister)
       return true;
     Val X = evalArg(I.callArg(0));
@@ -1380,9 +1293,7 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   };
 
   switch (What) {
-  case InlineBuiltin::ReadIfCond: {
-    if (!Want(1))
-      return false;
+  case SpecialBuiltin::ReadIfCond: {
     Val X = evalArg(I.callArg(0));
     if (intLike(kindsOf(I.callArg(0))))
       B.CreateBr(Fast);
@@ -1394,9 +1305,7 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     Finish(BoolVal(B.CreateICmpNE(X.W1, B.getInt64(0))));
     break;
   }
-  case InlineBuiltin::TupleGetItem: {
-    if (!Want(2))
-      return false;
+  case SpecialBuiltin::TupleGetItem: {
     Val T = evalArg(I.callArg(0)), Ix = evalArg(I.callArg(1));
     BasicBlock *Bounds = BasicBlock::Create(C, fmt::format("i{}.bounds", PC), Fn);
     Value *Types =
@@ -1417,7 +1326,7 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     Finish(E);
     break;
   }
-  case InlineBuiltin::CheckTensorInfo:
+  case SpecialBuiltin::CheckTensorInfo:
     emitCheckTensorInfo(PC, I, Fast, Slow);
     if (Dst != vm::kVoidRegister) { // x, read again (flat functions)
       Val X = evalArg(I.callArg(0));
@@ -1435,24 +1344,22 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       B.CreateBr(Join);
     }
     break;
-  case InlineBuiltin::MatchShape:
+  case SpecialBuiltin::MatchShape:
     emitMatchShape(PC, I, Fast, Slow);
     Finish(constVal(kVMJITNone, 0));
     break;
-  case InlineBuiltin::AllocTensor:
+  case SpecialBuiltin::AllocTensor:
     Finish(emitAllocTensorHit(PC, I, Fast, Slow));
     break;
-  case InlineBuiltin::MakeShape:
+  case SpecialBuiltin::MakeShape:
     Finish(emitMakeShapeHit(PC, I, Fast, Slow));
     break;
-  case InlineBuiltin::ScalarNeg:
-  case InlineBuiltin::ScalarNot: {
-    if (!Want(1))
-      return false;
+  case SpecialBuiltin::ScalarNeg:
+  case SpecialBuiltin::ScalarNot: {
     Val X = evalArg(I.callArg(0));
     Value *T = typeOf(X);
     const uint8_t KX = kindsOf(I.callArg(0));
-    if (What == InlineBuiltin::ScalarNot || Flat || intLike(KX)) {
+    if (What == SpecialBuiltin::ScalarNot || Flat || intLike(KX)) {
       // Ints and bools inline; anything else calls.
       if (intLike(KX))
         B.CreateBr(Fast);
@@ -1461,7 +1368,7 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       B.SetInsertPoint(Fast);
       if (Flat)
         X = evalArg(I.callArg(0));
-      if (What == InlineBuiltin::ScalarNot)
+      if (What == SpecialBuiltin::ScalarNot)
         Finish(BoolVal(B.CreateICmpEQ(IntOf(X, KX), B.getInt64(0))));
       else
         Finish(
@@ -1483,8 +1390,6 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
   }
   default: {
     // Binary scalar operations.
-    if (!Want(2))
-      return false;
     const auto Cmp = comparisonPredicates(What);
     Val A = evalArg(I.callArg(0)), Bv = evalArg(I.callArg(1));
     Value *TA = typeOf(A), *TB = typeOf(Bv);
@@ -1519,17 +1424,17 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
     }
     Value *X = IntOf(A, KA), *Y = IntOf(Bv, KB);
     switch (What) {
-    case InlineBuiltin::ScalarAdd:
+    case SpecialBuiltin::ScalarAdd:
       Finish({B.getInt64(kVMJITInt), B.CreateAdd(X, Y)});
       break;
-    case InlineBuiltin::ScalarSub:
+    case SpecialBuiltin::ScalarSub:
       Finish({B.getInt64(kVMJITInt), B.CreateSub(X, Y)});
       break;
-    case InlineBuiltin::ScalarMul:
+    case SpecialBuiltin::ScalarMul:
       Finish({B.getInt64(kVMJITInt), B.CreateMul(X, Y)});
       break;
-    case InlineBuiltin::ScalarDiv:
-    case InlineBuiltin::ScalarMod: {
+    case SpecialBuiltin::ScalarDiv:
+    case SpecialBuiltin::ScalarMod: {
       // Division by zero and INT64_MIN / -1 take the call, which raises.
       Value *Bad = B.CreateOr(
           B.CreateICmpEQ(Y, B.getInt64(0)),
@@ -1542,16 +1447,16 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
         X = evalArg(I.callArg(0)).W1;
         Y = evalArg(I.callArg(1)).W1;
       }
-      Finish({B.getInt64(kVMJITInt), What == InlineBuiltin::ScalarDiv
-                                          ? B.CreateSDiv(X, Y)
-                                          : B.CreateSRem(X, Y)});
+      Finish({B.getInt64(kVMJITInt), What == SpecialBuiltin::ScalarDiv
+                                         ? B.CreateSDiv(X, Y)
+                                         : B.CreateSRem(X, Y)});
       break;
     }
-    case InlineBuiltin::ScalarMin:
+    case SpecialBuiltin::ScalarMin:
       Finish({B.getInt64(kVMJITInt),
               B.CreateSelect(B.CreateICmpSLT(Y, X), Y, X)});
       break;
-    case InlineBuiltin::ScalarMax:
+    case SpecialBuiltin::ScalarMax:
       Finish({B.getInt64(kVMJITInt),
               B.CreateSelect(B.CreateICmpSGT(Y, X), Y, X)});
       break;
@@ -1576,25 +1481,25 @@ bool FunctionLowering::emitInline(int64_t PC, InstrView I, InlineBuiltin What) {
       Finish({B.getInt64(kVMJITFloat), B.CreateBitCast(D, I64)});
     };
     switch (What) {
-    case InlineBuiltin::ScalarAdd:
+    case SpecialBuiltin::ScalarAdd:
       FloatRes(B.CreateFAdd(FX, FY));
       break;
-    case InlineBuiltin::ScalarSub:
+    case SpecialBuiltin::ScalarSub:
       FloatRes(B.CreateFSub(FX, FY));
       break;
-    case InlineBuiltin::ScalarMul:
+    case SpecialBuiltin::ScalarMul:
       FloatRes(B.CreateFMul(FX, FY));
       break;
-    case InlineBuiltin::ScalarDiv:
+    case SpecialBuiltin::ScalarDiv:
       FloatRes(B.CreateFDiv(FX, FY));
       break;
-    case InlineBuiltin::ScalarMod:
+    case SpecialBuiltin::ScalarMod:
       FloatRes(B.CreateFRem(FX, FY)); // fmod
       break;
-    case InlineBuiltin::ScalarMin:
+    case SpecialBuiltin::ScalarMin:
       FloatRes(B.CreateSelect(B.CreateFCmpOLT(FY, FX), FY, FX));
       break;
-    case InlineBuiltin::ScalarMax:
+    case SpecialBuiltin::ScalarMax:
       FloatRes(B.CreateSelect(B.CreateFCmpOGT(FY, FX), FY, FX));
       break;
     default:
@@ -2057,35 +1962,6 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
 
 } // namespace
 
-const char *siteHelper(InlineBuiltin What) {
-  switch (What) {
-  case InlineBuiltin::AllocTensor:
-    return vm::helper::vmjit_jit_alloc_tensor;
-  case InlineBuiltin::AllocStorage:
-    return vm::helper::vmjit_jit_alloc_storage;
-  case InlineBuiltin::MakeShape:
-    return vm::helper::vmjit_jit_make_shape;
-  default:
-    return nullptr;
-  }
-}
-
-bool allocTensorHitInlinable(vm::InstrView I) {
-  const int64_t N = I.callNumArgs();
-  if (I.callDst() == vm::kVoidRegister || (N != 4 && N != 5))
-    return false;
-  const Arg Storage = I.callArg(0);
-  if (Storage.kind() != ArgKind::Register ||
-      Storage.value() == vm::kVMRegister ||
-      Storage.value() == vm::kVoidRegister ||
-      I.callArg(1).kind() != ArgKind::Immediate)
-    return false;
-  for (int64_t K = 2; K < N; ++K)
-    if (I.callArg(K).kind() != ArgKind::ConstIdx)
-      return false;
-  return true;
-}
-
 bool entersWithParamsOnly(const vm::Executable &Exe, int64_t Func,
                           const LoweringOptions &Opts) {
   const vm::FunctionInfo &F = Exe.function(Func);
@@ -2105,10 +1981,6 @@ bool entersWithParamsOnly(const vm::Executable &Exe, int64_t Func,
 bool lowersFlat(const vm::FunctionInfo &F, const LoweringOptions &Opts) {
   return !Opts.PromoteRegisters ||
          F.numInstrs() * F.RegisterFileSize > Opts.PromoteLimit;
-}
-
-bool inlinesUncounted(const CalleeBinding &B, std::string_view Name) {
-  return B.Inline != InlineBuiltin::None && vm::inlinedWithoutCount(Name);
 }
 
 LoweredModule lowerFunctions(const vm::Executable &Exe,

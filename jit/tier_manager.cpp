@@ -107,45 +107,6 @@ std::shared_ptr<Engine> sharedEngine(const EngineOptions &O) {
   return E;
 }
 
-/// How a VM's function table is bound into JIT code; VMs with the same
-/// bindings (and options) share code.
-struct Bindings {
-  std::vector<CalleeBinding> Callees;
-  std::vector<Function> KeepAlive;
-  std::string Key;
-};
-
-Bindings bindingsOf(const vm::VirtualMachine &VM, const JITOptions &Opts) {
-  Bindings Out;
-  const vm::Executable &Exe = VM.executable();
-  for (size_t K = 0; K < Exe.functions().size(); ++K) {
-    const vm::FunctionInfo &F = Exe.functions()[K];
-    CalleeBinding CB;
-    if (F.Kind != vm::FunctionKind::Bytecode) {
-      FunctionObj *P = VM.poolEntry(static_cast<int64_t>(K));
-      CB.How = CalleeBinding::Direct;
-      CB.Entry = reinterpret_cast<uint64_t>(P->entry());
-      // Free entries ignore `self`: VMs with their own Function objects for
-      // the same library symbol still share code.
-      CB.Self = P->isFreeEntry() ? 0 : reinterpret_cast<uint64_t>(P);
-      auto Std = vm::standardFunction(F.Name);
-      CB.Standard = Std && Std->get() == P;
-      // Only the standard function may be replaced by its inline form.
-      if (Opts.InlineBuiltins && CB.Standard)
-        CB.Inline = inlineBuiltinFor(F.Name);
-      CB.CountAtCall = VM.countsAtCall(static_cast<int64_t>(K)) &&
-                       !inlinesUncounted(CB, F.Name);
-      Out.KeepAlive.push_back(Function(ObjectPtr<Object>::share(P)));
-    }
-    Out.Key += fmt::format("{}:{:x}:{:x}:{}:{}:{};", static_cast<int>(CB.How),
-                           CB.Entry, CB.Self, static_cast<int>(CB.Inline),
-                           static_cast<int>(CB.Standard),
-                           static_cast<int>(CB.CountAtCall));
-    Out.Callees.push_back(CB);
-  }
-  return Out;
-}
-
 std::string hex128(const void *Data, size_t Size) {
   XXH128_hash_t H = XXH3_128bits(Data, Size);
   return fmt::format("{:016x}{:016x}", H.high64, H.low64);
@@ -159,7 +120,7 @@ std::string hex128(const void *Data, size_t Size) {
 
 struct TierManager::Impl {
   std::shared_ptr<const vm::Executable> Exe;
-  Bindings Bind;
+  BoundCallees Bind;
   /// The best code of each function (tier 2 once it exists, else tier 1).
   std::unique_ptr<std::atomic<vm::NativeFn>[]> Code;
   /// Per function: its tier-2 code and direct entry, for direct calls from
@@ -244,8 +205,8 @@ FunctionJITStats TierManager::stats(int64_t Func) const {
 }
 
 bool TierManager::countsEveryCall(int64_t Func) const noexcept {
-  return !inlinesUncounted(I->Bind.Callees[static_cast<size_t>(Func)],
-                           I->Exe->function(Func).Name);
+  return vm::countedAtCall(true,
+                           I->Bind.Callees[static_cast<size_t>(Func)].Inline);
 }
 
 void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
@@ -449,7 +410,7 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
     const bool Made =
         Result && (!Opts.InlineBuiltins ||
                    I->Bind.Callees[static_cast<size_t>(In.callFunc())].Inline ==
-                       InlineBuiltin::None);
+                       SpecialBuiltin::None);
     S.ResultTensors.push_back(Made ? AssumedTensor(Slot, PC, In.callDst()) : 0);
     S.Results.push_back(S.ResultTensors.back() ? 0
                         : Result ? Guessed(Slot, PC, In.callDst(), PC)
@@ -737,7 +698,7 @@ public:
 
   static std::shared_ptr<TierManager> get(const vm::VirtualMachine &VM,
                                           const JITOptions &Opts) {
-    Bindings B = bindingsOf(VM, Opts);
+    BoundCallees B = bindCallees(VM, Opts.InlineBuiltins);
     EngineOptions EO;
     EO.OptLevel = Opts.OptLevel;
     EO.Pipeline = Opts.OptLevel == 1 ? kTierUpPipeline : "";

@@ -16,7 +16,7 @@
 
 #include "executable_memory.h"
 #include "stencil_abi.h"
-#include "vmjit/jit/lowering.h"
+#include "vmjit/jit/callee_binding.h"
 #include "vmjit/vm/executable.h"
 #include "vmjit/vm/native_code.h"
 
