@@ -35,6 +35,7 @@
 #define VMJIT_JIT_LOWERING_H
 
 #include "vmjit/jit/callee_binding.h"
+#include "vmjit/jit/code_key.h"
 #include "vmjit/jit/speculation.h"
 #include "vmjit/vm/executable.h"
 
@@ -106,10 +107,10 @@ struct LoweredModule {
   std::unique_ptr<llvm::Module> Module;
   std::map<std::string, uint64_t> Absolute;
   std::map<int64_t, std::string> Symbols;
-  /// A description of everything the code depends on besides the words
-  /// of the functions (callee names and bindings, embedded constants):
-  /// part of the object-cache key.
-  std::string KeyText;
+  /// Every decision the code depends on besides the words of the
+  /// functions (callee names and bindings, embedded constants, what is
+  /// inlined and speculated): part of the object-cache key.
+  CodeKey Key;
   /// Functions called through their direct entry: each needs the absolute
   /// symbol of its code slot bound (direct_call.h: codeSlotSymbol).
   std::set<int64_t> DirectCallees;
