@@ -68,26 +68,6 @@ struct TempFile {
   }
 };
 
-/// Every callee through the pool; the standard builtins inlined.
-std::vector<CalleeBinding> aotBindings(const vm::Executable &Exe, bool Inline,
-                                       std::vector<uint32_t> &Inlined) {
-  std::vector<CalleeBinding> Out(Exe.functions().size());
-  for (size_t K = 0; K < Out.size(); ++K) {
-    const vm::FunctionInfo &F = Exe.functions()[K];
-    // Packed functions; a library's function may be TVM-compiled code,
-    // which counts its own entries.
-    Out[K].CountAtCall = F.Kind == vm::FunctionKind::Packed;
-    if (F.Kind == vm::FunctionKind::Bytecode || !Inline)
-      continue;
-    Out[K].Inline = inlineBuiltinFor(F.Name);
-    if (inlinesUncounted(Out[K], F.Name))
-      Out[K].CountAtCall = false;
-    if (Out[K].Inline != InlineBuiltin::None)
-      Inlined.push_back(static_cast<uint32_t>(K));
-  }
-  return Out;
-}
-
 /// Replaces every use of the VM's helpers (vm/native_helpers.h) that `M`
 /// declares with a load from a slot of the import table `@vmjit.imports`;
 /// returns their names in slot order. Other declarations (C library
@@ -342,9 +322,9 @@ Expected<AotResult> compile(const vm::Executable &Exe,
   using Clock = std::chrono::steady_clock;
   auto Start = Clock::now();
   AotResult R;
-  std::vector<uint32_t> Inlined;
-  std::vector<CalleeBinding> Callees =
-      aotBindings(Exe, Opts.InlineBuiltins, Inlined);
+  BoundCallees Bound = bindCallees(Exe, Opts.InlineBuiltins);
+  const std::vector<CalleeBinding> &Callees = Bound.Callees;
+  const std::vector<uint32_t> &Inlined = Bound.Inlined;
   std::vector<int64_t> Funcs;
   for (size_t K = 0; K < Exe.functions().size(); ++K)
     if (Exe.functions()[K].Kind == vm::FunctionKind::Bytecode)

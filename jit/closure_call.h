@@ -11,7 +11,8 @@
 #ifndef VMJIT_JIT_CLOSURE_CALL_H
 #define VMJIT_JIT_CLOSURE_CALL_H
 
-#include "vmjit/jit/lowering.h"
+#include "vmjit/bytecode/executable.h"
+#include "vmjit/jit/callee_binding.h"
 
 #include <optional>
 #include <vector>

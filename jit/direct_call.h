@@ -25,7 +25,8 @@
 #ifndef VMJIT_JIT_DIRECT_CALL_H
 #define VMJIT_JIT_DIRECT_CALL_H
 
-#include "vmjit/jit/lowering.h"
+#include "vmjit/bytecode/executable.h"
+#include "vmjit/jit/callee_binding.h"
 #include "vmjit/vm/native_code.h"
 
 #include <atomic>
@@ -37,6 +38,7 @@ namespace llvm {
 class Function;
 class FunctionType;
 class LLVMContext;
+class Module;
 } // namespace llvm
 
 namespace vmjit::jit {

@@ -72,39 +72,51 @@ private:
   const FunctionSpeculation &Spec;
 };
 
+/// The kinds of a standard scalar.* function's result from its operands'
+/// (the only ones bound inline): a bool from a comparison or `not`, else
+/// an int from ints and bools and a float when an operand is a float;
+/// anything else raises.
+template <typename ArgKinds>
+uint8_t scalarResultKinds(scalar::Op Op, int64_t N, ArgKinds Arg) {
+  if (scalar::returnsBool(Op))
+    return kind::Bool;
+  uint8_t All = 0;
+  bool AllIntLike = true, AllNumeric = true;
+  for (int64_t K = 0; K < N; ++K) {
+    All |= Arg(K);
+    AllIntLike = AllIntLike && (Arg(K) & kIntLike);
+    AllNumeric = AllNumeric && (Arg(K) & kNumeric);
+  }
+  uint8_t Out = AllIntLike ? kind::Int : 0;
+  if ((All & kind::Float) && AllNumeric)
+    Out |= kind::Float;
+  return Out;
+}
+
 uint8_t Inference::resultKinds(int64_t PC, InstrView I,
                                const std::vector<uint8_t> &In) const {
   const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
   const int64_t N = I.callNumArgs();
   auto Arg = [&](int64_t K) { return argKinds(Exe, In, I.callArg(K)); };
-  const InlineBuiltin W = InlineBuiltins ? Bind.Inline : InlineBuiltin::None;
-  if (W == InlineBuiltin::NullValue && N == 0)
-    return kind::None;
-  if (W == InlineBuiltin::Copy && N == 1)
-    return Arg(0);
-  if (W == InlineBuiltin::ReadIfCond && N == 1)
-    return (Arg(0) & ~kIntLike) ? kind::Any : kind::Bool;
-  if (std::optional<scalar::Op> Op = scalarOpOf(W);
-      Op && N == scalar::arity(*Op)) {
-    // The standard scalar.* functions (the only ones bound inline) return
-    // a bool from a comparison or `not`, else an int from ints and bools
-    // and a float when an operand is a float; anything else raises.
-    if (scalar::returnsBool(*Op))
-      return kind::Bool;
-    uint8_t All = 0;
-    bool AllIntLike = true, AllNumeric = true;
-    for (int64_t K = 0; K < N; ++K) {
-      All |= Arg(K);
-      AllIntLike = AllIntLike && (Arg(K) & kIntLike);
-      AllNumeric = AllNumeric && (Arg(K) & kNumeric);
+  const SpecialBuiltin W = inlinedBuiltin(Bind, InlineBuiltins);
+  if (W != SpecialBuiltin::None) {
+    // What the row says of the inline form's result (the call it falls
+    // back to returns the same or raises); anything else for the rest.
+    if (!vm::inlineFormApplies(W, I))
+      return kind::Any;
+    switch (vm::specialBuiltin(W).Result) {
+    case vm::ResultFact::NoneValue:
+      return kind::None;
+    case vm::ResultFact::FirstArg:
+      return Arg(0);
+    case vm::ResultFact::Truth:
+      return (Arg(0) & ~kIntLike) ? kind::Any : kind::Bool;
+    case vm::ResultFact::ScalarArithmetic:
+      return scalarResultKinds(*scalarOpOf(W), N, Arg);
+    default:
+      return kind::Any;
     }
-    uint8_t Out = AllIntLike ? kind::Int : 0;
-    if ((All & kind::Float) && AllNumeric)
-      Out |= kind::Float;
-    return Out;
   }
-  if (W != InlineBuiltin::None)
-    return kind::Any;
   // A call tier 2 makes: what the speculation assumes, or anything.
   const uint8_t S =
       Spec.Results.empty() ? 0 : Spec.Results[static_cast<size_t>(PC)];
@@ -152,11 +164,9 @@ bool intByUse(const vm::Executable &Exe, int64_t Func,
     case Opcode::Call: {
       if (I.callDst() == R && PC != DefPC)
         return false;
-      const InlineBuiltin W =
-          InlineBuiltins ? Callees[static_cast<size_t>(I.callFunc())].Inline
-                         : InlineBuiltin::None;
-      const std::optional<scalar::Op> Op = scalarOpOf(W);
-      const bool Scalar = Op && I.callNumArgs() == scalar::arity(*Op);
+      const SpecialBuiltin W = inlinedBuiltin(
+          Callees[static_cast<size_t>(I.callFunc())], InlineBuiltins);
+      const bool Scalar = scalarOpOf(W) && vm::inlineFormApplies(W, I);
       for (int64_t K = 0; K < I.callNumArgs(); ++K) {
         Arg A = I.callArg(K);
         if (A.kind() != ArgKind::Register || A.value() != R)

@@ -3,7 +3,7 @@
 //
 // Private to jit/: a forward dataflow over one bytecode function that finds
 // the kinds of value (vm::kind bits) each register may hold before each
-// instruction, given what tier 2 speculates (lowering.h:
+// instruction, given what tier 2 speculates (speculation.h:
 // FunctionSpeculation). Tier 2 guards its on-stack-replacement entries with
 // it and lowers each instruction for the kinds its operands can have there.
 // Every way into tier-2 code checks what the table says at that point (a
@@ -18,7 +18,9 @@
 #ifndef VMJIT_JIT_KIND_INFERENCE_H
 #define VMJIT_JIT_KIND_INFERENCE_H
 
-#include "vmjit/jit/lowering.h"
+#include "vmjit/bytecode/executable.h"
+#include "vmjit/jit/callee_binding.h"
+#include "vmjit/jit/speculation.h"
 
 #include <cstdint>
 #include <vector>

@@ -30,10 +30,10 @@ uint64_t checkedTensorWord(const vm::Executable &Exe, InstrView I) {
 namespace {
 
 /// The builtin tier 2 inlines at call `I`, if any.
-InlineBuiltin inlinedAt(const std::vector<CalleeBinding> &Callees,
-                        bool InlineBuiltins, InstrView I) {
-  return InlineBuiltins ? Callees[static_cast<size_t>(I.callFunc())].Inline
-                        : InlineBuiltin::None;
+SpecialBuiltin inlinedAt(const std::vector<CalleeBinding> &Callees,
+                         bool InlineBuiltins, InstrView I) {
+  return inlinedBuiltin(Callees[static_cast<size_t>(I.callFunc())],
+                        InlineBuiltins);
 }
 
 /// Argument K of call `I` when it is an ordinary register, else -1.
@@ -56,8 +56,8 @@ tensorCheckedRegisters(const vm::Executable &Exe, int64_t Func,
     InstrView I = Exe.instr(F.StartInstr + PC);
     if (I.opcode() != Opcode::Call || I.callNumArgs() == 0)
       continue;
-    const InlineBuiltin W = inlinedAt(Callees, InlineBuiltins, I);
-    if (W != InlineBuiltin::CheckTensorInfo && W != InlineBuiltin::MatchShape)
+    const SpecialBuiltin W = inlinedAt(Callees, InlineBuiltins, I);
+    if (W != SpecialBuiltin::CheckTensorInfo && W != SpecialBuiltin::MatchShape)
       continue;
     if (const int64_t R = registerArg(I, 0); R >= 0)
       Checked[static_cast<size_t>(R)] = true;
@@ -95,18 +95,20 @@ TensorFacts inferTensorFacts(const vm::Executable &Exe, int64_t Func,
   auto Transfer = [&](int64_t PC, InstrView I, std::vector<uint64_t> &Out) {
     if (I.opcode() != Opcode::Call)
       return;
-    const InlineBuiltin W = inlinedAt(Callees, InlineBuiltins, I);
+    const SpecialBuiltin W = inlinedAt(Callees, InlineBuiltins, I);
     uint64_t Result = 0;
-    if (W == InlineBuiltin::CheckTensorInfo) {
+    const vm::ResultFact Fact = vm::specialBuiltin(W).Result;
+    if (Fact == vm::ResultFact::CheckedTensor) {
       // Past the check (inline or the builtin's own), x is such a
       // tensor, and so is the result (x itself).
       Result = checkedTensorWord(Exe, I);
       if (const int64_t X = registerArg(I, 0); X >= 0 && Result)
         Out[static_cast<size_t>(X)] = Result;
-    } else if (W == InlineBuiltin::Copy && I.callNumArgs() == 1) {
+    } else if (Fact == vm::ResultFact::FirstArg &&
+               vm::inlineFormApplies(W, I)) {
       if (const int64_t X = registerArg(I, 0); X >= 0)
         Result = Out[static_cast<size_t>(X)];
-    } else if (W == InlineBuiltin::None && !Spec.ResultTensors.empty()) {
+    } else if (W == SpecialBuiltin::None && !Spec.ResultTensors.empty()) {
       Result = Spec.ResultTensors[static_cast<size_t>(PC)];
     }
     if (!vm::isSpecialRegister(I.callDst()))

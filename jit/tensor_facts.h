@@ -3,7 +3,7 @@
 // Private to jit/: a forward dataflow over one bytecode function that finds,
 // before each instruction, the registers that hold a tensor of a known rank
 // and dtype on every path tier-2 code takes there: from what tier 2
-// speculates (lowering.h: FunctionSpeculation::ParamTensors and
+// speculates (speculation.h: FunctionSpeculation::ParamTensors and
 // ResultTensors, each guarded where the value comes in) and from
 // check_tensor_info calls that passed. Tier 2 then drops the checks of
 // check_tensor_info and match_shape that these facts already answer
@@ -14,7 +14,9 @@
 #ifndef VMJIT_JIT_TENSOR_FACTS_H
 #define VMJIT_JIT_TENSOR_FACTS_H
 
-#include "vmjit/jit/lowering.h"
+#include "vmjit/bytecode/executable.h"
+#include "vmjit/jit/callee_binding.h"
+#include "vmjit/jit/speculation.h"
 
 #include <cstdint>
 #include <vector>

@@ -107,45 +107,6 @@ std::shared_ptr<Engine> sharedEngine(const EngineOptions &O) {
   return E;
 }
 
-/// How a VM's function table is bound into JIT code; VMs with the same
-/// bindings (and options) share code.
-struct Bindings {
-  std::vector<CalleeBinding> Callees;
-  std::vector<Function> KeepAlive;
-  std::string Key;
-};
-
-Bindings bindingsOf(const vm::VirtualMachine &VM, const JITOptions &Opts) {
-  Bindings Out;
-  const vm::Executable &Exe = VM.executable();
-  for (size_t K = 0; K < Exe.functions().size(); ++K) {
-    const vm::FunctionInfo &F = Exe.functions()[K];
-    CalleeBinding CB;
-    if (F.Kind != vm::FunctionKind::Bytecode) {
-      FunctionObj *P = VM.poolEntry(static_cast<int64_t>(K));
-      CB.How = CalleeBinding::Direct;
-      CB.Entry = reinterpret_cast<uint64_t>(P->entry());
-      // Free entries ignore `self`: VMs with their own Function objects for
-      // the same library symbol still share code.
-      CB.Self = P->isFreeEntry() ? 0 : reinterpret_cast<uint64_t>(P);
-      auto Std = vm::standardFunction(F.Name);
-      CB.Standard = Std && Std->get() == P;
-      // Only the standard function may be replaced by its inline form.
-      if (Opts.InlineBuiltins && CB.Standard)
-        CB.Inline = inlineBuiltinFor(F.Name);
-      CB.CountAtCall = VM.countsAtCall(static_cast<int64_t>(K)) &&
-                       !inlinesUncounted(CB, F.Name);
-      Out.KeepAlive.push_back(Function(ObjectPtr<Object>::share(P)));
-    }
-    Out.Key += fmt::format("{}:{:x}:{:x}:{}:{}:{};", static_cast<int>(CB.How),
-                           CB.Entry, CB.Self, static_cast<int>(CB.Inline),
-                           static_cast<int>(CB.Standard),
-                           static_cast<int>(CB.CountAtCall));
-    Out.Callees.push_back(CB);
-  }
-  return Out;
-}
-
 std::string hex128(const void *Data, size_t Size) {
   XXH128_hash_t H = XXH3_128bits(Data, Size);
   return fmt::format("{:016x}{:016x}", H.high64, H.low64);
@@ -159,7 +120,7 @@ std::string hex128(const void *Data, size_t Size) {
 
 struct TierManager::Impl {
   std::shared_ptr<const vm::Executable> Exe;
-  Bindings Bind;
+  BoundCallees Bind;
   /// The best code of each function (tier 2 once it exists, else tier 1).
   std::unique_ptr<std::atomic<vm::NativeFn>[]> Code;
   /// Per function: its tier-2 code and direct entry, for direct calls from
@@ -244,8 +205,8 @@ FunctionJITStats TierManager::stats(int64_t Func) const {
 }
 
 bool TierManager::countsEveryCall(int64_t Func) const noexcept {
-  return !inlinesUncounted(I->Bind.Callees[static_cast<size_t>(Func)],
-                           I->Exe->function(Func).Name);
+  return vm::countedAtCall(true,
+                           I->Bind.Callees[static_cast<size_t>(Func)].Inline);
 }
 
 void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
@@ -449,7 +410,7 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
     const bool Made =
         Result && (!Opts.InlineBuiltins ||
                    I->Bind.Callees[static_cast<size_t>(In.callFunc())].Inline ==
-                       InlineBuiltin::None);
+                       SpecialBuiltin::None);
     S.ResultTensors.push_back(Made ? AssumedTensor(Slot, PC, In.callDst()) : 0);
     S.Results.push_back(S.ResultTensors.back() ? 0
                         : Result ? Guessed(Slot, PC, In.callDst(), PC)
@@ -585,10 +546,7 @@ void TierManager::drain() {
 
 bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
                              const std::atomic<bool> *Cancel) {
-  auto Abandoned = [Cancel] {
-    return Cancel && Cancel->load(std::memory_order_relaxed);
-  };
-  if (Abandoned())
+  if (Cancel && Cancel->load(std::memory_order_relaxed))
     return false;
   auto Start = std::chrono::steady_clock::now();
   const vm::Executable &Exe = *I->Exe;
@@ -600,73 +558,104 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
                     K);
       return false;
     }
-  std::string Err;
-  std::unique_ptr<CompiledUnit> Unit;
-  LoweredModule L;
   // Codegen time grows with the size of a function, not of the unit.
   int64_t Size = 0;
   for (int64_t K : Funcs)
     Size = std::max(Size, Exe.function(K).numInstrs());
-  Engine *Eng = Size > kLargeUnitInstrs ? LargeEng.get() : this->Eng.get();
+  Engine &E = Size > kLargeUnitInstrs ? *LargeEng : *Eng;
+  std::string Err;
+  std::unique_ptr<CompiledUnit> Unit;
+  LoweredModule L;
   try {
-    LoweringOptions LO = loweringOptions(Opts);
-    LO.Cancel = Cancel;
-    for (int64_t K : Funcs)
-      if (std::optional<FunctionSpeculation> S =
-              speculationFor(K, /*NeedTarget=*/true))
-        LO.Speculate[K] = std::move(*S);
-    L = lowerFunctions(Exe, Funcs, I->Bind.Callees, LO);
-    for (const auto &[Name, Addr] : runtimeHelperSymbols())
-      L.Absolute[Name] = Addr;
-    L.Absolute[kDeoptHelper] = reinterpret_cast<uint64_t>(&vmjit_tier2_deopt);
-    L.Absolute[kDeoptManager] = reinterpret_cast<uint64_t>(this);
-    for (int64_t K : L.DirectCallees)
-      L.Absolute[codeSlotSymbol(K)] =
-          reinterpret_cast<uint64_t>(&I->Code[static_cast<size_t>(K)]);
-    for (int64_t K : L.CellCallees) {
-      L.Absolute[codeSlotSymbol(K)] =
-          reinterpret_cast<uint64_t>(&I->Code[static_cast<size_t>(K)]);
-      L.Absolute[directCellSymbol(K)] =
-          reinterpret_cast<uint64_t>(&I->DirectCells[static_cast<size_t>(K)]);
-    }
-    // The key covers everything the object code depends on.
-    const HostInfo &H = hostInfo();
-    std::string Key = fmt::format("vmjit-jit-5|build {}|llvm {}|{}|{}|{}|O{}|",
-                                  jitBuildIdentity(), H.LLVMVersion, H.Triple,
-                                  H.CPU, H.Features, Eng->options().OptLevel);
-    for (int64_t K : Funcs) {
-      const vm::FunctionInfo &F = Exe.function(K);
-      const vm::Word *W = Exe.code().data() + Exe.instrOffsets()[F.StartInstr];
-      const vm::Word *End =
-          F.EndInstr < Exe.numInstrs()
-              ? Exe.code().data() + Exe.instrOffsets()[F.EndInstr]
-              : Exe.code().data() + Exe.code().size();
-      Key += fmt::format("{}:{}:{}:{}:{};", K, F.Name, F.NumParams,
-                         F.RegisterFileSize,
-                         hex128(W, static_cast<size_t>(End - W) * sizeof(*W)));
-    }
-    Key += fmt::format("codegen O{}|pipeline {}|",
-                       Eng->options().CodegenOptLevel, Eng->options().Pipeline) +
-           L.KeyText;
-    std::vector<std::string> Exports;
-    for (const auto &[K, Sym] : L.Symbols)
-      Exports.push_back(Sym);
-    for (const auto &[K, Sym] : L.DirectEntries)
-      Exports.push_back(Sym);
+    L = lowerUnit(Funcs, Cancel);
+    bindUnitSymbols(L);
+    const CodeKey Key = unitKey(E, Funcs, L);
     if (Opts.FailCompilesForTesting)
       Err = "compilation disabled for testing (FailCompilesForTesting)";
     else
-      Unit = Eng->compile(
-          std::move(L.Context), std::move(L.Module), L.Absolute, Exports,
-          Eng->options().CacheDir.empty() ? std::string() : Key, Err, Cancel);
-  } catch (const std::exception &E) {
-    Err = E.what();
+      Unit = E.compile(
+          std::move(L.Context), std::move(L.Module), L.Absolute, unitExports(L),
+          E.options().CacheDir.empty() ? std::string() : Key.text(), Err,
+          Cancel);
+  } catch (const std::exception &Ex) {
+    Err = Ex.what();
   }
-  double Ms = std::chrono::duration<double, std::milli>(
-                  std::chrono::steady_clock::now() - Start)
-                  .count();
+  const double Ms = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - Start)
+                        .count();
+  return publishUnit(Funcs, L, std::move(Unit), Err, Ms, Cancel);
+}
+
+LoweredModule TierManager::lowerUnit(const std::vector<int64_t> &Funcs,
+                                     const std::atomic<bool> *Cancel) {
+  LoweringOptions LO = loweringOptions(Opts);
+  LO.Cancel = Cancel;
+  for (int64_t K : Funcs)
+    if (std::optional<FunctionSpeculation> S =
+            speculationFor(K, /*NeedTarget=*/true))
+      LO.Speculate[K] = std::move(*S);
+  return lowerFunctions(*I->Exe, Funcs, I->Bind.Callees, LO);
+}
+
+void TierManager::bindUnitSymbols(LoweredModule &L) {
+  for (const auto &[Name, Addr] : runtimeHelperSymbols())
+    L.Absolute[Name] = Addr;
+  L.Absolute[kDeoptHelper] = reinterpret_cast<uint64_t>(&vmjit_tier2_deopt);
+  L.Absolute[kDeoptManager] = reinterpret_cast<uint64_t>(this);
+  for (int64_t K : L.DirectCallees)
+    L.Absolute[codeSlotSymbol(K)] =
+        reinterpret_cast<uint64_t>(&I->Code[static_cast<size_t>(K)]);
+  for (int64_t K : L.CellCallees) {
+    L.Absolute[codeSlotSymbol(K)] =
+        reinterpret_cast<uint64_t>(&I->Code[static_cast<size_t>(K)]);
+    L.Absolute[directCellSymbol(K)] =
+        reinterpret_cast<uint64_t>(&I->DirectCells[static_cast<size_t>(K)]);
+  }
+}
+
+CodeKey TierManager::unitKey(const Engine &E, const std::vector<int64_t> &Funcs,
+                             const LoweredModule &L) const {
+  // The build (which changes with the lowering's code), the host, the
+  // pipeline, the functions' words, then every decision the lowering
+  // recorded.
+  const HostInfo &H = hostInfo();
+  const EngineOptions &EO = E.options();
+  CodeKey Key;
+  Key.record("vmjit tier 2", jitBuildIdentity());
+  Key.record("host", H.LLVMVersion, H.Triple, H.CPU, H.Features);
+  Key.record("pipeline", EO.OptLevel, EO.CodegenOptLevel, EO.Pipeline);
+  const vm::Executable &Exe = *I->Exe;
+  for (int64_t K : Funcs) {
+    const vm::FunctionInfo &F = Exe.function(K);
+    const vm::Word *W = Exe.code().data() + Exe.instrOffsets()[F.StartInstr];
+    const vm::Word *End =
+        F.EndInstr < Exe.numInstrs()
+            ? Exe.code().data() + Exe.instrOffsets()[F.EndInstr]
+            : Exe.code().data() + Exe.code().size();
+    Key.record("words", K, F.Name, F.NumParams, F.RegisterFileSize,
+               hex128(W, static_cast<size_t>(End - W) * sizeof(*W)));
+  }
+  Key.append(L.Key);
+  return Key;
+}
+
+std::vector<std::string> TierManager::unitExports(const LoweredModule &L) {
+  std::vector<std::string> Exports;
+  for (const auto &[K, Sym] : L.Symbols)
+    Exports.push_back(Sym);
+  for (const auto &[K, Sym] : L.DirectEntries)
+    Exports.push_back(Sym);
+  return Exports;
+}
+
+bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
+                              const LoweredModule &L,
+                              std::unique_ptr<CompiledUnit> Unit,
+                              const std::string &Err, double Ms,
+                              const std::atomic<bool> *Cancel) {
+  const vm::Executable &Exe = *I->Exe;
   std::lock_guard Lock(I->Mutex);
-  if (!Unit && Abandoned()) {
+  if (!Unit && Cancel && Cancel->load(std::memory_order_relaxed)) {
     for (int64_t K : Funcs)
       logger().debug("abandoned the compile of function '{}'",
                      Exe.function(K).Name);
@@ -681,12 +670,12 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
     }
     return false;
   }
+  const double Share = Ms / static_cast<double>(Funcs.size());
   for (const auto &[K, Sym] : L.Symbols) {
     FunctionJITStats &S = I->Stats[static_cast<size_t>(K)];
     S.Compiled = true;
     S.CacheHit = Unit->stats().CacheHit;
     // A cache hit compiled nothing: its time is the object's load.
-    const double Share = Ms / static_cast<double>(Funcs.size());
     S.CompileMs = S.CacheHit ? 0 : Share;
     S.CacheLoadMs = S.CacheHit ? Share : 0;
     S.UnitCompileMs = S.CacheHit ? 0 : Ms;
@@ -737,7 +726,7 @@ public:
 
   static std::shared_ptr<TierManager> get(const vm::VirtualMachine &VM,
                                           const JITOptions &Opts) {
-    Bindings B = bindingsOf(VM, Opts);
+    BoundCallees B = bindCallees(VM, Opts.InlineBuiltins);
     EngineOptions EO;
     EO.OptLevel = Opts.OptLevel;
     EO.Pipeline = Opts.OptLevel == 1 ? kTierUpPipeline : "";

@@ -335,8 +335,8 @@ private:
     const int64_t PC = E[Hole::PC];
     if (!Opts.InlineBuiltins ||
         Callees[static_cast<size_t>(I.callFunc())].Inline !=
-            InlineBuiltin::AllocTensor ||
-        !allocTensorHitInlinable(I) || PC + 1 >= F.numInstrs())
+            SpecialBuiltin::AllocTensor ||
+        !vm::allocTensorHitInlinable(I) || PC + 1 >= F.numInstrs())
       return;
     E[Hole::REG_A] = 16 * I.callDst();
     E[Hole::REG_B] = 16 * I.callArg(0).value();
@@ -419,6 +419,50 @@ private:
     return true;
   }
 
+  /// A Direct call of a special builtin bound inline, as its row's
+  /// Tier1Form says (vm/special_builtins.h); false (nothing emitted) where
+  /// the call is made as a call (with the wrong arguments: the call, which
+  /// raises the arity error).
+  bool emitInlineForm(Emitter &E, vm::InstrView I, const CalleeBinding &B) {
+    const vm::SpecialBuiltinInfo &Row = vm::specialBuiltin(B.Inline);
+    const bool Void = I.callDst() == vm::kVoidRegister;
+    const bool Applies = vm::inlineFormApplies(B.Inline, I);
+    switch (Row.Tier1) {
+    case vm::Tier1Form::Call:
+      return false;
+    case vm::Tier1Form::ClearRegister:
+      // A register clear, nothing into %void.
+      if (!Applies)
+        return false;
+      if (!Void)
+        E.put(StencilId::NullValue);
+      return true;
+    case vm::Tier1Form::SiteCall:
+      // Through the VM's cache of this call site (every form: the site
+      // handles what it does not cache).
+      E[Hole::ALLOC_AT] =
+          reinterpret_cast<int64_t>(vm::nativeHelperAddress(Row.SiteHelper));
+      E.put(Void ? StencilId::CallSiteVoid : StencilId::CallSite);
+      return true;
+    case vm::Tier1Form::TensorCheck:
+      // Tier 2's guard, the call when it fails.
+      if (!Applies)
+        return false;
+      E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
+      E[Hole::SELF] = static_cast<int64_t>(B.Self);
+      E.put(Void ? StencilId::CheckTensorInfoVoid : StencilId::CheckTensorInfo);
+      return true;
+    case vm::Tier1Form::ScalarStencil:
+      if (!Applies || Void)
+        return false;
+      E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
+      E[Hole::SELF] = static_cast<int64_t>(B.Self);
+      E.put(scalarStencil(*scalarOpOf(B.Inline)));
+      return true;
+    }
+    return false;
+  }
+
   /// A Call's code after its count: arguments and the call (or what
   /// replaces it inline).
   void emitCallBody(Emitter &E, vm::InstrView I) {
@@ -440,32 +484,10 @@ private:
       E.put(StencilId::CallPool);
       return noteResult(E);
     }
-    // The standard vm.builtin.null_value() (with arguments: the call, which
-    // raises the arity error): a register clear, nothing into %void.
-    if (Opts.InlineBuiltins && B.Inline == InlineBuiltin::NullValue &&
-        N == 0) {
-      if (!Void)
-        E.put(StencilId::NullValue);
+    if (Opts.InlineBuiltins && emitInlineForm(E, I, B))
       return;
-    }
-    // The standard alloc_tensor, alloc_storage and make_shape: through the
-    // VM's cache of this call site.
-    if (const char *Helper = siteHelper(B.Inline);
-        Opts.InlineBuiltins && Helper) {
-      E[Hole::ALLOC_AT] =
-          reinterpret_cast<int64_t>(vm::nativeHelperAddress(Helper));
-      return E.put(Void ? StencilId::CallSiteVoid : StencilId::CallSite);
-    }
     E[Hole::ENTRY] = static_cast<int64_t>(B.Entry);
     E[Hole::SELF] = static_cast<int64_t>(B.Self);
-    // check_tensor_info: tier 2's guard, the call when it fails.
-    if (Opts.InlineBuiltins && B.Inline == InlineBuiltin::CheckTensorInfo &&
-        (N == 3 || N == 4))
-      return E.put(Void ? StencilId::CheckTensorInfoVoid
-                        : StencilId::CheckTensorInfo);
-    if (const std::optional<ops::Op> Op = scalarOpOf(B.Inline);
-        Opts.InlineBuiltins && !Void && Op && N == ops::arity(*Op))
-      return E.put(scalarStencil(*Op));
     if (Void)
       return E.put(StencilId::CallDirectVoid);
     E.put(StencilId::CallDirect);

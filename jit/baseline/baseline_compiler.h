@@ -17,7 +17,7 @@
 #include "executable_memory.h"
 #include "stencil_abi.h"
 #include "vmjit/bytecode/executable.h"
-#include "vmjit/jit/lowering.h"
+#include "vmjit/jit/callee_binding.h"
 #include "vmjit/vm/native_code.h"
 
 #include <memory>

@@ -4,15 +4,15 @@
 // and make_prim_value: how TVM's compiled drivers check and record the
 // symbolic dimensions of their inputs and build shapes from them.
 //
-// Match codes (TVM's MatchShapeCode): 0 assert value == imm, 1 store value
-// to heap[imm], 2 nothing, 3 assert value == heap[imm]. Make codes
-// (MakeShapeCode): 0 the immediate, 1 heap[imm].
+// The (code, value) pairs' codes are TVM's MatchShapeCode and MakeShapeCode
+// (runtime/shape_codes.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "builtins_internal.h"
 #include "vmjit/runtime/data_type.h"
 #include "vmjit/runtime/shape.h"
+#include "vmjit/runtime/shape_codes.h"
 #include "vmjit/runtime/string.h"
 
 #include <algorithm>
@@ -45,16 +45,16 @@ void matchOne(const char *Fn, const ShapeHeap &Heap, int64_t Code,
               int64_t Imm, int64_t Value, const ErrorContext &Ctx,
               int32_t Dim) {
   int64_t Want;
-  switch (Code) {
-  case 0: // assert value == imm
+  switch (static_cast<MatchShapeCode>(Code)) {
+  case MatchShapeCode::AssertEqualToImm:
     Want = Imm;
     break;
-  case 1: // store value to heap[imm]
+  case MatchShapeCode::StoreToHeap:
     Heap.slot(Fn, Imm) = Value;
     return;
-  case 2: // no check
+  case MatchShapeCode::NoOp:
     return;
-  case 3: // assert value == heap[imm]
+  case MatchShapeCode::AssertEqualToLoad:
     Want = Heap.slot(Fn, Imm);
     break;
   default:
@@ -98,9 +98,9 @@ void matchShape(PackedArgs A, Any *Rv) {
 /// One make code.
 int64_t makeOne(const char *Fn, const ShapeHeap &Heap, int64_t Code,
                 int64_t Imm) {
-  if (Code == 0)
+  if (Code == static_cast<int64_t>(MakeShapeCode::UseImm))
     return Imm;
-  if (Code == 1)
+  if (Code == static_cast<int64_t>(MakeShapeCode::LoadShape))
     return Heap.slot(Fn, Imm);
   fail(Fn, fmt::format("unknown make_shape code {}", Code));
 }

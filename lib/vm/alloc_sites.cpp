@@ -13,10 +13,12 @@
 #include "../builtins/builtins_internal.h"
 #include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/shape.h"
+#include "vmjit/runtime/shape_codes.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/allocator.h"
 #include "vmjit/vm/native_helpers.h"
+#include "vmjit/vm/special_builtins.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <algorithm>
@@ -26,11 +28,6 @@
 namespace vmjit::vm {
 
 namespace {
-
-FunctionObj *standardByName(const char *Name) noexcept {
-  std::optional<Function> F = standardFunction(Name);
-  return F ? F->get() : nullptr;
-}
 
 /// Whether scope argument `A` is "" or "global".
 [[gnu::noinline]] bool globalScopeText(const VMJITAny &A) noexcept {
@@ -101,21 +98,6 @@ struct AllocSites::FunctionSites {
 AllocSites::AllocSites() : StorageType(StorageObj::typeIndex()) {}
 AllocSites::~AllocSites() { clear(); }
 
-FunctionObj *AllocSites::standardAllocTensor() noexcept {
-  static FunctionObj *const Std = standardByName("vm.builtin.alloc_tensor");
-  return Std;
-}
-
-FunctionObj *AllocSites::standardAllocStorage() noexcept {
-  static FunctionObj *const Std = standardByName("vm.builtin.alloc_storage");
-  return Std;
-}
-
-FunctionObj *AllocSites::standardMakeShape() noexcept {
-  static FunctionObj *const Std = standardByName("vm.builtin.make_shape");
-  return Std;
-}
-
 AllocSite *AllocSites::makeSites(const VirtualMachine &VM,
                                  int64_t Func) noexcept {
   const auto F = static_cast<size_t>(Func);
@@ -170,7 +152,7 @@ int AllocSites::allocTensor(VirtualMachine &VM, int64_t Func, int64_t PC,
       return 0;
     }
   }
-  FunctionObj *Std = standardAllocTensor();
+  FunctionObj *Std = standardSpecial(SpecialBuiltin::AllocTensor);
   if (int Rc = Std->entry()(Std, Args, N, Result))
     return Rc;
   if (Sites)
@@ -253,7 +235,7 @@ int AllocSites::allocStorage(VirtualMachine &VM, int64_t Func, int64_t PC,
       }
     }
   }
-  FunctionObj *Std = standardAllocStorage();
+  FunctionObj *Std = standardSpecial(SpecialBuiltin::AllocStorage);
   if (int Rc = Std->entry()(Std, Args, N, Result))
     return Rc;
   if (Sites)
@@ -297,18 +279,18 @@ void AllocSites::cacheStorage(FunctionSites &FS, int64_t PC,
 namespace {
 
 /// make_shape's dimensions from its (code, value) pairs, into `Dims`
-/// (`Dims.size()` of them): false for anything but codes 0 (the value)
-/// and 1 (a slot of the heap in range), which the builtin then handles.
+/// (`Dims.size()` of them): false for anything but codes UseImm and
+/// LoadShape (a slot of the heap in range), which the builtin then handles.
 bool shapeDimsOf(const VMJITAny *Pairs, const builtin::ShapeHeap &Heap,
                  std::span<int64_t> Dims) noexcept {
   for (size_t I = 0; I < Dims.size(); ++I) {
     const VMJITAny &Code = Pairs[2 * I], &Value = Pairs[2 * I + 1];
     if (Code.type_index != kVMJITInt || Value.type_index != kVMJITInt)
       return false;
-    if (Code.v_int64 == 0) {
+    if (Code.v_int64 == static_cast<int64_t>(MakeShapeCode::UseImm)) {
       Dims[I] = Value.v_int64;
-    } else if (Code.v_int64 == 1 && Value.v_int64 >= 0 &&
-               Value.v_int64 < Heap.Size) {
+    } else if (Code.v_int64 == static_cast<int64_t>(MakeShapeCode::LoadShape) &&
+               Value.v_int64 >= 0 && Value.v_int64 < Heap.Size) {
       Dims[I] = Heap.Data[Value.v_int64];
     } else {
       return false;
@@ -341,7 +323,7 @@ int AllocSites::makeShape(VirtualMachine &VM, int64_t Func, int64_t PC,
       return 0;
     }
   }
-  FunctionObj *Std = standardMakeShape();
+  FunctionObj *Std = standardSpecial(SpecialBuiltin::MakeShape);
   if (int Rc = Std->entry()(Std, Args, N, Result))
     return Rc;
   // A shape whose dimensions live in it: the next call can rewrite them.

@@ -10,6 +10,7 @@
 #include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/native_helpers.h"
+#include "vmjit/vm/special_builtins.h"
 
 #include <fmt/format.h>
 
@@ -69,7 +70,7 @@ public:
   }
   bool countsEveryCall(int64_t Func) const noexcept override {
     return !Code->inlines(Func) ||
-           !inlinedWithoutCount(Code->executable()->function(Func).Name);
+           countedWhenInlined(Code->executable()->function(Func).Name);
   }
 
 private:

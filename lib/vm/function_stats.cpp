@@ -2,7 +2,6 @@
 
 #include "vmjit/vm/function_stats.h"
 
-#include "vmjit/kernels/scalar_ops.h"
 #include "vmjit/vm/virtual_machine.h"
 
 namespace vmjit::vm {
@@ -39,12 +38,6 @@ void describeTier(const VirtualMachine &VM, int64_t K, FunctionStats &S) {
 }
 
 } // namespace
-
-bool inlinedWithoutCount(std::string_view Name) noexcept {
-  kernels::scalar::Op Op;
-  return kernels::scalar::lookup(Name, Op) || Name == "vm.builtin.copy" ||
-         Name == "vm.builtin.read_if_cond";
-}
 
 std::vector<FunctionStats> collectFunctionStats(const VirtualMachine &VM) {
   std::vector<FunctionStats> Rows;

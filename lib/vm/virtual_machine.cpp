@@ -17,6 +17,7 @@
 #include "vmjit/runtime/logging.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/vm/signal_check.h"
+#include "vmjit/vm/special_builtins.h"
 
 #include <algorithm>
 #include <chrono>
@@ -64,18 +65,6 @@ constexpr int kInlineArgs = 16;
 
 /// What `if %void` tests: None (type index 0, zero payload).
 constexpr VMJITAny kNoneValue = {};
-
-/// The standard vm.builtin.null_value (the standard library's own function
-/// object, which lives as long as the process): a call of it whose pool
-/// entry is this very object is a register clear (a user's replacement,
-/// registered with override, is called).
-FunctionObj *standardNullValue() noexcept {
-  static FunctionObj *const Std = [] {
-    std::optional<Function> F = standardFunction("vm.builtin.null_value");
-    return F ? F->get() : nullptr;
-  }();
-  return Std;
-}
 
 } // namespace
 
@@ -320,10 +309,13 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
   std::vector<AnyView> HeapArgs;
   Any Discard; // the destination of calls into the void register
   VMJITAny RetVal;
-  FunctionObj *const NullValue = standardNullValue();
-  FunctionObj *const AllocTensor = AllocSites::standardAllocTensor();
-  FunctionObj *const AllocStorage = AllocSites::standardAllocStorage();
-  FunctionObj *const MakeShape = AllocSites::standardMakeShape();
+  // The special builtins the interpreter runs its own way (a call of the
+  // standard function object only: a user's replacement is called).
+  FunctionObj *const NullValue = standardSpecial(SpecialBuiltin::NullValue);
+  FunctionObj *const AllocTensor = standardSpecial(SpecialBuiltin::AllocTensor);
+  FunctionObj *const AllocStorage =
+      standardSpecial(SpecialBuiltin::AllocStorage);
+  FunctionObj *const MakeShape = standardSpecial(SpecialBuiltin::MakeShape);
 
   size_t FrameIdx = VM.Frames.size() - 1;
   Frame *F = &VM.Frames[FrameIdx];

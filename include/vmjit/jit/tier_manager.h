@@ -198,6 +198,18 @@ private:
   vm::NativeFn deoptTarget(int64_t Func);
   /// Compiles `Func` at tier 2 again (its generic sites grew).
   void recompile(int64_t Func);
+  // compileNow's parts: lower the unit (with what it speculates), bind the
+  // symbols its code needs, derive its object-cache key (code_key.h),
+  // and publish the compiled code (or the failure) to the functions.
+  LoweredModule lowerUnit(const std::vector<int64_t> &Funcs,
+                          const std::atomic<bool> *Cancel);
+  void bindUnitSymbols(LoweredModule &L);
+  CodeKey unitKey(const Engine &E, const std::vector<int64_t> &Funcs,
+                  const LoweredModule &L) const;
+  static std::vector<std::string> unitExports(const LoweredModule &L);
+  bool publishUnit(const std::vector<int64_t> &Funcs, const LoweredModule &L,
+                   std::unique_ptr<CompiledUnit> Unit, const std::string &Err,
+                   double Ms, const std::atomic<bool> *Cancel);
   struct Impl;
   std::unique_ptr<Impl> I;
   JITOptions Opts;

@@ -136,12 +136,6 @@ public:
   /// Drops every cached object (the site arrays stay).
   void clear() noexcept;
 
-  /// The standard builtins these sites stand for (the interpreter compares
-  /// pool entries with them).
-  static FunctionObj *standardAllocTensor() noexcept;
-  static FunctionObj *standardAllocStorage() noexcept;
-  static FunctionObj *standardMakeShape() noexcept;
-
 private:
   struct FunctionSites;
   AllocSite *makeSites(const VirtualMachine &VM, int64_t Func) noexcept;

@@ -30,7 +30,7 @@ struct FunctionStats {
   /// VM's code, in every tier (VirtualMachine::callCount).
   uint64_t Calls = 0;
   /// False when JIT code runs the function inline without counting
-  /// (inlinedWithoutCount): Calls then counts only the interpreter's calls
+  /// (vm::countedAtCall): Calls then counts only the interpreter's calls
   /// and those the JIT code made out of line.
   bool CallsCounted = true;
   /// Where it runs now: "packed" (not bytecode), "tvm-compiled" (TVM's

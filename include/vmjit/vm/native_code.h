@@ -262,19 +262,12 @@ public:
   }
   /// Whether the VM's count of `Func` includes every call its native code
   /// makes: false for a builtin the code runs inline without counting
-  /// (inlinedWithoutCount).
+  /// (vm/special_builtins.h: countedAtCall).
   virtual bool countsEveryCall(int64_t Func) const noexcept {
     (void)Func;
     return true;
   }
 };
-
-/// The builtins JIT code runs inline without counting the calls
-/// (VirtualMachine::callCount): the standard scalar.* operations,
-/// vm.builtin.copy and vm.builtin.read_if_cond, whose inline forms are a
-/// few instructions in the hottest loops, where a count costs 10-40%
-/// (docs/command.md). Every other call is counted in every tier.
-bool inlinedWithoutCount(std::string_view Name) noexcept;
 
 } // namespace vmjit::vm
 

@@ -1,0 +1,94 @@
+//===- vmjit/jit/callee_binding.h - How native code calls a callee -*- C++
+//-*-===//
+//
+// The vocabulary both JIT tiers, their analyses and ahead-of-time code
+// share: how calls of one function-table entry are made (through the
+// function pool, directly, or as the inline form of a special builtin,
+// vm/special_builtins.h), whether the code counts them, and the one place
+// that binds a VM's (or an executable's) function table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_JIT_CALLEE_BINDING_H
+#define VMJIT_JIT_CALLEE_BINDING_H
+
+#include "vmjit/runtime/function.h"
+#include "vmjit/vm/special_builtins.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vmjit::vm {
+class Executable;
+class VirtualMachine;
+} // namespace vmjit::vm
+
+namespace vmjit::jit {
+
+using vm::SpecialBuiltin;
+
+/// How calls of one function-table entry are made.
+struct CalleeBinding {
+  enum Kind { Pool, Direct } How = Pool;
+  /// Direct: the safe-call entry and the `self` it is called with.
+  uint64_t Entry = 0;
+  uint64_t Self = 0;
+  /// Also inline this builtin, falling back to the call (bindCallees
+  /// binds it only where the callee is the standard function of that
+  /// name: for Pool, every VM the code runs in must resolve it so).
+  SpecialBuiltin Inline = SpecialBuiltin::None;
+  /// Direct: the callee is the registry's standard function of its name,
+  /// not one registered in its place (what Inline and tier 2's direct
+  /// closure calls, jit/closure_call.h, rely on).
+  bool Standard = false;
+  /// The code adds one to the VM's count of this function
+  /// (NativeContext::CallCounts) before each call, inlined or not
+  /// (vm::countedAtCall).
+  bool CountAtCall = false;
+};
+
+/// The builtin calls of a callee bound `B` are inlined as when builtins
+/// are inlined at all (`InlineBuiltins`), else None. A call whose form
+/// the builtin's inline form does not take (vm::inlineFormApplies) is
+/// made as a call, but nothing is speculated on its result.
+inline SpecialBuiltin inlinedBuiltin(const CalleeBinding &B,
+                                     bool InlineBuiltins) {
+  return InlineBuiltins ? B.Inline : SpecialBuiltin::None;
+}
+
+/// The native helper (vm/native_helpers.h) through which both JIT tiers
+/// call a builtin with call-site caches (vm/alloc_sites.h): alloc_tensor,
+/// alloc_storage, make_shape; null for the others.
+const char *siteHelper(SpecialBuiltin What);
+
+/// A function table bound for native code.
+struct BoundCallees {
+  /// One per function-table entry.
+  std::vector<CalleeBinding> Callees;
+  /// The packed functions the bindings point into (Direct), kept alive.
+  std::vector<Function> KeepAlive;
+  /// Every binding, as text (part of the object-cache key: VMs with the
+  /// same bindings share code).
+  std::string Key;
+  /// Entries bound inline (ahead-of-time code records them: the VM that
+  /// runs it must resolve each to its standard function).
+  std::vector<uint32_t> Inlined;
+};
+
+/// The JIT's binding of `VM`'s function table: packed callees Direct
+/// (their entries known now), special builtins inline where the pool
+/// holds the standard function and `InlineBuiltins` is set, each call
+/// counted as vm::countedAtCall says.
+BoundCallees bindCallees(const vm::VirtualMachine &VM, bool InlineBuiltins);
+
+/// Ahead-of-time code's binding of `Exe`'s function table, whose
+/// addresses are not known: every callee Pool; the special builtins
+/// inline under `InlineBuiltins` (the loader checks that the VM resolves
+/// them to the standard functions); packed functions counted (a library
+/// function may be TVM-compiled code, which counts its own entries).
+BoundCallees bindCallees(const vm::Executable &Exe, bool InlineBuiltins);
+
+} // namespace vmjit::jit
+
+#endif // VMJIT_JIT_CALLEE_BINDING_H

@@ -1,0 +1,80 @@
+//===- callee_binding.cpp - Binding a function table for native code ------===//
+//
+// See include/vmjit/jit/callee_binding.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/jit/callee_binding.h"
+#include "vmjit/builtins/builtins.h"
+#include "vmjit/bytecode/executable.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <fmt/format.h>
+
+namespace vmjit::jit {
+
+const char *siteHelper(SpecialBuiltin What) {
+  const std::string_view Helper = vm::specialBuiltin(What).SiteHelper;
+  return Helper.empty() ? nullptr : Helper.data();
+}
+
+namespace {
+
+/// Appends binding `B` to the key text.
+void addToKey(std::string &Key, const CalleeBinding &B) {
+  Key += fmt::format("{}:{:x}:{:x}:{}:{}:{};", static_cast<int>(B.How), B.Entry,
+                     B.Self, static_cast<int>(B.Inline),
+                     static_cast<int>(B.Standard),
+                     static_cast<int>(B.CountAtCall));
+}
+
+} // namespace
+
+BoundCallees bindCallees(const vm::VirtualMachine &VM, bool InlineBuiltins) {
+  BoundCallees Out;
+  const vm::Executable &Exe = VM.executable();
+  for (size_t K = 0; K < Exe.functions().size(); ++K) {
+    const vm::FunctionInfo &F = Exe.functions()[K];
+    CalleeBinding CB;
+    if (F.Kind != vm::FunctionKind::Bytecode) {
+      FunctionObj *P = VM.poolEntry(static_cast<int64_t>(K));
+      CB.How = CalleeBinding::Direct;
+      CB.Entry = reinterpret_cast<uint64_t>(P->entry());
+      // Free entries ignore `self`: VMs with their own Function objects for
+      // the same library symbol still share code.
+      CB.Self = P->isFreeEntry() ? 0 : reinterpret_cast<uint64_t>(P);
+      auto Std = vm::standardFunction(F.Name);
+      CB.Standard = Std && Std->get() == P;
+      // Only the standard function may be replaced by its inline form.
+      if (InlineBuiltins && CB.Standard)
+        CB.Inline = vm::specialBuiltinFor(F.Name);
+      CB.CountAtCall = vm::countedAtCall(
+          VM.countsAtCall(static_cast<int64_t>(K)), CB.Inline);
+      Out.KeepAlive.push_back(Function(ObjectPtr<Object>::share(P)));
+    }
+    if (CB.Inline != SpecialBuiltin::None)
+      Out.Inlined.push_back(static_cast<uint32_t>(K));
+    addToKey(Out.Key, CB);
+    Out.Callees.push_back(CB);
+  }
+  return Out;
+}
+
+BoundCallees bindCallees(const vm::Executable &Exe, bool InlineBuiltins) {
+  BoundCallees Out;
+  for (size_t K = 0; K < Exe.functions().size(); ++K) {
+    const vm::FunctionInfo &F = Exe.functions()[K];
+    CalleeBinding CB;
+    if (F.Kind != vm::FunctionKind::Bytecode && InlineBuiltins)
+      CB.Inline = vm::specialBuiltinFor(F.Name);
+    CB.CountAtCall =
+        vm::countedAtCall(F.Kind == vm::FunctionKind::Packed, CB.Inline);
+    if (CB.Inline != SpecialBuiltin::None)
+      Out.Inlined.push_back(static_cast<uint32_t>(K));
+    addToKey(Out.Key, CB);
+    Out.Callees.push_back(CB);
+  }
+  return Out;
+}
+
+} // namespace vmjit::jit
