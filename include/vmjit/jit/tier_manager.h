@@ -22,6 +22,7 @@
 #define VMJIT_JIT_TIER_MANAGER_H
 
 #include "vmjit/jit/engine.h"
+#include "vmjit/jit/jit_environment.h"
 #include "vmjit/jit/lowering.h"
 #include "vmjit/vm/virtual_machine.h"
 
@@ -105,11 +106,6 @@ using FunctionJITStats = vm::TierStats;
 /// Whether this build has the baseline tier for the host (x86-64).
 bool baselineAvailable() noexcept;
 
-/// The object cache directory a command-line tool uses by default:
-/// $XDG_CACHE_HOME/vmjit, else $HOME/.cache/vmjit; empty when neither
-/// variable is set.
-std::string defaultCacheDir();
-
 class TierManager;
 
 /// Stops the process's background tier-2 compiles for good: queued ones are
@@ -187,6 +183,14 @@ private:
   friend void enableJIT(vm::VirtualMachine &VM, const JITOptions &Opts);
   friend class TierManagerRegistry;
   TierManager() = default;
+  /// A manager for `VM`'s executable (the registry's: one per executable,
+  /// bindings and options), compiling with `Eng` (`LargeEng` for large
+  /// units).
+  static std::shared_ptr<TierManager> create(const vm::VirtualMachine &VM,
+                                             const JITOptions &Opts,
+                                             std::shared_ptr<Engine> Eng,
+                                             std::shared_ptr<Engine> LargeEng,
+                                             BoundCallees Bind);
   /// A job of the compile pool: compiles `Func` at tier 2 unless `Cancel`
   /// stops it.
   void compileInBackground(int64_t Func, const std::atomic<bool> &Cancel);
@@ -210,8 +214,9 @@ private:
   bool publishUnit(const std::vector<int64_t> &Funcs, const LoweredModule &L,
                    std::unique_ptr<CompiledUnit> Unit, const std::string &Err,
                    double Ms, const std::atomic<bool> *Cancel);
+  /// What the manager keeps per function of its executable.
   struct Impl;
-  std::unique_ptr<Impl> I;
+  std::unique_ptr<Impl> State;
   JITOptions Opts;
   int64_t Threshold = kDefaultTierThreshold;
   int64_t InterpThreshold = kDefaultTierThreshold;
