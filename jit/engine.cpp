@@ -438,11 +438,11 @@ class EngineImpl final : public Engine {
 public:
   static Expected<std::unique_ptr<Engine>> create(const EngineOptions &Opts);
 
-  std::unique_ptr<CompiledUnit>
+  Expected<std::unique_ptr<CompiledUnit>>
   compile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
           const std::map<std::string, uint64_t> &Absolute,
           const std::vector<std::string> &Exports, const std::string &CacheKey,
-          std::string &Error, const std::atomic<bool> *Cancel) override;
+          const std::atomic<bool> *Cancel) override;
 
   void optimize(Module &M) override;
 
@@ -677,19 +677,19 @@ Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
   CompileStats Stats;
   auto Start = Clock::now();
   if (Abandoned())
-    return makeError(kCompileAbandoned);
+    return make_error<CompileAbandoned>();
   State->runIRPipeline(M, **TM, Cancel);
   Stats.OptimizeMs = msSince(Start);
 
   // Code generation cannot be stopped once it runs: the last check.
   if (Abandoned())
-    return makeError(kCompileAbandoned);
+    return make_error<CompileAbandoned>();
   Start = Clock::now();
   auto Object = emitObjectFile(M, **TM);
   if (!Object)
     return Object.takeError();
   if (Abandoned())
-    return makeError(kCompileAbandoned);
+    return make_error<CompileAbandoned>();
   Stats.ObjectBytes = Object->size();
   std::map<std::string, uint64_t> Addresses;
   auto JD = State->link(
@@ -708,29 +708,23 @@ Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
   return std::make_unique<Unit>(State, **JD, std::move(Addresses), Stats);
 }
 
-std::unique_ptr<CompiledUnit>
+Expected<std::unique_ptr<CompiledUnit>>
 EngineImpl::compile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
                     const std::map<std::string, uint64_t> &Absolute,
                     const std::vector<std::string> &Exports,
-                    const std::string &CacheKey, std::string &Error,
+                    const std::string &CacheKey,
                     const std::atomic<bool> *Cancel) {
-  if (!Ctx || !M) {
-    Error = "JIT compile: no module";
-    return nullptr;
-  }
-  if (&M->getContext() != Ctx.get()) {
-    Error = "JIT compile: the module does not live in the given context";
-    return nullptr;
-  }
+  if (!Ctx || !M)
+    return makeError("JIT compile: no module");
+  if (&M->getContext() != Ctx.get())
+    return makeError(
+        "JIT compile: the module does not live in the given context");
   auto Unit = compileUnit(*M, Absolute, Exports, CacheKey, Cancel);
   M.reset(); // Before its context.
   Ctx.reset();
-  if (!Unit) {
-    Error = toString(Unit.takeError());
-    logger().debug("JIT compile failed: {}", Error);
-    return nullptr;
-  }
-  return std::move(*Unit);
+  if (!Unit)
+    return Unit.takeError();
+  return std::unique_ptr<CompiledUnit>(std::move(*Unit));
 }
 
 void EngineImpl::optimize(Module &M) {
@@ -745,14 +739,16 @@ void EngineImpl::optimize(Module &M) {
 
 } // namespace
 
-std::unique_ptr<Engine> Engine::create(const EngineOptions &Opts,
-                                       std::string &Error) {
-  auto E = EngineImpl::create(Opts);
-  if (!E) {
-    Error = toString(E.takeError());
-    return nullptr;
-  }
-  return std::move(*E);
+Expected<std::unique_ptr<Engine>> Engine::create(const EngineOptions &Opts) {
+  return EngineImpl::create(Opts);
+}
+
+char CompileAbandoned::ID = 0;
+
+void CompileAbandoned::log(raw_ostream &OS) const { OS << "compile abandoned"; }
+
+std::error_code CompileAbandoned::convertToErrorCode() const {
+  return std::make_error_code(std::errc::operation_canceled);
 }
 
 CodeGenOptLevel codeGenOptLevel(int Level) {

@@ -117,6 +117,8 @@ public:
     Likely = MDB.createBranchWeights(1 << 20, 1);
   }
 
+  /// Lowers the function into the module as `Symbol`; null when
+  /// LoweringOptions::Cancel stopped it.
   Function *lower(const std::string &Symbol);
 
   // The inline forms' emitters, a row each in inline_builtins.cpp's table

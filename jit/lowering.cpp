@@ -364,7 +364,7 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   for (int64_t PC = 0; PC < N; ++PC) {
     if (Opts.Cancel && PC % 256 == 0 &&
         Opts.Cancel->load(std::memory_order_relaxed))
-      throw std::runtime_error(kCompileAbandoned);
+      return nullptr; // abandoned (lowerFunctions: CompileAbandoned)
     InstrView I = Exe.instr(F.StartInstr + PC);
     B.SetInsertPoint(Blocks[static_cast<size_t>(PC)]);
     CurPC = PC;
@@ -420,10 +420,10 @@ bool lowersFlat(const vm::FunctionInfo &F, const LoweringOptions &Opts) {
          F.numInstrs() * F.RegisterFileSize > Opts.PromoteLimit;
 }
 
-LoweredModule lowerFunctions(const vm::Executable &Exe,
-                             std::span<const int64_t> Funcs,
-                             const std::vector<CalleeBinding> &Callees,
-                             const LoweringOptions &Opts) {
+Expected<LoweredModule>
+lowerFunctions(const vm::Executable &Exe, std::span<const int64_t> Funcs,
+               const std::vector<CalleeBinding> &Callees,
+               const LoweringOptions &Opts) {
   LoweredModule Out;
   Out.Context = std::make_unique<LLVMContext>();
   Out.Module = std::make_unique<Module>("vmjit", *Out.Context);
@@ -436,8 +436,9 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
     Out.ExportsDirect.assign(Exe.functions().size(), false);
   for (int64_t K : Funcs) {
     Out.Key.record("function", K);
-    FunctionLowering(*Out.Module, Exe, K, Callees, Opts, Out, Out.Symbols)
-        .lower(Out.Symbols[K]);
+    if (!FunctionLowering(*Out.Module, Exe, K, Callees, Opts, Out, Out.Symbols)
+             .lower(Out.Symbols[K]))
+      return make_error<CompileAbandoned>();
   }
   // Direct entries: of the unit's callees (internal), and exported ones.
   std::set<int64_t> Entries = Out.DirectCallees;
@@ -451,9 +452,11 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
     const bool WithCode = Exe.function(K).numInstrs() <= Opts.DirectBodyLimit;
     if (WithCode)
       Out.Key.record("direct body", K);
-    emitDirectEntry(*Out.Module, Exe, K, Out.Symbols[K],
-                    entersWithParamsOnly(Exe, K, Opts),
-                    Out.DirectEntries.count(K) != 0, WithCode);
+    if (llvm::Error E =
+            emitDirectEntry(*Out.Module, Exe, K, Out.Symbols[K],
+                            entersWithParamsOnly(Exe, K, Opts),
+                            Out.DirectEntries.count(K) != 0, WithCode))
+      return Expected<LoweredModule>(std::move(E));
   }
   if (!Entries.empty() || !Out.CellCallees.empty())
     Out.Absolute[kNativeEntrySymbol] =

@@ -18,6 +18,7 @@
 #include "runtime_helpers.h"
 #include "tensor_facts.h"
 #include "tier_registry.h"
+#include "vmjit/jit/engine.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/jit_environment.h"
 #include "vmjit/jit/lowering.h"
@@ -39,6 +40,11 @@
 #include <xxhash.h>
 
 namespace vmjit::jit {
+
+using llvm::createStringError;
+using llvm::ErrorInfoBase;
+using llvm::Expected;
+using llvm::handleAllErrors;
 
 //===----------------------------------------------------------------------===//
 // Options and limits of the tiers
@@ -535,38 +541,54 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
   for (int64_t K : Funcs)
     Size = std::max(Size, Exe.function(K).numInstrs());
   Engine &E = Size > kLargeUnitInstrs ? *LargeEng : *Eng;
-  std::string Err;
-  std::unique_ptr<CompiledUnit> Unit;
   LoweredModule L;
-  try {
-    L = lowerUnit(Funcs, Cancel);
+  // Lower, bind, key, compile: llvm::Error inside, converted here.
+  auto Compile = [&]() -> Expected<std::unique_ptr<CompiledUnit>> {
+    Expected<LoweredModule> Lowered =
+        lowerFunctions(*State->Exe, Funcs, State->Bind.Callees,
+                       unitLoweringOptions(Funcs, Cancel));
+    if (!Lowered)
+      return Lowered.takeError();
+    L = std::move(*Lowered);
     bindUnitSymbols(L);
     const CodeKey Key = unitKey(E, Funcs, L);
     if (Opts.FailCompilesForTesting)
-      Err = "compilation disabled for testing (FailCompilesForTesting)";
+      return createStringError(
+          std::errc::operation_not_permitted,
+          "compilation disabled for testing (FailCompilesForTesting)");
+    return E.compile(
+        std::move(L.Context), std::move(L.Module), L.Absolute, unitExports(L),
+        E.options().CacheDir.empty() ? std::string() : Key.text(), Cancel);
+  };
+  std::unique_ptr<CompiledUnit> Unit;
+  std::string Err;
+  bool Abandoned = false;
+  try {
+    if (Expected<std::unique_ptr<CompiledUnit>> U = Compile())
+      Unit = std::move(*U);
     else
-      Unit = E.compile(
-          std::move(L.Context), std::move(L.Module), L.Absolute, unitExports(L),
-          E.options().CacheDir.empty() ? std::string() : Key.text(), Err,
-          Cancel);
-  } catch (const std::exception &Ex) {
+      handleAllErrors(
+          U.takeError(), [&](const CompileAbandoned &) { Abandoned = true; },
+          [&](const ErrorInfoBase &EI) { Err = EI.message(); });
+  } catch (const std::exception &Ex) { // a vmjit::Error from the VM layer
     Err = Ex.what();
   }
   const double Ms = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - Start)
                         .count();
-  return publishUnit(Funcs, L, std::move(Unit), Err, Ms, Cancel);
+  return publishUnit(Funcs, L, std::move(Unit), Err, Abandoned, Ms);
 }
 
-LoweredModule TierManager::lowerUnit(const std::vector<int64_t> &Funcs,
-                                     const std::atomic<bool> *Cancel) {
+LoweringOptions
+TierManager::unitLoweringOptions(const std::vector<int64_t> &Funcs,
+                                 const std::atomic<bool> *Cancel) {
   LoweringOptions LO = loweringOptions(Opts);
   LO.Cancel = Cancel;
   for (int64_t K : Funcs)
     if (std::optional<FunctionSpeculation> S =
             speculationFor(K, /*NeedTarget=*/true))
       LO.Speculate[K] = std::move(*S);
-  return lowerFunctions(*State->Exe, Funcs, State->Bind.Callees, LO);
+  return LO;
 }
 
 void TierManager::bindUnitSymbols(LoweredModule &L) {
@@ -623,11 +645,11 @@ std::vector<std::string> TierManager::unitExports(const LoweredModule &L) {
 bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
                               const LoweredModule &L,
                               std::unique_ptr<CompiledUnit> Unit,
-                              const std::string &Err, double Ms,
-                              const std::atomic<bool> *Cancel) {
+                              const std::string &Err, bool Abandoned,
+                              double Ms) {
   const vm::Executable &Exe = *State->Exe;
   std::lock_guard Lock(State->Mutex);
-  if (!Unit && Cancel && Cancel->load(std::memory_order_relaxed)) {
+  if (!Unit && Abandoned) {
     for (int64_t K : Funcs)
       logger().debug("abandoned the compile of function '{}'",
                      Exe.function(K).Name);
@@ -679,10 +701,13 @@ std::string TierManager::irText(int64_t Func, bool Optimized) {
   if (std::optional<FunctionSpeculation> S =
           speculationFor(Func, /*NeedTarget=*/false))
     LO.Speculate[Func] = std::move(*S);
-  LoweredModule L = lowerFunctions(*State->Exe, Funcs, State->Bind.Callees, LO);
+  Expected<LoweredModule> L =
+      lowerFunctions(*State->Exe, Funcs, State->Bind.Callees, LO);
+  if (!L)
+    throwError("JITError", toString(L.takeError()));
   if (Optimized)
-    Eng->optimize(*L.Module);
-  return moduleText(*L.Module);
+    Eng->optimize(*L->Module);
+  return moduleText(*L->Module);
 }
 
 //===----------------------------------------------------------------------===//

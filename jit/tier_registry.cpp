@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tier_registry.h"
+#include "vmjit/jit/engine.h"
 #include "vmjit/runtime/error.h"
 
 #include <fmt/format.h>
@@ -66,10 +67,11 @@ std::shared_ptr<Engine> sharedEngine(const EngineOptions &O) {
   std::string Key = engineKey(O);
   if (auto E = Engines[Key].lock())
     return E;
-  std::string Err;
-  std::shared_ptr<Engine> E = Engine::create(O, Err);
-  if (!E)
-    throwError("JITError", "cannot start the JIT: " + Err);
+  llvm::Expected<std::unique_ptr<Engine>> Made = Engine::create(O);
+  if (!Made)
+    throwError("JITError",
+               "cannot start the JIT: " + llvm::toString(Made.takeError()));
+  std::shared_ptr<Engine> E = std::move(*Made);
   Engines[Key] = E;
   return E;
 }

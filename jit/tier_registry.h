@@ -10,6 +10,7 @@
 #ifndef VMJIT_JIT_TIER_REGISTRY_H
 #define VMJIT_JIT_TIER_REGISTRY_H
 
+#include "vmjit/jit/engine.h"
 #include "vmjit/jit/tier_manager.h"
 
 #include <memory>

@@ -12,6 +12,7 @@
 #include "vmjit/jit/lowering.h"
 #include "vmjit/vm/assembler.h"
 #include "vmjit/vm/builtins.h"
+#include "vmjit/vm/native_code.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -73,7 +74,13 @@ int64_t functionIndex(const vm::Executable &Exe, const std::string &Name) {
 std::string keyOf(const Lowering &L) {
   std::vector<int64_t> Funcs = {functionIndex(*L.Exe, "leaf"),
                                 functionIndex(*L.Exe, "main")};
-  return lowerFunctions(*L.Exe, Funcs, L.Callees, L.Opts).Key.text();
+  llvm::Expected<LoweredModule> M =
+      lowerFunctions(*L.Exe, Funcs, L.Callees, L.Opts);
+  if (!M) {
+    ADD_FAILURE() << llvm::toString(M.takeError());
+    return "";
+  }
+  return M->Key.text();
 }
 
 } // namespace
