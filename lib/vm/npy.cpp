@@ -9,6 +9,7 @@
 
 #include "vmjit/vm/npy.h"
 #include "file_io.h"
+#include "vmjit/runtime/dtype_traits.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 
@@ -145,24 +146,14 @@ private:
   size_t Pos = 0;
 };
 
-/// NumPy's type string for a dtype ("<f4"), if it has one.
-std::optional<std::string> npyDescr(DLDataType T) {
-  // NumPy has no sub-byte, float8/6/4 or vector dtypes (int4,
-  // float8_e4m3fn, float32x2).
-  if (T.lanes != 1 || !isByteAligned(T))
+/// NumPy's type string for a dtype ("<f4"), if it has one. NumPy has no
+/// sub-byte, float8/6/4, bfloat16 or vector dtypes (int4, float8_e4m3fn,
+/// float32x2).
+std::optional<std::string_view> npyDescr(DLDataType T) {
+  const DTypeTraits *R = findDType(T);
+  if (!R || R->NumpyDescr.empty())
     return std::nullopt;
-  switch (T.code) {
-  case kDLBool:
-    return T.bits == 8 ? std::optional<std::string>("|b1") : std::nullopt;
-  case kDLInt:
-    return T.bits == 8 ? "|i1" : fmt::format("<i{}", T.bits / 8);
-  case kDLUInt:
-    return T.bits == 8 ? "|u1" : fmt::format("<u{}", T.bits / 8);
-  case kDLFloat:
-    return fmt::format("<f{}", T.bits / 8);
-  default:
-    return std::nullopt;
-  }
+  return R->NumpyDescr;
 }
 
 DLDataType dtypeFromDescr(const std::string &Descr, const std::string &Name) {
@@ -181,26 +172,10 @@ DLDataType dtypeFromDescr(const std::string &Descr, const std::string &Name) {
                                Descr));
   if (Order != '<' && Order != '|' && Order != '=' && Order != '>')
     npyError(Name, fmt::format("unsupported dtype '{}'", Descr));
-  DLDataType T{0, static_cast<uint8_t>(Size * 8), 1};
-  switch (Kind) {
-  case 'b':
-    T.code = kDLBool;
-    break;
-  case 'i':
-    T.code = kDLInt;
-    break;
-  case 'u':
-    T.code = kDLUInt;
-    break;
-  case 'f':
-    T.code = kDLFloat;
-    break;
-  default:
+  const DTypeTraits *R = findDTypeByNumpyKind(Kind, static_cast<size_t>(Size));
+  if (!R)
     npyError(Name, fmt::format("unsupported dtype '{}'", Descr));
-  }
-  if (!npyDescr(T) || !parseDType(dtypeName(T)))
-    npyError(Name, fmt::format("unsupported dtype '{}'", Descr));
-  return T;
+  return R->Type;
 }
 
 } // namespace
