@@ -464,81 +464,35 @@ private:
   std::shared_ptr<EngineState> State;
 };
 
-Expected<std::unique_ptr<Engine>>
-EngineImpl::create(const EngineOptions &Opts) {
-  if (Opts.OptLevel < 0 || Opts.OptLevel > 3)
-    return makeError("JIT optimization level must be 0..3, not " +
-                     Twine(Opts.OptLevel));
+/// The LLJIT of an engine: JITLink with EH frames registered, no process
+/// symbols, no platform.
+Expected<std::unique_ptr<LLJIT>> buildLLJIT(JITTargetMachineBuilder JTMB) {
+  return LLJITBuilder()
+      .setJITTargetMachineBuilder(std::move(JTMB))
+      // No "<Process Symbols>" JITDylib: units see only what is bound.
+      .setLinkProcessSymbolsByDefault(false)
+      // No ORC runtime and no generic IR platform (it would rewrite
+      // modules for static initializers, which units do not have).
+      .setPlatformSetUp(setUpInactivePlatform)
+      .setObjectLinkingLayerCreator(
+          [](ExecutionSession &ES,
+             const Triple &) -> Expected<std::unique_ptr<ObjectLayer>> {
+            auto Layer = std::make_unique<ObjectLinkingLayer>(ES);
+            auto EHFrames = EPCEHFrameRegistrar::Create(ES);
+            if (!EHFrames)
+              return EHFrames.takeError();
+            Layer->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(
+                ES, std::move(*EHFrames)));
+            return Layer;
+          })
+      .create();
+}
 
-  static std::once_flag InitTarget;
-  std::call_once(InitTarget, [] {
-    InitializeNativeTarget();
-    InitializeNativeTargetAsmPrinter();
-    InitializeNativeTargetAsmParser();
-  });
-
-  auto State = std::make_shared<EngineState>();
-  State->Opts = Opts;
-
-  auto JTMB = JITTargetMachineBuilder::detectHost();
-  if (!JTMB)
-    return JTMB.takeError();
-  // What LLJIT itself configures for JITLink: small code model, PIC (calls
-  // to externals go through JITLink-made stubs, data through its GOT).
-  JTMB->setCodeGenOptLevel(codeGenOptLevel(
-      Opts.CodegenOptLevel >= 0 ? Opts.CodegenOptLevel : Opts.OptLevel));
-  JTMB->setRelocationModel(Reloc::PIC_);
-  JTMB->setCodeModel(CodeModel::Small);
-  if (!JTMB->getTargetTriple().isOSBinFormatELF() &&
-      (Opts.PerfSupport || Opts.DebuggerSupport))
-    return makeError("perf and debugger support need an ELF host");
-  State->JTMB = *JTMB;
-
-  // The jitdump holds process-global state: the first engine with perf
-  // support writes it; every such engine writes the perf map.
-  if (Opts.PerfSupport && !PerfSupportInUse.exchange(true)) {
-    State->OwnsPerfSupport = true;
-    if (Error E = checkJitDumpDirectory())
-      return E;
-  }
-
-  auto J =
-      LLJITBuilder()
-          .setJITTargetMachineBuilder(*JTMB)
-          // No "<Process Symbols>" JITDylib: units see only what is bound.
-          .setLinkProcessSymbolsByDefault(false)
-          // No ORC runtime and no generic IR platform (it would rewrite
-          // modules for static initializers, which units do not have).
-          .setPlatformSetUp(setUpInactivePlatform)
-          .setObjectLinkingLayerCreator(
-              [](ExecutionSession &ES,
-                 const Triple &) -> Expected<std::unique_ptr<ObjectLayer>> {
-                auto Layer = std::make_unique<ObjectLinkingLayer>(ES);
-                auto EHFrames = EPCEHFrameRegistrar::Create(ES);
-                if (!EHFrames)
-                  return EHFrames.takeError();
-                Layer->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(
-                    ES, std::move(*EHFrames)));
-                return Layer;
-              })
-          .create();
-  if (!J)
-    return J.takeError();
-  State->J = std::move(*J);
-  ExecutionSession &ES = State->J->getExecutionSession();
-  ES.setErrorReporter(reportSessionError);
-  auto &Linker = cast<ObjectLinkingLayer>(State->J->getObjLinkingLayer());
-
-  // The allow-list of process symbols.
-  SymbolMap RuntimeSyms;
-  for (const auto &[Name, Addr] : runtimeSymbols())
-    RuntimeSyms[State->J->mangleAndIntern(Name)] = {
-        ExecutorAddr(Addr), JITSymbolFlags::Exported | JITSymbolFlags::Callable};
-  State->Runtime = &ES.createBareJITDylib("vmjit.runtime");
-  if (Error E = State->Runtime->define(absoluteSymbols(std::move(RuntimeSyms))))
-    return E;
-
-  if (State->OwnsPerfSupport) {
+/// The perf (jitdump, perf map) and GDB plugins the options ask for.
+Error addProfilerPlugins(EngineState &State, ExecutionSession &ES,
+                         ObjectLinkingLayer &Linker) {
+  const EngineOptions &Opts = State.Opts;
+  if (State.OwnsPerfSupport) {
     // PerfSupportPlugin finds JITLoaderPerf's entry points by lookup in a
     // JITDylib; this one is private to the engine.
     JITDylib &Support = ES.createBareJITDylib("vmjit.perf");
@@ -578,6 +532,67 @@ EngineImpl::create(const EngineOptions &Opts) {
         ES, std::move(Registrar), /*RequireDebugSections=*/false,
         /*AutoRegisterCode=*/true));
   }
+
+  return Error::success();
+}
+
+Expected<std::unique_ptr<Engine>>
+EngineImpl::create(const EngineOptions &Opts) {
+  if (Opts.OptLevel < 0 || Opts.OptLevel > 3)
+    return makeError("JIT optimization level must be 0..3, not " +
+                     Twine(Opts.OptLevel));
+
+  static std::once_flag InitTarget;
+  std::call_once(InitTarget, [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+    InitializeNativeTargetAsmParser();
+  });
+
+  auto State = std::make_shared<EngineState>();
+  State->Opts = Opts;
+
+  auto JTMB = JITTargetMachineBuilder::detectHost();
+  if (!JTMB)
+    return JTMB.takeError();
+  // What LLJIT itself configures for JITLink: small code model, PIC (calls
+  // to externals go through JITLink-made stubs, data through its GOT).
+  JTMB->setCodeGenOptLevel(codeGenOptLevel(
+      Opts.CodegenOptLevel >= 0 ? Opts.CodegenOptLevel : Opts.OptLevel));
+  JTMB->setRelocationModel(Reloc::PIC_);
+  JTMB->setCodeModel(CodeModel::Small);
+  if (!JTMB->getTargetTriple().isOSBinFormatELF() &&
+      (Opts.PerfSupport || Opts.DebuggerSupport))
+    return makeError("perf and debugger support need an ELF host");
+  State->JTMB = *JTMB;
+
+  // The jitdump holds process-global state: the first engine with perf
+  // support writes it; every such engine writes the perf map.
+  if (Opts.PerfSupport && !PerfSupportInUse.exchange(true)) {
+    State->OwnsPerfSupport = true;
+    if (Error E = checkJitDumpDirectory())
+      return E;
+  }
+
+  auto J = buildLLJIT(*JTMB);
+  if (!J)
+    return J.takeError();
+  State->J = std::move(*J);
+  ExecutionSession &ES = State->J->getExecutionSession();
+  ES.setErrorReporter(reportSessionError);
+  auto &Linker = cast<ObjectLinkingLayer>(State->J->getObjLinkingLayer());
+
+  // The allow-list of process symbols.
+  SymbolMap RuntimeSyms;
+  for (const auto &[Name, Addr] : runtimeSymbols())
+    RuntimeSyms[State->J->mangleAndIntern(Name)] = {
+        ExecutorAddr(Addr), JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+  State->Runtime = &ES.createBareJITDylib("vmjit.runtime");
+  if (Error E = State->Runtime->define(absoluteSymbols(std::move(RuntimeSyms))))
+    return E;
+
+  if (Error E = addProfilerPlugins(*State, ES, Linker))
+    return E;
 
   const HostInfo &Host = hostInfo();
   State->Fingerprint = "vmjit object cache 1\nllvm " LLVM_VERSION_STRING

@@ -345,6 +345,22 @@ private:
                       BasicBlock *Fail);
   void lowerRet(InstrView I);
   void lowerIf(int64_t PC, InstrView I);
+  // lower's parts.
+  /// The function `Symbol` (declared by a direct call already, or now),
+  /// its arguments named.
+  void declareFunction(const std::string &Symbol);
+  /// The most arguments a call passes (closures' captured values too),
+  /// and the loop headers into `LoopHeads`.
+  int64_t scanCalls(std::set<int64_t> &LoopHeads) const;
+  /// The entry block's allocas and loads: the argument stack, the result
+  /// slot, the registers' shadows (promoted) or the arguments' slots
+  /// (flat), and what the function speculates.
+  void emitFrameSetup(std::set<int64_t> &LoopHeads);
+  /// The switch on the entry pc: the call's entry, the loop headers'.
+  void emitEntrySwitch(const std::set<int64_t> &LoopHeads);
+  /// The error exit: the pc stored, every register released, -1.
+  void emitErrorExit();
+  void lowerInstr(int64_t PC, InstrView I);
 
   // Speculation.
   /// Takes the unlikely branch to `Fail` unless `V` holds a value of
