@@ -299,6 +299,10 @@ private:
   Value *emitClosureCall(int64_t PC, InstrView I, const ClosureCall &CC);
   /// The closure call tier 2 makes direct at this call, if any.
   std::optional<ClosureCall> closureCall(InstrView I) const;
+  /// Ends the current block (whose return code is RcB, from FromB) in a
+  /// branch to Join, where the return code of two ways meets.
+  Value *joinReturnCodes(BasicBlock *Join, Value *RcA, BasicBlock *FromA,
+                         Value *RcB, BasicBlock *FromB);
   /// A byte-sized external global: an absolute symbol bound at link time.
   GlobalVariable *externalByte(const std::string &Name);
   /// Whether a call of `Callee` with N arguments may be direct.
