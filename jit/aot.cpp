@@ -349,7 +349,7 @@ Expected<AotResult> compile(const vm::Executable &Exe,
 
   EngineOptions EO;
   EO.OptLevel = Opts.OptLevel;
-  Expected<std::unique_ptr<Engine>> Eng = Engine::create(EO);
+  Expected<std::unique_ptr<Engine>> Eng = Engine::tryCreate(EO);
   if (!Eng)
     return Eng.takeError();
   Module &M = *LM->Module;

@@ -439,10 +439,11 @@ public:
   static Expected<std::unique_ptr<Engine>> create(const EngineOptions &Opts);
 
   Expected<std::unique_ptr<CompiledUnit>>
-  compile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
-          const std::map<std::string, uint64_t> &Absolute,
-          const std::vector<std::string> &Exports, const std::string &CacheKey,
-          const std::atomic<bool> *Cancel) override;
+  tryCompile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
+             const std::map<std::string, uint64_t> &Absolute,
+             const std::vector<std::string> &Exports,
+             const std::string &CacheKey,
+             const std::atomic<bool> *Cancel) override;
 
   void optimize(Module &M) override;
 
@@ -723,12 +724,11 @@ Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
   return std::make_unique<Unit>(State, **JD, std::move(Addresses), Stats);
 }
 
-Expected<std::unique_ptr<CompiledUnit>>
-EngineImpl::compile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
-                    const std::map<std::string, uint64_t> &Absolute,
-                    const std::vector<std::string> &Exports,
-                    const std::string &CacheKey,
-                    const std::atomic<bool> *Cancel) {
+Expected<std::unique_ptr<CompiledUnit>> EngineImpl::tryCompile(
+    std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
+    const std::map<std::string, uint64_t> &Absolute,
+    const std::vector<std::string> &Exports, const std::string &CacheKey,
+    const std::atomic<bool> *Cancel) {
   if (!Ctx || !M)
     return makeError("JIT compile: no module");
   if (&M->getContext() != Ctx.get())
@@ -754,7 +754,7 @@ void EngineImpl::optimize(Module &M) {
 
 } // namespace
 
-Expected<std::unique_ptr<Engine>> Engine::create(const EngineOptions &Opts) {
+Expected<std::unique_ptr<Engine>> Engine::tryCreate(const EngineOptions &Opts) {
   return EngineImpl::create(Opts);
 }
 

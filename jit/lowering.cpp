@@ -496,6 +496,18 @@ lowerFunctions(const vm::Executable &Exe, std::span<const int64_t> Funcs,
   return Out;
 }
 
+std::optional<CodeKey> loweringKey(const vm::Executable &Exe,
+                                   std::span<const int64_t> Funcs,
+                                   const std::vector<CalleeBinding> &Callees,
+                                   const LoweringOptions &Opts) {
+  Expected<LoweredModule> L = lowerFunctions(Exe, Funcs, Callees, Opts);
+  if (!L) {
+    consumeError(L.takeError());
+    return std::nullopt;
+  }
+  return std::move(L->Key);
+}
+
 std::string moduleText(const Module &M) {
   std::string S;
   raw_string_ostream OS(S);

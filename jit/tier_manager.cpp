@@ -556,7 +556,7 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
       return createStringError(
           std::errc::operation_not_permitted,
           "compilation disabled for testing (FailCompilesForTesting)");
-    return E.compile(
+    return E.tryCompile(
         std::move(L.Context), std::move(L.Module), L.Absolute, unitExports(L),
         E.options().CacheDir.empty() ? std::string() : Key.text(), Cancel);
   };

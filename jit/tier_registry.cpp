@@ -67,7 +67,7 @@ std::shared_ptr<Engine> sharedEngine(const EngineOptions &O) {
   std::string Key = engineKey(O);
   if (auto E = Engines[Key].lock())
     return E;
-  llvm::Expected<std::unique_ptr<Engine>> Made = Engine::create(O);
+  llvm::Expected<std::unique_ptr<Engine>> Made = Engine::tryCreate(O);
   if (!Made)
     throwError("JITError",
                "cannot start the JIT: " + llvm::toString(Made.takeError()));

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/engine.h"
+#include "vmjit/runtime/error.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -75,31 +76,32 @@ IR callingExternal(const std::string &Ext = "ext") {
   return I;
 }
 
-/// Engine::create, its error as text in `Error`.
+/// Engine::create, its error (a thrown JITError) as text in `Error`.
 std::unique_ptr<Engine> createEngine(const EngineOptions &Opts,
                                      std::string &Error) {
-  llvm::Expected<std::unique_ptr<Engine>> E = Engine::create(Opts);
-  if (!E) {
-    Error = llvm::toString(E.takeError());
+  try {
+    return Engine::create(Opts);
+  } catch (const vmjit::Error &E) {
+    EXPECT_EQ(E.kind(), "JITError");
+    Error = E.message();
     return nullptr;
   }
-  return std::move(*E);
 }
 
-/// Engine::compile, its error as text in `Error`.
+/// Engine::compile, its error (a thrown JITError) as text in `Error`.
 std::unique_ptr<CompiledUnit>
 compileUnit(Engine &E, std::unique_ptr<llvm::LLVMContext> Ctx,
             std::unique_ptr<llvm::Module> M,
             const std::map<std::string, uint64_t> &Abs,
             const std::vector<std::string> &Exports, const std::string &Key,
             std::string &Error) {
-  llvm::Expected<std::unique_ptr<CompiledUnit>> U =
-      E.compile(std::move(Ctx), std::move(M), Abs, Exports, Key);
-  if (!U) {
-    Error = llvm::toString(U.takeError());
+  try {
+    return E.compile(std::move(Ctx), std::move(M), Abs, Exports, Key);
+  } catch (const vmjit::Error &Ex) {
+    EXPECT_EQ(Ex.kind(), "JITError");
+    Error = Ex.message();
     return nullptr;
   }
-  return std::move(*U);
 }
 
 std::unique_ptr<Engine> makeEngine(EngineOptions Opts = {}) {

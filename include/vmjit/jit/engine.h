@@ -78,12 +78,29 @@ public:
   std::error_code convertToErrorCode() const override;
 };
 
+/// Errors: inside the JIT library llvm::Error / Expected (tryCreate,
+/// tryCompile); at its public edge a thrown vmjit::Error ("JITError":
+/// create, compile). An llvm::Error does not cross the library's boundary:
+/// its error classes belong to the library's own copy of LLVM, which a
+/// caller's LLVM cannot tell apart.
 class Engine {
 public:
-  /// Creates an engine for the host; an error if LLVM cannot target it.
+  /// Creates an engine for the host; throws JITError if LLVM cannot
+  /// target it.
+  static std::unique_ptr<Engine> create(const EngineOptions &Opts);
+  /// create, for code inside the JIT library.
   static llvm::Expected<std::unique_ptr<Engine>>
-  create(const EngineOptions &Opts);
+  tryCreate(const EngineOptions &Opts);
   virtual ~Engine() = default;
+
+  /// tryCompile, throwing JITError on failure (the message says when the
+  /// compile was abandoned).
+  std::unique_ptr<CompiledUnit>
+  compile(std::unique_ptr<llvm::LLVMContext> Ctx,
+          std::unique_ptr<llvm::Module> M,
+          const std::map<std::string, uint64_t> &Absolute,
+          const std::vector<std::string> &Exports, const std::string &CacheKey,
+          const std::atomic<bool> *Cancel = nullptr);
 
   /// Optimizes (at the engine's level), compiles and links `M`, whose
   /// external symbols are bound by `Absolute` (name -> address), and
@@ -95,12 +112,12 @@ public:
   /// and between the IR passes: once it is set the compile stops there
   /// with a CompileAbandoned error (a single function's code generation,
   /// once begun, runs to its end).
-  virtual llvm::Expected<std::unique_ptr<CompiledUnit>>
-  compile(std::unique_ptr<llvm::LLVMContext> Ctx,
-          std::unique_ptr<llvm::Module> M,
-          const std::map<std::string, uint64_t> &Absolute,
-          const std::vector<std::string> &Exports, const std::string &CacheKey,
-          const std::atomic<bool> *Cancel = nullptr) = 0;
+  /// For code inside the JIT library.
+  virtual llvm::Expected<std::unique_ptr<CompiledUnit>> tryCompile(
+      std::unique_ptr<llvm::LLVMContext> Ctx, std::unique_ptr<llvm::Module> M,
+      const std::map<std::string, uint64_t> &Absolute,
+      const std::vector<std::string> &Exports, const std::string &CacheKey,
+      const std::atomic<bool> *Cancel = nullptr) = 0;
 
   /// Runs the engine's IR optimization pipeline on `M` in place (for
   /// `vmjit ir --opt`).

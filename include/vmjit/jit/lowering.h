@@ -130,11 +130,22 @@ struct LoweredModule {
 
 /// Lowers bytecode functions `Funcs` of `Exe` into one module. `Callees`
 /// has one entry per function-table entry.
-/// Errors: CompileAbandoned (Opts.Cancel), or code that cannot be made.
+/// Errors: CompileAbandoned (Opts.Cancel), or code that cannot be made
+/// (for code inside the JIT library, engine.h: outside it an llvm::Error
+/// cannot be told apart or printed).
 llvm::Expected<LoweredModule>
 lowerFunctions(const vm::Executable &Exe, std::span<const int64_t> Funcs,
                const std::vector<CalleeBinding> &Callees,
                const LoweringOptions &Opts = {});
+
+/// The object-cache key lowering `Funcs` records (LoweredModule::Key),
+/// the module made and dropped inside the JIT library (a caller with LLVM
+/// of its own must not destroy the library's modules); none when the
+/// lowering fails.
+std::optional<CodeKey> loweringKey(const vm::Executable &Exe,
+                                   std::span<const int64_t> Funcs,
+                                   const std::vector<CalleeBinding> &Callees,
+                                   const LoweringOptions &Opts = {});
 
 /// The textual IR of a module.
 std::string moduleText(const llvm::Module &M);
