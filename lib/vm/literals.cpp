@@ -61,9 +61,8 @@ std::optional<IntLit> parseIntLit(std::string_view Text, bool &TooLarge) {
   if (Text.empty())
     return std::nullopt;
   for (char C : Text) {
-    bool Ok = (C >= '0' && C <= '9') ||
-              (Base == 16 && ((C >= 'a' && C <= 'f') || (C >= 'A' && C <= 'F')));
-    if (!Ok)
+    const int Digit = hexDigitValue(C);
+    if (Digit < 0 || Digit >= Base)
       return std::nullopt;
   }
   auto [Ptr, Ec] =
@@ -247,6 +246,16 @@ std::string vmasmTensorDTypeList(std::string_view LastSep) {
   return Out;
 }
 
+int hexDigitValue(char C) noexcept {
+  if (C >= '0' && C <= '9')
+    return C - '0';
+  if (C >= 'a' && C <= 'f')
+    return C - 'a' + 10;
+  if (C >= 'A' && C <= 'F')
+    return C - 'A' + 10;
+  return -1;
+}
+
 std::string toHexDigits(const void *Data, size_t Size) {
   static constexpr char Digits[] = "0123456789abcdef";
   std::string Out(Size * 2, '0');
@@ -259,20 +268,11 @@ std::string toHexDigits(const void *Data, size_t Size) {
 }
 
 std::optional<std::string> fromHexDigits(std::string_view Text) {
-  auto Digit = [](char C) -> int {
-    if (C >= '0' && C <= '9')
-      return C - '0';
-    if (C >= 'a' && C <= 'f')
-      return C - 'a' + 10;
-    if (C >= 'A' && C <= 'F')
-      return C - 'A' + 10;
-    return -1;
-  };
   if (Text.size() % 2)
     return std::nullopt;
   std::string Out(Text.size() / 2, '\0');
   for (size_t I = 0; I < Out.size(); ++I) {
-    int Hi = Digit(Text[2 * I]), Lo = Digit(Text[2 * I + 1]);
+    int Hi = hexDigitValue(Text[2 * I]), Lo = hexDigitValue(Text[2 * I + 1]);
     if (Hi < 0 || Lo < 0)
       return std::nullopt;
     Out[I] = static_cast<char>(Hi * 16 + Lo);

@@ -87,6 +87,11 @@ LiteralBits parseFloatLiteral(std::string_view Text, const FloatFormat &F);
 /// the dtype's range; floats as parseFloatLiteral.
 LiteralBits parseElementLiteral(std::string_view Text, DLDataType T);
 
+/// The value of a hex digit in either case (0-15); -1 for any other
+/// character. The one reading of a hex digit: integer literals, `hex "..."`
+/// tensor data and the assembler's `\xHH` string escapes.
+int hexDigitValue(char C) noexcept;
+
 /// Bytes as lowercase hex digits, two per byte: the data of a vmasm tensor
 /// constant written `hex "..."` (the form of the types whose elements vmasm
 /// has no literals for: int4, float8_e4m3fn, float32x2, ...).
