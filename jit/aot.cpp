@@ -341,18 +341,19 @@ Expected<AotResult> compile(const vm::Executable &Exe,
   LoweringOptions LO;
   LO.InlineBuiltins = Opts.InlineBuiltins;
   LO.OwnedArguments = true;
-  LoweredModule LM = lowerFunctions(Exe, Funcs, Callees, LO);
-  if (!LM.Absolute.empty())
+  Expected<LoweredModule> LM = lowerFunctions(Exe, Funcs, Callees, LO);
+  if (!LM)
+    return LM.takeError();
+  if (!LM->Absolute.empty())
     return makeError("ahead-of-time code was bound to addresses");
 
   EngineOptions EO;
   EO.OptLevel = Opts.OptLevel;
-  std::string EngineError;
-  std::unique_ptr<Engine> Eng = Engine::create(EO, EngineError);
+  Expected<std::unique_ptr<Engine>> Eng = Engine::tryCreate(EO);
   if (!Eng)
-    return makeError(EngineError);
-  Module &M = *LM.Module;
-  Eng->optimize(M); // also sets the triple and data layout
+    return Eng.takeError();
+  Module &M = *LM->Module;
+  (*Eng)->optimize(M); // also sets the triple and data layout
   auto Imports = importDeclarations(M);
   if (!Imports)
     return Imports.takeError();
@@ -362,7 +363,7 @@ Expected<AotResult> compile(const vm::Executable &Exe,
       F.setDSOLocal(true);
     }
   if (llvm::Error E =
-          addManifest(M, Exe, LM.Symbols, *Imports, Inlined,
+          addManifest(M, Exe, LM->Symbols, *Imports, Inlined,
                       recordedKernels(Opts.KernelLibraries, OutPath)))
     return E;
   std::string VerifyText;

@@ -351,16 +351,16 @@ bool directCallable(const vm::Executable &Exe, int64_t G,
   return true;
 }
 
-void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
-                     const std::string &Symbol, bool ParamsOnly, bool Exported,
-                     bool WithCode) {
+llvm::Error emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
+                            const std::string &Symbol, bool ParamsOnly,
+                            bool Exported, bool WithCode) {
   if (Exported)
     directEntryDecl(M, Symbol)->setLinkage(GlobalValue::ExternalLinkage);
   DirectEntry E(M, Exe, G, ParamsOnly);
   E.emit(Symbol);
   CallInst *Code = E.Code;
   if (!WithCode)
-    return;
+    return llvm::Error::success();
   // The copy enters at pc 0 only: the optimizer drops its on-stack
   // entries. Its deoptimizations' tail calls lose the marker (they pass
   // this frame's register file).
@@ -370,9 +370,9 @@ void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
                                       /*CalleeAAR=*/nullptr,
                                       /*InsertLifetime=*/false);
       !R.isSuccess())
-    throw std::runtime_error(
-        fmt::format("cannot copy {} into its direct entry: {}", Symbol,
-                    R.getFailureReason()));
+    return llvm::createStringError(std::errc::not_supported,
+                                   "cannot copy %s into its direct entry: %s",
+                                   Symbol.c_str(), R.getFailureReason());
   // Its register file is the entry's alloca, dead once the entry returns:
   // the exits need not leave it None (LLVM's dead-store elimination gives
   // up on a frame with this many uses).
@@ -381,6 +381,7 @@ void emitDirectEntry(Module &M, const vm::Executable &Exe, int64_t G,
       if (I.getMetadata(kFrameClearMetadata))
         I.eraseFromParent();
   keepContextOutOfMemory(E.Ctx, E.Root, E.Fill);
+  return llvm::Error::success();
 }
 
 } // namespace vmjit::jit

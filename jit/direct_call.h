@@ -35,6 +35,7 @@
 #include <vector>
 
 namespace llvm {
+class Error;
 class Function;
 class FunctionType;
 class LLVMContext;
@@ -62,9 +63,10 @@ bool directCallable(const vm::Executable &Exe, int64_t G,
 /// `Exported`: with external linkage, for the tier manager to look up.
 /// `WithCode`: the entry holds a copy of the function's code (inlined,
 /// entered at pc 0) rather than calling it.
-void emitDirectEntry(llvm::Module &M, const vm::Executable &Exe, int64_t G,
-                     const std::string &Symbol, bool ParamsOnly, bool Exported,
-                     bool WithCode);
+/// An error where the copy cannot be made.
+llvm::Error emitDirectEntry(llvm::Module &M, const vm::Executable &Exe,
+                            int64_t G, const std::string &Symbol,
+                            bool ParamsOnly, bool Exported, bool WithCode);
 
 /// The absolute symbol bound to the address of G's code slot (the tier
 /// manager's), which a direct call compares the pool entry's slot with.

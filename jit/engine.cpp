@@ -438,11 +438,12 @@ class EngineImpl final : public Engine {
 public:
   static Expected<std::unique_ptr<Engine>> create(const EngineOptions &Opts);
 
-  std::unique_ptr<CompiledUnit>
-  compile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
-          const std::map<std::string, uint64_t> &Absolute,
-          const std::vector<std::string> &Exports, const std::string &CacheKey,
-          std::string &Error, const std::atomic<bool> *Cancel) override;
+  Expected<std::unique_ptr<CompiledUnit>>
+  tryCompile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
+             const std::map<std::string, uint64_t> &Absolute,
+             const std::vector<std::string> &Exports,
+             const std::string &CacheKey,
+             const std::atomic<bool> *Cancel) override;
 
   void optimize(Module &M) override;
 
@@ -464,81 +465,35 @@ private:
   std::shared_ptr<EngineState> State;
 };
 
-Expected<std::unique_ptr<Engine>>
-EngineImpl::create(const EngineOptions &Opts) {
-  if (Opts.OptLevel < 0 || Opts.OptLevel > 3)
-    return makeError("JIT optimization level must be 0..3, not " +
-                     Twine(Opts.OptLevel));
+/// The LLJIT of an engine: JITLink with EH frames registered, no process
+/// symbols, no platform.
+Expected<std::unique_ptr<LLJIT>> buildLLJIT(JITTargetMachineBuilder JTMB) {
+  return LLJITBuilder()
+      .setJITTargetMachineBuilder(std::move(JTMB))
+      // No "<Process Symbols>" JITDylib: units see only what is bound.
+      .setLinkProcessSymbolsByDefault(false)
+      // No ORC runtime and no generic IR platform (it would rewrite
+      // modules for static initializers, which units do not have).
+      .setPlatformSetUp(setUpInactivePlatform)
+      .setObjectLinkingLayerCreator(
+          [](ExecutionSession &ES,
+             const Triple &) -> Expected<std::unique_ptr<ObjectLayer>> {
+            auto Layer = std::make_unique<ObjectLinkingLayer>(ES);
+            auto EHFrames = EPCEHFrameRegistrar::Create(ES);
+            if (!EHFrames)
+              return EHFrames.takeError();
+            Layer->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(
+                ES, std::move(*EHFrames)));
+            return Layer;
+          })
+      .create();
+}
 
-  static std::once_flag InitTarget;
-  std::call_once(InitTarget, [] {
-    InitializeNativeTarget();
-    InitializeNativeTargetAsmPrinter();
-    InitializeNativeTargetAsmParser();
-  });
-
-  auto State = std::make_shared<EngineState>();
-  State->Opts = Opts;
-
-  auto JTMB = JITTargetMachineBuilder::detectHost();
-  if (!JTMB)
-    return JTMB.takeError();
-  // What LLJIT itself configures for JITLink: small code model, PIC (calls
-  // to externals go through JITLink-made stubs, data through its GOT).
-  JTMB->setCodeGenOptLevel(codeGenOptLevel(
-      Opts.CodegenOptLevel >= 0 ? Opts.CodegenOptLevel : Opts.OptLevel));
-  JTMB->setRelocationModel(Reloc::PIC_);
-  JTMB->setCodeModel(CodeModel::Small);
-  if (!JTMB->getTargetTriple().isOSBinFormatELF() &&
-      (Opts.PerfSupport || Opts.DebuggerSupport))
-    return makeError("perf and debugger support need an ELF host");
-  State->JTMB = *JTMB;
-
-  // The jitdump holds process-global state: the first engine with perf
-  // support writes it; every such engine writes the perf map.
-  if (Opts.PerfSupport && !PerfSupportInUse.exchange(true)) {
-    State->OwnsPerfSupport = true;
-    if (Error E = checkJitDumpDirectory())
-      return E;
-  }
-
-  auto J =
-      LLJITBuilder()
-          .setJITTargetMachineBuilder(*JTMB)
-          // No "<Process Symbols>" JITDylib: units see only what is bound.
-          .setLinkProcessSymbolsByDefault(false)
-          // No ORC runtime and no generic IR platform (it would rewrite
-          // modules for static initializers, which units do not have).
-          .setPlatformSetUp(setUpInactivePlatform)
-          .setObjectLinkingLayerCreator(
-              [](ExecutionSession &ES,
-                 const Triple &) -> Expected<std::unique_ptr<ObjectLayer>> {
-                auto Layer = std::make_unique<ObjectLinkingLayer>(ES);
-                auto EHFrames = EPCEHFrameRegistrar::Create(ES);
-                if (!EHFrames)
-                  return EHFrames.takeError();
-                Layer->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(
-                    ES, std::move(*EHFrames)));
-                return Layer;
-              })
-          .create();
-  if (!J)
-    return J.takeError();
-  State->J = std::move(*J);
-  ExecutionSession &ES = State->J->getExecutionSession();
-  ES.setErrorReporter(reportSessionError);
-  auto &Linker = cast<ObjectLinkingLayer>(State->J->getObjLinkingLayer());
-
-  // The allow-list of process symbols.
-  SymbolMap RuntimeSyms;
-  for (const auto &[Name, Addr] : runtimeSymbols())
-    RuntimeSyms[State->J->mangleAndIntern(Name)] = {
-        ExecutorAddr(Addr), JITSymbolFlags::Exported | JITSymbolFlags::Callable};
-  State->Runtime = &ES.createBareJITDylib("vmjit.runtime");
-  if (Error E = State->Runtime->define(absoluteSymbols(std::move(RuntimeSyms))))
-    return E;
-
-  if (State->OwnsPerfSupport) {
+/// The perf (jitdump, perf map) and GDB plugins the options ask for.
+Error addProfilerPlugins(EngineState &State, ExecutionSession &ES,
+                         ObjectLinkingLayer &Linker) {
+  const EngineOptions &Opts = State.Opts;
+  if (State.OwnsPerfSupport) {
     // PerfSupportPlugin finds JITLoaderPerf's entry points by lookup in a
     // JITDylib; this one is private to the engine.
     JITDylib &Support = ES.createBareJITDylib("vmjit.perf");
@@ -578,6 +533,67 @@ EngineImpl::create(const EngineOptions &Opts) {
         ES, std::move(Registrar), /*RequireDebugSections=*/false,
         /*AutoRegisterCode=*/true));
   }
+
+  return Error::success();
+}
+
+Expected<std::unique_ptr<Engine>>
+EngineImpl::create(const EngineOptions &Opts) {
+  if (Opts.OptLevel < 0 || Opts.OptLevel > 3)
+    return makeError("JIT optimization level must be 0..3, not " +
+                     Twine(Opts.OptLevel));
+
+  static std::once_flag InitTarget;
+  std::call_once(InitTarget, [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+    InitializeNativeTargetAsmParser();
+  });
+
+  auto State = std::make_shared<EngineState>();
+  State->Opts = Opts;
+
+  auto JTMB = JITTargetMachineBuilder::detectHost();
+  if (!JTMB)
+    return JTMB.takeError();
+  // What LLJIT itself configures for JITLink: small code model, PIC (calls
+  // to externals go through JITLink-made stubs, data through its GOT).
+  JTMB->setCodeGenOptLevel(codeGenOptLevel(
+      Opts.CodegenOptLevel >= 0 ? Opts.CodegenOptLevel : Opts.OptLevel));
+  JTMB->setRelocationModel(Reloc::PIC_);
+  JTMB->setCodeModel(CodeModel::Small);
+  if (!JTMB->getTargetTriple().isOSBinFormatELF() &&
+      (Opts.PerfSupport || Opts.DebuggerSupport))
+    return makeError("perf and debugger support need an ELF host");
+  State->JTMB = *JTMB;
+
+  // The jitdump holds process-global state: the first engine with perf
+  // support writes it; every such engine writes the perf map.
+  if (Opts.PerfSupport && !PerfSupportInUse.exchange(true)) {
+    State->OwnsPerfSupport = true;
+    if (Error E = checkJitDumpDirectory())
+      return E;
+  }
+
+  auto J = buildLLJIT(*JTMB);
+  if (!J)
+    return J.takeError();
+  State->J = std::move(*J);
+  ExecutionSession &ES = State->J->getExecutionSession();
+  ES.setErrorReporter(reportSessionError);
+  auto &Linker = cast<ObjectLinkingLayer>(State->J->getObjLinkingLayer());
+
+  // The allow-list of process symbols.
+  SymbolMap RuntimeSyms;
+  for (const auto &[Name, Addr] : runtimeSymbols())
+    RuntimeSyms[State->J->mangleAndIntern(Name)] = {
+        ExecutorAddr(Addr), JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+  State->Runtime = &ES.createBareJITDylib("vmjit.runtime");
+  if (Error E = State->Runtime->define(absoluteSymbols(std::move(RuntimeSyms))))
+    return E;
+
+  if (Error E = addProfilerPlugins(*State, ES, Linker))
+    return E;
 
   const HostInfo &Host = hostInfo();
   State->Fingerprint = "vmjit object cache 1\nllvm " LLVM_VERSION_STRING
@@ -677,19 +693,19 @@ Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
   CompileStats Stats;
   auto Start = Clock::now();
   if (Abandoned())
-    return makeError(kCompileAbandoned);
+    return make_error<CompileAbandoned>();
   State->runIRPipeline(M, **TM, Cancel);
   Stats.OptimizeMs = msSince(Start);
 
   // Code generation cannot be stopped once it runs: the last check.
   if (Abandoned())
-    return makeError(kCompileAbandoned);
+    return make_error<CompileAbandoned>();
   Start = Clock::now();
   auto Object = emitObjectFile(M, **TM);
   if (!Object)
     return Object.takeError();
   if (Abandoned())
-    return makeError(kCompileAbandoned);
+    return make_error<CompileAbandoned>();
   Stats.ObjectBytes = Object->size();
   std::map<std::string, uint64_t> Addresses;
   auto JD = State->link(
@@ -708,29 +724,22 @@ Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
   return std::make_unique<Unit>(State, **JD, std::move(Addresses), Stats);
 }
 
-std::unique_ptr<CompiledUnit>
-EngineImpl::compile(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
-                    const std::map<std::string, uint64_t> &Absolute,
-                    const std::vector<std::string> &Exports,
-                    const std::string &CacheKey, std::string &Error,
-                    const std::atomic<bool> *Cancel) {
-  if (!Ctx || !M) {
-    Error = "JIT compile: no module";
-    return nullptr;
-  }
-  if (&M->getContext() != Ctx.get()) {
-    Error = "JIT compile: the module does not live in the given context";
-    return nullptr;
-  }
+Expected<std::unique_ptr<CompiledUnit>> EngineImpl::tryCompile(
+    std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M,
+    const std::map<std::string, uint64_t> &Absolute,
+    const std::vector<std::string> &Exports, const std::string &CacheKey,
+    const std::atomic<bool> *Cancel) {
+  if (!Ctx || !M)
+    return makeError("JIT compile: no module");
+  if (&M->getContext() != Ctx.get())
+    return makeError(
+        "JIT compile: the module does not live in the given context");
   auto Unit = compileUnit(*M, Absolute, Exports, CacheKey, Cancel);
   M.reset(); // Before its context.
   Ctx.reset();
-  if (!Unit) {
-    Error = toString(Unit.takeError());
-    logger().debug("JIT compile failed: {}", Error);
-    return nullptr;
-  }
-  return std::move(*Unit);
+  if (!Unit)
+    return Unit.takeError();
+  return std::unique_ptr<CompiledUnit>(std::move(*Unit));
 }
 
 void EngineImpl::optimize(Module &M) {
@@ -745,14 +754,16 @@ void EngineImpl::optimize(Module &M) {
 
 } // namespace
 
-std::unique_ptr<Engine> Engine::create(const EngineOptions &Opts,
-                                       std::string &Error) {
-  auto E = EngineImpl::create(Opts);
-  if (!E) {
-    Error = toString(E.takeError());
-    return nullptr;
-  }
-  return std::move(*E);
+Expected<std::unique_ptr<Engine>> Engine::tryCreate(const EngineOptions &Opts) {
+  return EngineImpl::create(Opts);
+}
+
+char CompileAbandoned::ID = 0;
+
+void CompileAbandoned::log(raw_ostream &OS) const { OS << "compile abandoned"; }
+
+std::error_code CompileAbandoned::convertToErrorCode() const {
+  return std::make_error_code(std::errc::operation_canceled);
 }
 
 CodeGenOptLevel codeGenOptLevel(int Level) {

@@ -117,6 +117,8 @@ public:
     Likely = MDB.createBranchWeights(1 << 20, 1);
   }
 
+  /// Lowers the function into the module as `Symbol`; null when
+  /// LoweringOptions::Cancel stopped it.
   Function *lower(const std::string &Symbol);
 
   // The inline forms' emitters, a row each in inline_builtins.cpp's table
@@ -297,6 +299,10 @@ private:
   Value *emitClosureCall(int64_t PC, InstrView I, const ClosureCall &CC);
   /// The closure call tier 2 makes direct at this call, if any.
   std::optional<ClosureCall> closureCall(InstrView I) const;
+  /// Ends the current block (whose return code is RcB, from FromB) in a
+  /// branch to Join, where the return code of two ways meets.
+  Value *joinReturnCodes(BasicBlock *Join, Value *RcA, BasicBlock *FromA,
+                         Value *RcB, BasicBlock *FromB);
   /// A byte-sized external global: an absolute symbol bound at link time.
   GlobalVariable *externalByte(const std::string &Name);
   /// Whether a call of `Callee` with N arguments may be direct.
@@ -343,6 +349,22 @@ private:
                       BasicBlock *Fail);
   void lowerRet(InstrView I);
   void lowerIf(int64_t PC, InstrView I);
+  // lower's parts.
+  /// The function `Symbol` (declared by a direct call already, or now),
+  /// its arguments named.
+  void declareFunction(const std::string &Symbol);
+  /// The most arguments a call passes (closures' captured values too),
+  /// and the loop headers into `LoopHeads`.
+  int64_t scanCalls(std::set<int64_t> &LoopHeads) const;
+  /// The entry block's allocas and loads: the argument stack, the result
+  /// slot, the registers' shadows (promoted) or the arguments' slots
+  /// (flat), and what the function speculates.
+  void emitFrameSetup(std::set<int64_t> &LoopHeads);
+  /// The switch on the entry pc: the call's entry, the loop headers'.
+  void emitEntrySwitch(const std::set<int64_t> &LoopHeads);
+  /// The error exit: the pc stored, every register released, -1.
+  void emitErrorExit();
+  void lowerInstr(int64_t PC, InstrView I);
 
   // Speculation.
   /// Takes the unlikely branch to `Fail` unless `V` holds a value of

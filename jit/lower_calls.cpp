@@ -224,6 +224,17 @@ FunctionCallee FunctionLowering::cellEntry(int64_t PC, int64_t Callee,
   return FunctionCallee(directEntryType(C), Entry);
 }
 
+Value *FunctionLowering::joinReturnCodes(BasicBlock *Join, Value *RcA,
+                                         BasicBlock *FromA, Value *RcB,
+                                         BasicBlock *FromB) {
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  PHINode *Rc = B.CreatePHI(I32, 2, "rc");
+  Rc->addIncoming(RcA, FromA);
+  Rc->addIncoming(RcB, FromB);
+  return Rc;
+}
+
 Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
                                         Value *Obj) {
   BasicBlock *Pool = BasicBlock::Create(C, fmt::format("i{}.pool", PC), Fn);
@@ -237,12 +248,7 @@ Value *FunctionLowering::emitDirectCall(int64_t PC, int64_t Callee, int64_t N,
       B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
   Value *PoolRc =
       B.CreateCall(SafeCallTy, Entry, {Obj, ArgStack, B.getInt32(N), ResSlot});
-  B.CreateBr(Join);
-  B.SetInsertPoint(Join);
-  PHINode *Rc = B.CreatePHI(I32, 2, "rc");
-  Rc->addIncoming(DirectRc, Direct);
-  Rc->addIncoming(PoolRc, Pool);
-  return Rc;
+  return joinReturnCodes(Join, DirectRc, Direct, PoolRc, Pool);
 }
 
 std::optional<ClosureCall> FunctionLowering::closureCall(InstrView I) const {
@@ -301,13 +307,7 @@ Value *FunctionLowering::emitClosureCall(int64_t PC, InstrView I,
   B.CreateBr(Join);
   B.SetInsertPoint(Generic);
   Value *BoundRc = emitBoundCall(PC, I);
-  BasicBlock *Bound = B.GetInsertBlock();
-  B.CreateBr(Join);
-  B.SetInsertPoint(Join);
-  PHINode *Rc = B.CreatePHI(I32, 2, "rc");
-  Rc->addIncoming(DirectRc, Direct);
-  Rc->addIncoming(BoundRc, Bound);
-  return Rc;
+  return joinReturnCodes(Join, DirectRc, Direct, BoundRc, B.GetInsertBlock());
 }
 
 /// Adds one to the VM's count of `Callee` (NativeContext::CallCounts).

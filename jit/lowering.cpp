@@ -239,6 +239,38 @@ void FunctionLowering::lowerIf(int64_t PC, InstrView I) {
 }
 
 Function *FunctionLowering::lower(const std::string &Symbol) {
+  declareFunction(Symbol);
+  const int64_t N = F.numInstrs();
+  BasicBlock *Entry = BasicBlock::Create(C, "entry", Fn);
+  Blocks.resize(static_cast<size_t>(N) + 1, nullptr);
+  for (int64_t PC = 0; PC < N; ++PC)
+    Blocks[static_cast<size_t>(PC)] =
+        BasicBlock::Create(C, fmt::format("i{}", PC), Fn);
+  ErrBB = BasicBlock::Create(C, "error", Fn);
+  std::set<int64_t> LoopHeads;
+  B.SetInsertPoint(Entry);
+  emitFrameSetup(LoopHeads);
+  emitEntrySwitch(LoopHeads);
+  emitErrorExit();
+  for (int64_t PC = 0; PC < N; ++PC) {
+    if (Opts.Cancel && PC % 256 == 0 &&
+        Opts.Cancel->load(std::memory_order_relaxed))
+      return nullptr; // abandoned (lowerFunctions: CompileAbandoned)
+    lowerInstr(PC, Exe.instr(F.StartInstr + PC));
+  }
+  // The verifier guarantees the last instruction is ret or goto, so the
+  // block after it is never reached.
+  Blocks[static_cast<size_t>(N)] = nullptr;
+  if (ErrPC && ErrPC->getNumIncomingValues() == 0) {
+    // Nothing can fail: the error exit is unreachable (a PHI may not be
+    // empty, so it goes; the optimizer drops the blocks).
+    ErrPC->replaceAllUsesWith(B.getInt64(-1));
+    ErrPC->eraseFromParent();
+  }
+  return Fn;
+}
+
+void FunctionLowering::declareFunction(const std::string &Symbol) {
   FunctionType *FT = FunctionType::get(I32, {Ptr, Ptr, Ptr, Ptr, I64}, false);
   // A direct call of it may have declared it already.
   Fn = M.getFunction(Symbol);
@@ -257,19 +289,11 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   EntryPC->setName("entry_pc");
   for (unsigned K = 0; K < 4; ++K)
     Fn->addParamAttr(K, Attribute::NoAlias);
+}
 
-  const int64_t N = F.numInstrs();
-  BasicBlock *Entry = BasicBlock::Create(C, "entry", Fn);
-  Blocks.resize(static_cast<size_t>(N) + 1, nullptr);
-  for (int64_t PC = 0; PC < N; ++PC)
-    Blocks[static_cast<size_t>(PC)] =
-        BasicBlock::Create(C, fmt::format("i{}", PC), Fn);
-  ErrBB = BasicBlock::Create(C, "error", Fn);
-
-  // The argument stack: one alloca shared by every call.
+int64_t FunctionLowering::scanCalls(std::set<int64_t> &LoopHeads) const {
   int64_t MaxArgs = 1;
-  std::set<int64_t> LoopHeads;
-  for (int64_t PC = 0; PC < N; ++PC) {
+  for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
     InstrView I = Exe.instr(F.StartInstr + PC);
     if (I.opcode() == Opcode::Call) {
       MaxArgs = std::max(MaxArgs, I.callNumArgs());
@@ -282,7 +306,12 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
     else if (I.opcode() == Opcode::If && I.ifFalseOffset() <= 0)
       LoopHeads.insert(PC + I.ifFalseOffset());
   }
-  B.SetInsertPoint(Entry);
+  return MaxArgs;
+}
+
+void FunctionLowering::emitFrameSetup(std::set<int64_t> &LoopHeads) {
+  // The argument stack: one alloca shared by every call.
+  const int64_t MaxArgs = scanCalls(LoopHeads);
   ArgStack = B.CreateAlloca(ArrayType::get(B.getInt8Ty(), 16 * MaxArgs),
                             nullptr, "args");
   cast<AllocaInst>(ArgStack)->setAlignment(Align(16));
@@ -305,20 +334,22 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   if (!LoopHeads.empty() && !Flat)
     StepCtl = B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetControl), Align(8),
                                   "step_ctl");
-  if (!Flat) {
-    for (int64_t R = 0; R < F.RegisterFileSize; ++R)
-      Shadow.emplace_back(
-          B.CreateAlloca(I64, nullptr, fmt::format("r{}.t", R)),
-          B.CreateAlloca(I64, nullptr, fmt::format("r{}.v", R)));
-    if (auto It = Opts.Speculate.find(FuncIndex); It != Opts.Speculate.end()) {
-      Spec = &It->second;
-      Kinds = inferKinds(Exe, FuncIndex, Callees, Opts.InlineBuiltins, *Spec);
-      Tensors =
-          inferTensorFacts(Exe, FuncIndex, Callees, Opts.InlineBuiltins, *Spec);
-      emitSpecKey();
-      emitTensorFactsKey();
-    }
+  if (Flat)
+    return;
+  for (int64_t R = 0; R < F.RegisterFileSize; ++R)
+    Shadow.emplace_back(B.CreateAlloca(I64, nullptr, fmt::format("r{}.t", R)),
+                        B.CreateAlloca(I64, nullptr, fmt::format("r{}.v", R)));
+  if (auto It = Opts.Speculate.find(FuncIndex); It != Opts.Speculate.end()) {
+    Spec = &It->second;
+    Kinds = inferKinds(Exe, FuncIndex, Callees, Opts.InlineBuiltins, *Spec);
+    Tensors =
+        inferTensorFacts(Exe, FuncIndex, Callees, Opts.InlineBuiltins, *Spec);
+    emitSpecKey();
+    emitTensorFactsKey();
   }
+}
+
+void FunctionLowering::emitEntrySwitch(const std::set<int64_t> &LoopHeads) {
   // On-stack replacement enters at a loop header, a call at 0. A call
   // entering at 0 (no loop header there) has only the parameters set: the
   // other registers are known None, which lets the optimizer drop their
@@ -352,7 +383,9 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
     if (H != 0)
       Sw->addCase(B.getInt64(H), Flat ? Blocks[static_cast<size_t>(H)]
                                       : entryAt(H, /*Guard=*/!genericEntry(H)));
+}
 
+void FunctionLowering::emitErrorExit() {
   B.SetInsertPoint(ErrBB);
   if (!Flat) {
     ErrPC = B.CreatePHI(I64, 4, "error_pc");
@@ -360,39 +393,22 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   }
   releaseAll();
   B.CreateRet(B.getInt32(-1));
+}
 
-  for (int64_t PC = 0; PC < N; ++PC) {
-    if (Opts.Cancel && PC % 256 == 0 &&
-        Opts.Cancel->load(std::memory_order_relaxed))
-      throw std::runtime_error(kCompileAbandoned);
-    InstrView I = Exe.instr(F.StartInstr + PC);
-    B.SetInsertPoint(Blocks[static_cast<size_t>(PC)]);
-    CurPC = PC;
-    switch (I.opcode()) {
-    case Opcode::Call:
-      lowerCall(PC, I);
-      break;
-    case Opcode::Ret:
-      lowerRet(I);
-      break;
-    case Opcode::Goto:
-      B.CreateBr(jumpTarget(PC, I.gotoOffset()));
-      break;
-    case Opcode::If:
-      lowerIf(PC, I);
-      break;
-    }
+void FunctionLowering::lowerInstr(int64_t PC, InstrView I) {
+  B.SetInsertPoint(Blocks[static_cast<size_t>(PC)]);
+  CurPC = PC;
+  switch (I.opcode()) {
+  case Opcode::Call:
+    return lowerCall(PC, I);
+  case Opcode::Ret:
+    return lowerRet(I);
+  case Opcode::Goto:
+    B.CreateBr(jumpTarget(PC, I.gotoOffset()));
+    return;
+  case Opcode::If:
+    return lowerIf(PC, I);
   }
-  // The verifier guarantees the last instruction is ret or goto, so the
-  // block after it is never reached.
-  Blocks[static_cast<size_t>(N)] = nullptr;
-  if (ErrPC && ErrPC->getNumIncomingValues() == 0) {
-    // Nothing can fail: the error exit is unreachable (a PHI may not be
-    // empty, so it goes; the optimizer drops the blocks).
-    ErrPC->replaceAllUsesWith(B.getInt64(-1));
-    ErrPC->eraseFromParent();
-  }
-  return Fn;
 }
 
 } // namespace lower
@@ -420,10 +436,10 @@ bool lowersFlat(const vm::FunctionInfo &F, const LoweringOptions &Opts) {
          F.numInstrs() * F.RegisterFileSize > Opts.PromoteLimit;
 }
 
-LoweredModule lowerFunctions(const vm::Executable &Exe,
-                             std::span<const int64_t> Funcs,
-                             const std::vector<CalleeBinding> &Callees,
-                             const LoweringOptions &Opts) {
+Expected<LoweredModule>
+lowerFunctions(const vm::Executable &Exe, std::span<const int64_t> Funcs,
+               const std::vector<CalleeBinding> &Callees,
+               const LoweringOptions &Opts) {
   LoweredModule Out;
   Out.Context = std::make_unique<LLVMContext>();
   Out.Module = std::make_unique<Module>("vmjit", *Out.Context);
@@ -436,8 +452,9 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
     Out.ExportsDirect.assign(Exe.functions().size(), false);
   for (int64_t K : Funcs) {
     Out.Key.record("function", K);
-    FunctionLowering(*Out.Module, Exe, K, Callees, Opts, Out, Out.Symbols)
-        .lower(Out.Symbols[K]);
+    if (!FunctionLowering(*Out.Module, Exe, K, Callees, Opts, Out, Out.Symbols)
+             .lower(Out.Symbols[K]))
+      return make_error<CompileAbandoned>();
   }
   // Direct entries: of the unit's callees (internal), and exported ones.
   std::set<int64_t> Entries = Out.DirectCallees;
@@ -451,9 +468,11 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
     const bool WithCode = Exe.function(K).numInstrs() <= Opts.DirectBodyLimit;
     if (WithCode)
       Out.Key.record("direct body", K);
-    emitDirectEntry(*Out.Module, Exe, K, Out.Symbols[K],
-                    entersWithParamsOnly(Exe, K, Opts),
-                    Out.DirectEntries.count(K) != 0, WithCode);
+    if (llvm::Error E =
+            emitDirectEntry(*Out.Module, Exe, K, Out.Symbols[K],
+                            entersWithParamsOnly(Exe, K, Opts),
+                            Out.DirectEntries.count(K) != 0, WithCode))
+      return Expected<LoweredModule>(std::move(E));
   }
   if (!Entries.empty() || !Out.CellCallees.empty())
     Out.Absolute[kNativeEntrySymbol] =
@@ -475,6 +494,18 @@ LoweredModule lowerFunctions(const vm::Executable &Exe,
     if (Callees[K].CountAtCall)
       Out.Key.record("counted", K);
   return Out;
+}
+
+std::optional<CodeKey> loweringKey(const vm::Executable &Exe,
+                                   std::span<const int64_t> Funcs,
+                                   const std::vector<CalleeBinding> &Callees,
+                                   const LoweringOptions &Opts) {
+  Expected<LoweredModule> L = lowerFunctions(Exe, Funcs, Callees, Opts);
+  if (!L) {
+    consumeError(L.takeError());
+    return std::nullopt;
+  }
+  return std::move(L->Key);
 }
 
 std::string moduleText(const Module &M) {

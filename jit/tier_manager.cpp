@@ -1,4 +1,12 @@
-//===- tier_manager.cpp - Tier-up, compiled mode, the shared JIT -----------===//
+//===- tier_manager.cpp - Tier-up, compiled mode, deoptimization ----------===//
+//
+// The TierManager of one executable: tier-1 and tier-2 compiles, what
+// tier 2 speculates and its deoptimizations, and enableJIT. Shared engines
+// and managers live in tier_registry.cpp, the JIT's environment variables
+// in jit_environment.cpp, the C entry points native code calls in
+// tier_hooks.cpp.
+//
+//===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/tier_manager.h"
 #include "baseline/baseline_compiler.h"
@@ -9,8 +17,10 @@
 #include "kind_inference.h"
 #include "runtime_helpers.h"
 #include "tensor_facts.h"
-#include "vmjit/builtins/builtins.h"
+#include "tier_registry.h"
+#include "vmjit/jit/engine.h"
 #include "vmjit/jit/host_info.h"
+#include "vmjit/jit/jit_environment.h"
 #include "vmjit/jit/lowering.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/logging.h"
@@ -30,24 +40,20 @@
 
 namespace vmjit::jit {
 
+using llvm::createStringError;
+using llvm::ErrorInfoBase;
+using llvm::Expected;
+using llvm::handleAllErrors;
+
 //===----------------------------------------------------------------------===//
-// Shared engines and managers
+// Options and limits of the tiers
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-/// The pipeline of level 1 (the tier-up level): promotion of registers to
-/// SSA values, local clean-up and CFG simplification. The default O1
-/// pipeline's jump threading duplicates blocks along the correlated type
-/// guards of inlined builtins, which made a 100-instruction function take
-/// seconds to compile; this one stays near-linear (see docs/jit.md).
 /// Units with more instructions than this get O0 codegen (and in tiered
 /// mode functions this large stay at the baseline tier).
 constexpr int64_t kLargeUnitInstrs = 200;
-
-constexpr const char *kTierUpPipeline =
-    "function(sroa,early-cse,sccp,simplifycfg,instcombine<no-verify-fixpoint>,"
-    "simplifycfg)";
 
 /// What a tier-2 compile (or `vmjit ir`) lowers with, from the options.
 LoweringOptions loweringOptions(const JITOptions &O) {
@@ -82,29 +88,6 @@ bool tierTwoWins(const vm::Executable &Exe, const vm::FunctionInfo &F,
   return S.Instrs <= kLargeUnitInstrs && S.MaxArgs <= kTierTwoMaxCallArgs &&
          S.Instrs + S.Args <= kTierTwoMaxSize &&
          !lowersFlat(F, loweringOptions(O));
-}
-
-std::string engineKey(const EngineOptions &O) {
-  return fmt::format("O{}|CG{}|{}|{}|{}|{}", O.OptLevel, O.CodegenOptLevel,
-                     O.Pipeline, O.CacheDir, O.PerfSupport, O.DebuggerSupport);
-}
-
-/// One engine (one LLJIT) per distinct set of engine options, for the
-/// whole process.
-std::shared_ptr<Engine> sharedEngine(const EngineOptions &O) {
-  static std::mutex Mutex;
-  static std::map<std::string, std::weak_ptr<Engine>> Engines;
-  std::lock_guard Lock(Mutex);
-  std::erase_if(Engines, [](const auto &KV) { return KV.second.expired(); });
-  std::string Key = engineKey(O);
-  if (auto E = Engines[Key].lock())
-    return E;
-  std::string Err;
-  std::shared_ptr<Engine> E = Engine::create(O, Err);
-  if (!E)
-    throwError("JITError", "cannot start the JIT: " + Err);
-  Engines[Key] = E;
-  return E;
 }
 
 std::string hex128(const void *Data, size_t Size) {
@@ -173,31 +156,21 @@ struct TierManager::Impl {
 void stopBackgroundCompiles() { shutdownCompilePool(); }
 
 TierManager::~TierManager() {
-  if (I)
+  if (State)
     cancelCompiles(this);
 }
 
 const std::atomic<vm::NativeFn> *
 TierManager::codeSlot(int64_t Func) const noexcept {
-  return &I->Code[static_cast<size_t>(Func)];
+  return &State->Code[static_cast<size_t>(Func)];
 }
 
 bool baselineAvailable() noexcept { return baseline::available(); }
 
-std::string defaultCacheDir() {
-  const char *Xdg = std::getenv("XDG_CACHE_HOME");
-  if (Xdg && *Xdg)
-    return std::string(Xdg) + "/vmjit";
-  const char *Home = std::getenv("HOME");
-  if (Home && *Home)
-    return std::string(Home) + "/.cache/vmjit";
-  return "";
-}
-
 FunctionJITStats TierManager::stats(int64_t Func) const {
-  std::lock_guard Lock(I->Mutex);
-  FunctionJITStats S = I->Stats[static_cast<size_t>(Func)];
-  const baseline::TierUpSite &Site = I->Sites[static_cast<size_t>(Func)];
+  std::lock_guard Lock(State->Mutex);
+  FunctionJITStats S = State->Stats[static_cast<size_t>(Func)];
+  const baseline::TierUpSite &Site = State->Sites[static_cast<size_t>(Func)];
   S.Tier2OsrEntries = __atomic_load_n(&Site.Tier2Entries, __ATOMIC_RELAXED);
   S.BaselineCalls = __atomic_load_n(&Site.Tier1Calls, __ATOMIC_RELAXED);
   S.BaselineMode = Opts.Mode == vm::ExecMode::Baseline;
@@ -205,12 +178,12 @@ FunctionJITStats TierManager::stats(int64_t Func) const {
 }
 
 bool TierManager::countsEveryCall(int64_t Func) const noexcept {
-  return vm::countedAtCall(true,
-                           I->Bind.Callees[static_cast<size_t>(Func)].Inline);
+  return vm::countedAtCall(
+      true, State->Bind.Callees[static_cast<size_t>(Func)].Inline);
 }
 
 void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
-  if (I->Exe->function(Func).Kind != vm::FunctionKind::Bytecode)
+  if (State->Exe->function(Func).Kind != vm::FunctionKind::Bytecode)
     return;
   if (InterpThreshold != Threshold && compileBaselineNow(Func, /*Counted=*/true))
     return;
@@ -219,11 +192,11 @@ void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
 
 bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
   const size_t K = static_cast<size_t>(Func);
-  if (I->Tier1Tried[K].exchange(1))
-    return I->Code[K].load(std::memory_order_acquire) != nullptr;
+  if (State->Tier1Tried[K].exchange(1))
+    return State->Code[K].load(std::memory_order_acquire) != nullptr;
   baseline::TierUpSite *Site = nullptr;
   if (Counted) {
-    Site = &I->Sites[K];
+    Site = &State->Sites[K];
     // The interpreter counted up to its threshold; tier 1 counts the rest
     // (the call or jump that crossed the threshold enters tier 1 and is
     // counted again there: hence + 1).
@@ -239,62 +212,63 @@ bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
   auto Start = std::chrono::steady_clock::now();
   std::unique_ptr<baseline::BaselineCode> Code;
   try {
-    Code = baseline::compileBaseline(*I->Exe, Func, I->Bind.Callees, BO);
+    Code =
+        baseline::compileBaseline(*State->Exe, Func, State->Bind.Callees, BO);
   } catch (const std::exception &E) {
     logger().debug("function '{}' stays off the baseline tier: {}",
-                   I->Exe->function(Func).Name, E.what());
+                   State->Exe->function(Func).Name, E.what());
     return false;
   }
   double Us = std::chrono::duration<double, std::micro>(
                   std::chrono::steady_clock::now() - Start)
                   .count();
-  std::lock_guard Lock(I->Mutex);
-  FunctionJITStats &S = I->Stats[K];
+  std::lock_guard Lock(State->Mutex);
+  FunctionJITStats &S = State->Stats[K];
   S.Baseline = true;
   S.BaselineUs = Us;
   S.BaselineBytes = Code->codeBytes();
   S.BaselineHotBytes = Code->hotBytes();
   vm::NativeFn Null = nullptr;
   // Tier 2 may have been compiled already (compiled mode, another VM).
-  I->Code[K].compare_exchange_strong(Null, Code->entry(),
-                                     std::memory_order_acq_rel);
+  State->Code[K].compare_exchange_strong(Null, Code->entry(),
+                                         std::memory_order_acq_rel);
   logger().debug("compiled function '{}' at the baseline tier in {:.1f} us "
                  "({} bytes, {} of them hot)",
-                 I->Exe->function(Func).Name, Us, Code->codeBytes(),
+                 State->Exe->function(Func).Name, Us, Code->codeBytes(),
                  Code->hotBytes());
-  I->BaselineUnits.push_back(std::move(Code));
+  State->BaselineUnits.push_back(std::move(Code));
   return true;
 }
 
 void TierManager::requestOptimized(int64_t Func) {
-  if (I->Requested[static_cast<size_t>(Func)].exchange(1))
+  if (State->Requested[static_cast<size_t>(Func)].exchange(1))
     return; // already queued, compiling, compiled or failed
-  if (!I->fitsNativeStack(Func))
+  if (!State->fitsNativeStack(Func))
     return;
   // A function without baseline code yet (the interpreter's threshold is
   // tier 2's) gets it now, in microseconds: it runs tier-1 code while its
   // tier-2 compile is queued or running rather than stay on the
   // interpreter, and keeps it where tier 2 would not win, as in compiled
   // mode (that compile could take seconds, for slower code).
-  const bool Wins = tierTwoWins(*I->Exe, I->Exe->function(Func), Opts);
+  const bool Wins = tierTwoWins(*State->Exe, State->Exe->function(Func), Opts);
   if (Opts.UseBaseline && baseline::available() && (!Wins || Opts.Background))
     compileBaselineNow(Func, /*Counted=*/false);
-  if (I->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire) &&
+  if (State->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire) &&
       !Wins) {
-    std::lock_guard Lock(I->Mutex);
-    I->Stats[static_cast<size_t>(Func)].StaysAtBaseline = true;
+    std::lock_guard Lock(State->Mutex);
+    State->Stats[static_cast<size_t>(Func)].StaysAtBaseline = true;
     logger().debug("function '{}' stays at the baseline tier: {} "
                    "instructions, tier 2 would not be faster",
-                   I->Exe->function(Func).Name,
-                   I->Exe->function(Func).numInstrs());
+                   State->Exe->function(Func).Name,
+                   State->Exe->function(Func).numInstrs());
     return;
   }
   {
-    std::lock_guard Lock(I->Mutex);
-    I->Stats[static_cast<size_t>(Func)].Requested = true;
+    std::lock_guard Lock(State->Mutex);
+    State->Stats[static_cast<size_t>(Func)].Requested = true;
   }
   logger().debug("queued function '{}' for compilation",
-                 I->Exe->function(Func).Name);
+                 State->Exe->function(Func).Name);
   if (!Opts.Background) {
     compileNow({Func});
     return;
@@ -310,12 +284,12 @@ void TierManager::compileInBackground(int64_t Func,
                                       const std::atomic<bool> &Cancel) {
   const size_t K = static_cast<size_t>(Func);
   {
-    std::lock_guard Lock(I->Mutex);
-    I->Stats[K].Compiling = true;
+    std::lock_guard Lock(State->Mutex);
+    State->Stats[K].Compiling = true;
   }
   compileNow({Func}, &Cancel);
-  std::lock_guard Lock(I->Mutex);
-  I->Stats[K].Compiling = false;
+  std::lock_guard Lock(State->Mutex);
+  State->Stats[K].Compiling = false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -323,7 +297,7 @@ void TierManager::compileInBackground(int64_t Func,
 //===----------------------------------------------------------------------===//
 
 vm::FeedbackSlot *TierManager::feedback(int64_t Func) noexcept {
-  std::vector<vm::FeedbackSlot> &F = I->Feedback[static_cast<size_t>(Func)];
+  std::vector<vm::FeedbackSlot> &F = State->Feedback[static_cast<size_t>(Func)];
   return F.empty() || !Opts.Speculate ? nullptr : F.data();
 }
 
@@ -345,16 +319,17 @@ uint8_t seenKinds(vm::FeedbackSlot &S) {
 
 std::optional<FunctionSpeculation>
 TierManager::speculationFor(int64_t Func, bool NeedTarget) {
-  const vm::FunctionInfo &F = I->Exe->function(Func);
+  const vm::FunctionInfo &F = State->Exe->function(Func);
   if (!Opts.Speculate || lowersFlat(F, loweringOptions(Opts)))
     return std::nullopt;
   if (NeedTarget && !deoptTarget(Func))
     return std::nullopt;
-  std::vector<vm::FeedbackSlot> &Seen = I->Feedback[static_cast<size_t>(Func)];
+  std::vector<vm::FeedbackSlot> &Seen =
+      State->Feedback[static_cast<size_t>(Func)];
   std::set<int64_t> Generic;
   {
-    std::lock_guard Lock(I->Mutex);
-    Generic = I->GenericSites[static_cast<size_t>(Func)];
+    std::lock_guard Lock(State->Mutex);
+    Generic = State->GenericSites[static_cast<size_t>(Func)];
   }
   // Feedback is read as it is now: a kind seen once is enough to assume
   // it, two kinds assume nothing.
@@ -370,7 +345,7 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
   // that a check_tensor_info or match_shape reads: assumed to stay so.
   // Deopt stress assumes a rank they did not have.
   const std::vector<bool> Checked = tensorCheckedRegisters(
-      *I->Exe, Func, I->Bind.Callees, Opts.InlineBuiltins);
+      *State->Exe, Func, State->Bind.Callees, Opts.InlineBuiltins);
   auto AssumedTensor = [&](size_t Slot, int64_t Site, int64_t R) {
     if (Generic.count(Site) || R < 0 || !Checked[static_cast<size_t>(R)] ||
         seenKinds(Seen[Slot]) != vm::kind::Object)
@@ -388,8 +363,8 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
     if (A != 0 || Opts.DeoptStress || Generic.count(Site) ||
         seenKinds(Seen[Slot]))
       return A;
-    return intByUse(*I->Exe, Func, I->Bind.Callees, Opts.InlineBuiltins, R,
-                    DefPC)
+    return intByUse(*State->Exe, Func, State->Bind.Callees, Opts.InlineBuiltins,
+                    R, DefPC)
                ? vm::kind::Int
                : uint8_t(0);
   };
@@ -402,15 +377,16 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
   }
   for (int64_t PC = 0; PC < F.numInstrs(); ++PC) {
     const size_t Slot = static_cast<size_t>(F.NumParams + PC);
-    vm::InstrView In = I->Exe->instr(F.StartInstr + PC);
+    vm::InstrView In = State->Exe->instr(F.StartInstr + PC);
     const bool Result =
         In.opcode() == vm::Opcode::Call && !vm::isSpecialRegister(In.callDst());
     // Only a call tier 2 makes has a result to guard (tensor_facts.h);
     // an inlined builtin's result is what the facts derive.
     const bool Made =
-        Result && (!Opts.InlineBuiltins ||
-                   I->Bind.Callees[static_cast<size_t>(In.callFunc())].Inline ==
-                       SpecialBuiltin::None);
+        Result &&
+        (!Opts.InlineBuiltins ||
+         State->Bind.Callees[static_cast<size_t>(In.callFunc())].Inline ==
+             SpecialBuiltin::None);
     S.ResultTensors.push_back(Made ? AssumedTensor(Slot, PC, In.callDst()) : 0);
     S.Results.push_back(S.ResultTensors.back() ? 0
                         : Result ? Guessed(Slot, PC, In.callDst(), PC)
@@ -423,9 +399,9 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
 vm::NativeFn TierManager::deoptTarget(int64_t Func) {
   const size_t K = static_cast<size_t>(Func);
   {
-    std::lock_guard Lock(I->Mutex);
-    if (I->DeoptTargets[K])
-      return I->DeoptTargets[K];
+    std::lock_guard Lock(State->Mutex);
+    if (State->DeoptTargets[K])
+      return State->DeoptTargets[K];
   }
   if (!baseline::available())
     return nullptr;
@@ -434,19 +410,20 @@ vm::NativeFn TierManager::deoptTarget(int64_t Func) {
   BO.PerfMap = Opts.PerfSupport;
   std::unique_ptr<baseline::BaselineCode> Code;
   try {
-    Code = baseline::compileBaseline(*I->Exe, Func, I->Bind.Callees, BO);
+    Code =
+        baseline::compileBaseline(*State->Exe, Func, State->Bind.Callees, BO);
   } catch (const std::exception &E) {
     logger().debug("function '{}' is not speculated on: no tier-1 code to "
                    "deoptimize to: {}",
-                   I->Exe->function(Func).Name, E.what());
+                   State->Exe->function(Func).Name, E.what());
     return nullptr;
   }
-  std::lock_guard Lock(I->Mutex);
-  if (!I->DeoptTargets[K]) {
-    I->DeoptTargets[K] = Code->entry();
-    I->BaselineUnits.push_back(std::move(Code));
+  std::lock_guard Lock(State->Mutex);
+  if (!State->DeoptTargets[K]) {
+    State->DeoptTargets[K] = Code->entry();
+    State->BaselineUnits.push_back(std::move(Code));
   }
-  return I->DeoptTargets[K];
+  return State->DeoptTargets[K];
 }
 
 int TierManager::deoptimize(vm::NativeContext *Ctx, Any *Regs,
@@ -458,12 +435,12 @@ int TierManager::deoptimize(vm::NativeContext *Ctx, Any *Regs,
   vm::NativeFn Target;
   bool Again = false;
   {
-    std::lock_guard Lock(I->Mutex);
-    ++I->Stats[K].Deopts;
-    Target = I->DeoptTargets[K]; // set before any code speculated on it
+    std::lock_guard Lock(State->Mutex);
+    ++State->Stats[K].Deopts;
+    Target = State->DeoptTargets[K]; // set before any code speculated on it
     try {
-      if (++I->DeoptCounts[K][Site] == kDeoptLimit) {
-        I->GenericSites[K].insert(Site);
+      if (++State->DeoptCounts[K][Site] == kDeoptLimit) {
+        State->GenericSites[K].insert(Site);
         Again = true;
       }
     } catch (const std::exception &) {
@@ -474,11 +451,11 @@ int TierManager::deoptimize(vm::NativeContext *Ctx, Any *Regs,
     try {
       logger().debug("function '{}' deoptimized {} times at instruction "
                      "{}: compiling it again with that site generic",
-                     I->Exe->function(Func).Name, kDeoptLimit, Site);
+                     State->Exe->function(Func).Name, kDeoptLimit, Site);
       recompile(Func);
     } catch (const std::exception &E) {
       logger().warn("cannot compile function '{}' again: {}",
-                    I->Exe->function(Func).Name, E.what());
+                    State->Exe->function(Func).Name, E.what());
     }
   }
   return Target(Ctx, Regs, Consts, Funcs, ResumePC);
@@ -486,8 +463,8 @@ int TierManager::deoptimize(vm::NativeContext *Ctx, Any *Regs,
 
 void TierManager::recompile(int64_t Func) {
   {
-    std::lock_guard Lock(I->Mutex);
-    ++I->Stats[static_cast<size_t>(Func)].Recompiles;
+    std::lock_guard Lock(State->Mutex);
+    ++State->Stats[static_cast<size_t>(Func)].Recompiles;
   }
   if (!Opts.Background) {
     compileNow({Func});
@@ -504,8 +481,8 @@ void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
   // Without tier 1 (another host, UseBaseline off) they go to tier 2 too.
   std::vector<int64_t> Small, Large;
   for (int64_t K : Funcs)
-    if (I->fitsNativeStack(K))
-      (tierTwoWins(*I->Exe, I->Exe->function(K), Opts) ? Small : Large)
+    if (State->fitsNativeStack(K))
+      (tierTwoWins(*State->Exe, State->Exe->function(K), Opts) ? Small : Large)
           .push_back(K);
   if (!Small.empty())
     compileNow(Small);
@@ -517,8 +494,8 @@ void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
   }
   for (int64_t K : Large) {
     if (compileBaselineNow(K, /*Counted=*/false)) {
-      std::lock_guard Lock(I->Mutex);
-      I->Stats[static_cast<size_t>(K)].StaysAtBaseline = true;
+      std::lock_guard Lock(State->Mutex);
+      State->Stats[static_cast<size_t>(K)].StaysAtBaseline = true;
       continue;
     }
     compileNow({K});
@@ -549,7 +526,7 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
   if (Cancel && Cancel->load(std::memory_order_relaxed))
     return false;
   auto Start = std::chrono::steady_clock::now();
-  const vm::Executable &Exe = *I->Exe;
+  const vm::Executable &Exe = *State->Exe;
   for (int64_t K : Funcs)
     if (K < 0 || K >= static_cast<int64_t>(Exe.functions().size()) ||
         Exe.function(K).Kind != vm::FunctionKind::Bytecode) {
@@ -563,38 +540,54 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
   for (int64_t K : Funcs)
     Size = std::max(Size, Exe.function(K).numInstrs());
   Engine &E = Size > kLargeUnitInstrs ? *LargeEng : *Eng;
-  std::string Err;
-  std::unique_ptr<CompiledUnit> Unit;
   LoweredModule L;
-  try {
-    L = lowerUnit(Funcs, Cancel);
+  // Lower, bind, key, compile: llvm::Error inside, converted here.
+  auto Compile = [&]() -> Expected<std::unique_ptr<CompiledUnit>> {
+    Expected<LoweredModule> Lowered =
+        lowerFunctions(*State->Exe, Funcs, State->Bind.Callees,
+                       unitLoweringOptions(Funcs, Cancel));
+    if (!Lowered)
+      return Lowered.takeError();
+    L = std::move(*Lowered);
     bindUnitSymbols(L);
     const CodeKey Key = unitKey(E, Funcs, L);
     if (Opts.FailCompilesForTesting)
-      Err = "compilation disabled for testing (FailCompilesForTesting)";
+      return createStringError(
+          std::errc::operation_not_permitted,
+          "compilation disabled for testing (FailCompilesForTesting)");
+    return E.tryCompile(
+        std::move(L.Context), std::move(L.Module), L.Absolute, unitExports(L),
+        E.options().CacheDir.empty() ? std::string() : Key.text(), Cancel);
+  };
+  std::unique_ptr<CompiledUnit> Unit;
+  std::string Err;
+  bool Abandoned = false;
+  try {
+    if (Expected<std::unique_ptr<CompiledUnit>> U = Compile())
+      Unit = std::move(*U);
     else
-      Unit = E.compile(
-          std::move(L.Context), std::move(L.Module), L.Absolute, unitExports(L),
-          E.options().CacheDir.empty() ? std::string() : Key.text(), Err,
-          Cancel);
-  } catch (const std::exception &Ex) {
+      handleAllErrors(
+          U.takeError(), [&](const CompileAbandoned &) { Abandoned = true; },
+          [&](const ErrorInfoBase &EI) { Err = EI.message(); });
+  } catch (const std::exception &Ex) { // a vmjit::Error from the VM layer
     Err = Ex.what();
   }
   const double Ms = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - Start)
                         .count();
-  return publishUnit(Funcs, L, std::move(Unit), Err, Ms, Cancel);
+  return publishUnit(Funcs, L, std::move(Unit), Err, Abandoned, Ms);
 }
 
-LoweredModule TierManager::lowerUnit(const std::vector<int64_t> &Funcs,
-                                     const std::atomic<bool> *Cancel) {
+LoweringOptions
+TierManager::unitLoweringOptions(const std::vector<int64_t> &Funcs,
+                                 const std::atomic<bool> *Cancel) {
   LoweringOptions LO = loweringOptions(Opts);
   LO.Cancel = Cancel;
   for (int64_t K : Funcs)
     if (std::optional<FunctionSpeculation> S =
             speculationFor(K, /*NeedTarget=*/true))
       LO.Speculate[K] = std::move(*S);
-  return lowerFunctions(*I->Exe, Funcs, I->Bind.Callees, LO);
+  return LO;
 }
 
 void TierManager::bindUnitSymbols(LoweredModule &L) {
@@ -604,12 +597,12 @@ void TierManager::bindUnitSymbols(LoweredModule &L) {
   L.Absolute[kDeoptManager] = reinterpret_cast<uint64_t>(this);
   for (int64_t K : L.DirectCallees)
     L.Absolute[codeSlotSymbol(K)] =
-        reinterpret_cast<uint64_t>(&I->Code[static_cast<size_t>(K)]);
+        reinterpret_cast<uint64_t>(&State->Code[static_cast<size_t>(K)]);
   for (int64_t K : L.CellCallees) {
     L.Absolute[codeSlotSymbol(K)] =
-        reinterpret_cast<uint64_t>(&I->Code[static_cast<size_t>(K)]);
+        reinterpret_cast<uint64_t>(&State->Code[static_cast<size_t>(K)]);
     L.Absolute[directCellSymbol(K)] =
-        reinterpret_cast<uint64_t>(&I->DirectCells[static_cast<size_t>(K)]);
+        reinterpret_cast<uint64_t>(&State->DirectCells[static_cast<size_t>(K)]);
   }
 }
 
@@ -624,7 +617,7 @@ CodeKey TierManager::unitKey(const Engine &E, const std::vector<int64_t> &Funcs,
   Key.record("vmjit tier 2", jitBuildIdentity());
   Key.record("host", H.LLVMVersion, H.Triple, H.CPU, H.Features);
   Key.record("pipeline", EO.OptLevel, EO.CodegenOptLevel, EO.Pipeline);
-  const vm::Executable &Exe = *I->Exe;
+  const vm::Executable &Exe = *State->Exe;
   for (int64_t K : Funcs) {
     const vm::FunctionInfo &F = Exe.function(K);
     const vm::Word *W = Exe.code().data() + Exe.instrOffsets()[F.StartInstr];
@@ -651,11 +644,11 @@ std::vector<std::string> TierManager::unitExports(const LoweredModule &L) {
 bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
                               const LoweredModule &L,
                               std::unique_ptr<CompiledUnit> Unit,
-                              const std::string &Err, double Ms,
-                              const std::atomic<bool> *Cancel) {
-  const vm::Executable &Exe = *I->Exe;
-  std::lock_guard Lock(I->Mutex);
-  if (!Unit && Cancel && Cancel->load(std::memory_order_relaxed)) {
+                              const std::string &Err, bool Abandoned,
+                              double Ms) {
+  const vm::Executable &Exe = *State->Exe;
+  std::lock_guard Lock(State->Mutex);
+  if (!Unit && Abandoned) {
     for (int64_t K : Funcs)
       logger().debug("abandoned the compile of function '{}'",
                      Exe.function(K).Name);
@@ -663,7 +656,7 @@ bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
   }
   if (!Unit) {
     for (int64_t K : Funcs) {
-      I->Stats[static_cast<size_t>(K)].Failed = true;
+      State->Stats[static_cast<size_t>(K)].Failed = true;
       logger().warn("JIT compilation of function '{}' failed; it stays on "
                     "the interpreter: {}",
                     Exe.function(K).Name, Err);
@@ -672,7 +665,7 @@ bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
   }
   const double Share = Ms / static_cast<double>(Funcs.size());
   for (const auto &[K, Sym] : L.Symbols) {
-    FunctionJITStats &S = I->Stats[static_cast<size_t>(K)];
+    FunctionJITStats &S = State->Stats[static_cast<size_t>(K)];
     S.Compiled = true;
     S.CacheHit = Unit->stats().CacheHit;
     // A cache hit compiled nothing: its time is the object's load.
@@ -681,22 +674,23 @@ bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
     S.UnitCompileMs = S.CacheHit ? 0 : Ms;
     S.UnitFunctions = static_cast<int64_t>(Funcs.size());
     auto Code = reinterpret_cast<vm::NativeFn>(Unit->address(Sym));
-    I->Code[static_cast<size_t>(K)].store(Code, std::memory_order_release);
+    State->Code[static_cast<size_t>(K)].store(Code, std::memory_order_release);
     // Then its direct entry for callers in other units, with that code.
     if (auto E = L.DirectEntries.find(K); E != L.DirectEntries.end()) {
-      I->DirectTargets.push_back(std::make_unique<DirectTarget>(DirectTarget{
-          Code, reinterpret_cast<DirectEntryFn>(Unit->address(E->second))}));
-      I->DirectCells[static_cast<size_t>(K)].store(
-          I->DirectTargets.back().get(), std::memory_order_release);
+      State->DirectTargets.push_back(std::make_unique<DirectTarget>(
+          DirectTarget{Code, reinterpret_cast<DirectEntryFn>(
+                                 Unit->address(E->second))}));
+      State->DirectCells[static_cast<size_t>(K)].store(
+          State->DirectTargets.back().get(), std::memory_order_release);
     }
     // Counted tier-1 code moves a looping frame here.
-    __atomic_store_n(&I->Sites[static_cast<size_t>(K)].Tier2,
+    __atomic_store_n(&State->Sites[static_cast<size_t>(K)].Tier2,
                      reinterpret_cast<void *>(Code), __ATOMIC_RELEASE);
     logger().debug("{} function '{}' in {:.3f} ms",
                    S.CacheHit ? "loaded (object cache hit)" : "compiled",
                    Exe.function(K).Name, Share);
   }
-  I->Units.push_back(std::move(Unit));
+  State->Units.push_back(std::move(Unit));
   return true;
 }
 
@@ -706,129 +700,67 @@ std::string TierManager::irText(int64_t Func, bool Optimized) {
   if (std::optional<FunctionSpeculation> S =
           speculationFor(Func, /*NeedTarget=*/false))
     LO.Speculate[Func] = std::move(*S);
-  LoweredModule L = lowerFunctions(*I->Exe, Funcs, I->Bind.Callees, LO);
+  Expected<LoweredModule> L =
+      lowerFunctions(*State->Exe, Funcs, State->Bind.Callees, LO);
+  if (!L)
+    throwError("JITError", toString(L.takeError()));
   if (Optimized)
-    Eng->optimize(*L.Module);
-  return moduleText(*L.Module);
+    Eng->optimize(*L->Module);
+  return moduleText(*L->Module);
 }
 
 //===----------------------------------------------------------------------===//
 // Attaching to VMs
 //===----------------------------------------------------------------------===//
 
-class TierManagerRegistry {
-public:
-  /// Keys that map to a manager, alive or (until the next get) expired.
-  static size_t size() {
-    std::lock_guard Lock(Mutex);
-    return Managers.size();
+std::shared_ptr<TierManager>
+TierManager::create(const vm::VirtualMachine &VM, const JITOptions &Opts,
+                    std::shared_ptr<Engine> Eng,
+                    std::shared_ptr<Engine> LargeEng, BoundCallees Bind) {
+  std::shared_ptr<TierManager> M(new TierManager());
+  M->Opts = Opts;
+  M->Threshold = Opts.Threshold;
+  M->InterpThreshold = Opts.Mode == vm::ExecMode::Tiered && Opts.UseBaseline &&
+                               baseline::available()
+                           ? std::min(Opts.BaselineThreshold, Opts.Threshold)
+                           : Opts.Threshold;
+  M->Eng = std::move(Eng);
+  M->LargeEng = std::move(LargeEng);
+  M->State = std::make_unique<Impl>();
+  Impl &S = *M->State;
+  S.Exe = VM.executablePtr();
+  const size_t N = VM.executable().functions().size();
+  S.Code = std::make_unique<std::atomic<vm::NativeFn>[]>(N);
+  S.DirectCells = std::make_unique<std::atomic<const DirectTarget *>[]>(N);
+  S.Requested = std::make_unique<std::atomic<uint8_t>[]>(N);
+  S.Tier1Tried = std::make_unique<std::atomic<uint8_t>[]>(N);
+  S.Sites = std::make_unique<baseline::TierUpSite[]>(N);
+  for (size_t K = 0; K < N; ++K) {
+    S.Code[K].store(nullptr, std::memory_order_relaxed);
+    S.DirectCells[K].store(nullptr, std::memory_order_relaxed);
+    S.Requested[K].store(0, std::memory_order_relaxed);
+    S.Tier1Tried[K].store(0, std::memory_order_relaxed);
+    S.Sites[K] = {INT64_MAX, nullptr, 0, 0, M.get(), static_cast<int64_t>(K)};
   }
-
-  static std::shared_ptr<TierManager> get(const vm::VirtualMachine &VM,
-                                          const JITOptions &Opts) {
-    BoundCallees B = bindCallees(VM, Opts.InlineBuiltins);
-    EngineOptions EO;
-    EO.OptLevel = Opts.OptLevel;
-    EO.Pipeline = Opts.OptLevel == 1 ? kTierUpPipeline : "";
-    EO.CacheDir = Opts.CacheDir;
-    EO.PerfSupport = Opts.PerfSupport;
-    EO.DebuggerSupport = Opts.DebuggerSupport;
-    // Baseline mode's tier-1 code does not count toward tier 2; the
-    // other modes share code.
-    std::string Key =
-        fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
-                    static_cast<const void *>(&VM.executable()), B.Key,
-                    engineKey(EO), Opts.PromoteLimit, Opts.Threshold,
-                    Opts.BaselineThreshold, Opts.UseBaseline,
-                    Opts.Mode == vm::ExecMode::Baseline, Opts.Background,
-                    Opts.FailCompilesForTesting) +
-        fmt::format("|{}|{}|{}", Opts.Speculate, Opts.DeoptStress,
-                    Opts.OwnedArguments);
-    std::lock_guard Lock(Mutex);
-    // Expired keys go, or a process making executables grows without end.
-    std::erase_if(Managers, [](const auto &KV) { return KV.second.expired(); });
-    if (auto M = Managers[Key].lock())
-      return M;
-    std::shared_ptr<TierManager> M(new TierManager());
-    M->Opts = Opts;
-    M->Threshold = Opts.Threshold;
-    M->InterpThreshold =
-        Opts.Mode == vm::ExecMode::Tiered && Opts.UseBaseline &&
-                baseline::available()
-            ? std::min(Opts.BaselineThreshold, Opts.Threshold)
-            : Opts.Threshold;
-    M->Eng = sharedEngine(EO);
-    // Large units get O0 codegen: at O1 codegen time grows steeply with
-    // size (a 1000-instruction function took 22 s, 0.3 s at O0).
-    EngineOptions Large = EO;
-    Large.CodegenOptLevel = 0;
-    M->LargeEng = EO.OptLevel == 0 ? M->Eng : sharedEngine(Large);
-    M->I = std::make_unique<TierManager::Impl>();
-    M->I->Exe = VM.executablePtr();
-    size_t N = VM.executable().functions().size();
-    M->I->Code = std::make_unique<std::atomic<vm::NativeFn>[]>(N);
-    M->I->DirectCells =
-        std::make_unique<std::atomic<const DirectTarget *>[]>(N);
-    M->I->Requested = std::make_unique<std::atomic<uint8_t>[]>(N);
-    M->I->Tier1Tried = std::make_unique<std::atomic<uint8_t>[]>(N);
-    M->I->Sites = std::make_unique<baseline::TierUpSite[]>(N);
-    for (size_t K = 0; K < N; ++K) {
-      M->I->Code[K].store(nullptr, std::memory_order_relaxed);
-      M->I->DirectCells[K].store(nullptr, std::memory_order_relaxed);
-      M->I->Requested[K].store(0, std::memory_order_relaxed);
-      M->I->Tier1Tried[K].store(0, std::memory_order_relaxed);
-      M->I->Sites[K] = {INT64_MAX, nullptr, 0, 0, M.get(),
-                        static_cast<int64_t>(K)};
-    }
-    M->I->Stats.resize(N);
-    M->I->DeoptTargets.assign(N, nullptr);
-    M->I->DeoptCounts.resize(N);
-    M->I->GenericSites.resize(N);
-    M->I->Feedback.resize(N);
-    for (size_t K = 0; K < N; ++K) {
-      const vm::FunctionInfo &F = VM.executable().functions()[K];
-      if (F.Kind == vm::FunctionKind::Bytecode)
-        M->I->Feedback[K].assign(
-            static_cast<size_t>(F.NumParams + F.numInstrs()),
-            vm::FeedbackSlot{});
-    }
-    M->I->Bind = std::move(B);
-    static std::once_flag AtExit;
-    std::call_once(AtExit, [] { std::atexit(stopBackgroundCompiles); });
-    Managers[Key] = M;
-    return M;
+  S.Stats.resize(N);
+  S.DeoptTargets.assign(N, nullptr);
+  S.DeoptCounts.resize(N);
+  S.GenericSites.resize(N);
+  S.Feedback.resize(N);
+  for (size_t K = 0; K < N; ++K) {
+    const vm::FunctionInfo &F = VM.executable().functions()[K];
+    if (F.Kind == vm::FunctionKind::Bytecode)
+      S.Feedback[K].assign(static_cast<size_t>(F.NumParams + F.numInstrs()),
+                           vm::FeedbackSlot{});
   }
-
-private:
-  static std::mutex Mutex;
-  static std::map<std::string, std::weak_ptr<TierManager>> Managers;
-};
-std::mutex TierManagerRegistry::Mutex;
-std::map<std::string, std::weak_ptr<TierManager>> TierManagerRegistry::Managers;
-
-size_t tierManagerRegistrySize() { return TierManagerRegistry::size(); }
+  S.Bind = std::move(Bind);
+  static std::once_flag AtExit;
+  std::call_once(AtExit, [] { std::atexit(stopBackgroundCompiles); });
+  return M;
+}
 
 void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
-  JITOptions Opts = Given;
-  auto fromEnv = [](int64_t &T, const char *Var, int64_t Default) {
-    if (T > 0)
-      return;
-    T = Default;
-    if (const char *Env = std::getenv(Var))
-      if (long long V = std::atoll(Env); V > 0)
-        T = V;
-  };
-  fromEnv(Opts.Threshold, "VMJIT_TIER_THRESHOLD", kDefaultTierThreshold);
-  fromEnv(Opts.BaselineThreshold, "VMJIT_BASELINE_THRESHOLD",
-          kDefaultBaselineThreshold);
-  if (const char *Env = std::getenv("VMJIT_DEOPT_STRESS");
-      Env && std::string_view(Env) == "1")
-    Opts.DeoptStress = true;
-  if (Opts.NoCache)
-    Opts.CacheDir.clear();
-  else if (Opts.CacheDir.empty())
-    if (const char *Env = std::getenv("VMJIT_CACHE_DIR"))
-      Opts.CacheDir = Env;
+  const JITOptions Opts = withEnvironment(Given);
   if (Opts.Mode == vm::ExecMode::Bytecode) {
     VM.setTierController(nullptr);
     return;
@@ -837,7 +769,7 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   // compile (which would report the set-up as its own time).
   if (baseline::available())
     baseline::prepareCodeMemory();
-  std::shared_ptr<TierManager> M = TierManagerRegistry::get(VM, Opts);
+  std::shared_ptr<TierManager> M = sharedTierManager(VM, Opts);
   VM.setTierController(M);
   if (Opts.Mode == vm::ExecMode::Tiered) {
     // Started now rather than at the first hot function: creating a
@@ -867,7 +799,7 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
     if (M->stats(K).Compiled ||
         (M->nativeCode(K) && !tierTwoWins(Exe, Exe.function(K), M->Opts)))
       continue;
-    if (!M->I->Requested[static_cast<size_t>(K)].exchange(1))
+    if (!M->State->Requested[static_cast<size_t>(K)].exchange(1))
       Missing.push_back(K);
   }
   // On a thread of its own: glibc gives it another malloc arena, so the
@@ -895,24 +827,3 @@ TierManager *tierManagerOf(const vm::VirtualMachine &VM) {
 }
 
 } // namespace vmjit::jit
-
-extern "C" int vmjit_tier2_deopt(void *Manager, vmjit::vm::NativeContext *Ctx,
-                                 vmjit::Any *Regs, const vmjit::Any *Consts,
-                                 std::atomic<vmjit::FunctionObj *> *Funcs,
-                                 int64_t Site, int64_t ResumePC) {
-  return static_cast<vmjit::jit::TierManager *>(Manager)->deoptimize(
-      Ctx, Regs, Consts, Funcs, Site, ResumePC);
-}
-
-extern "C" void vmjit_baseline_hot(void *P) {
-  auto *Site = static_cast<vmjit::jit::baseline::TierUpSite *>(P);
-  // Counted down once: the request is made; stop counting.
-  __atomic_store_n(&Site->Countdown, INT64_MAX, __ATOMIC_RELAXED);
-  try {
-    static_cast<vmjit::jit::TierManager *>(Site->Manager)
-        ->requestOptimized(Site->Func);
-  } catch (const std::exception &E) {
-    vmjit::logger().warn("cannot queue function {} for tier 2: {}", Site->Func,
-                         E.what());
-  }
-}

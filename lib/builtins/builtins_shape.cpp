@@ -65,6 +65,17 @@ void matchOne(const char *Fn, const ShapeHeap &Heap, int64_t Code,
                          matchedName(Dim), Value, Want));
 }
 
+/// A TypeError unless `A` holds `N` (code, value) pairs besides its
+/// `OtherArgs` other arguments (N within int32 indexing).
+void checkPairCount(const char *Fn, PackedArgs A, int64_t N,
+                    int64_t OtherArgs) {
+  if (N < 0 || N > (INT32_MAX - OtherArgs) / 2 || A.size() != OtherArgs + 2 * N)
+    fail(Fn,
+         fmt::format("{} (code, value) pairs need {} arguments, got {}", N,
+                     OtherArgs + 2 * N, A.size()),
+         "TypeError");
+}
+
 /// match_shape(value, heap, n, (code, imm) x n, text): checks and records
 /// the n dimensions of a tensor or shape; the rank is checked first.
 void matchShape(PackedArgs A, Any *Rv) {
@@ -78,11 +89,7 @@ void matchShape(PackedArgs A, Any *Rv) {
          "TypeError");
   ShapeHeap Heap = heapArg(Fn, A[1], 1);
   int64_t N = arg<int64_t>(Fn, A, 2);
-  if (N < 0 || N > (INT32_MAX - 4) / 2 || A.size() != 4 + 2 * N)
-    fail(Fn,
-         fmt::format("{} (code, value) pairs need {} arguments, got {}", N,
-                     4 + 2 * N, A.size()),
-         "TypeError");
+  checkPairCount(Fn, A, N, /*OtherArgs=*/4);
   const ErrorContext Ctx(arg<std::string_view>(Fn, A, A.size() - 1));
   if (static_cast<int64_t>(Dims->size()) != N)
     fail(Fn, fmt::format("{}expected rank {} but got shape {}", Ctx.prefix(),
@@ -111,11 +118,7 @@ void makeShape(PackedArgs A, Any *Rv) {
   needArgs(Fn, A, 2, INT32_MAX);
   ShapeHeap Heap = heapArg(Fn, A[0], 0);
   int64_t N = arg<int64_t>(Fn, A, 1);
-  if (N < 0 || N > (INT32_MAX - 2) / 2 || A.size() != 2 + 2 * N)
-    fail(Fn,
-         fmt::format("{} (code, value) pairs need {} arguments, got {}", N,
-                     2 + 2 * N, A.size()),
-         "TypeError");
+  checkPairCount(Fn, A, N, /*OtherArgs=*/2);
   // A few dimensions are built on the stack (no allocation).
   int64_t Small[ShapeObj::kInlineDims];
   std::vector<int64_t> Large;

@@ -1,4 +1,9 @@
-//===- executable.cpp - A loaded program -----------------------------------===//
+//===- executable.cpp - A loaded program ----------------------------------===//
+//
+// An executable made from its parts (every instruction's length checked)
+// and deep equality of two executables.
+//
+//===----------------------------------------------------------------------===//
 
 #include "vmjit/bytecode/executable.h"
 #include "vmjit/runtime/error.h"
@@ -30,59 +35,60 @@ std::optional<int64_t> Executable::findFunction(std::string_view Name) const {
   return It->second;
 }
 
+namespace {
+
+/// The FormatError of instruction `Index`, at word `Pos` of `Words`, whose
+/// length measureInstr found bad (`Status`).
+[[noreturn]] void failInstrLength(InstrLengthStatus Status,
+                                  const std::vector<Word> &Words, int64_t Pos,
+                                  size_t Index) {
+  switch (Status) {
+  case InstrLengthStatus::CallHeaderTruncated:
+    throwError("FormatError",
+               fmt::format("instruction {} (a call) is truncated", Index));
+  case InstrLengthStatus::CallArgsTooMany:
+    throwError("FormatError",
+               fmt::format("instruction {} (a call) has {} arguments, "
+                           "more than the code holds",
+                           Index, Words[Pos + kCallNumArgsWord]));
+  case InstrLengthStatus::UnknownOpcode:
+    throwError(
+        "FormatError",
+        fmt::format("instruction {} has unknown opcode {}", Index, Words[Pos]));
+  case InstrLengthStatus::Ok:
+  case InstrLengthStatus::Truncated:
+    break;
+  }
+  throwError("FormatError", fmt::format("instruction {} is truncated", Index));
+}
+
+} // namespace
+
 std::shared_ptr<Executable> Executable::create(std::vector<FunctionInfo> Fns,
                                                std::vector<Any> Consts,
                                                std::vector<Word> Words) {
-  auto E = std::make_shared<Executable>();
+  auto Exe = std::make_shared<Executable>();
   for (size_t I = 0; I < Fns.size(); ++I) {
-    if (!E->NameIndex.emplace(Fns[I].Name, static_cast<int64_t>(I)).second)
+    if (!Exe->NameIndex.emplace(Fns[I].Name, static_cast<int64_t>(I)).second)
       throwError("FormatError",
                  fmt::format("function name '{}' appears twice in the "
                              "function table (entries {} and {})",
-                             Fns[I].Name, E->NameIndex[Fns[I].Name], I));
+                             Fns[I].Name, Exe->NameIndex[Fns[I].Name], I));
   }
   // Split the words into instructions, checking every length first.
-  const int64_t N = static_cast<int64_t>(Words.size());
-  for (int64_t Pos = 0; Pos < N;) {
-    E->InstrOffsets.push_back(Pos);
-    int64_t Remaining = N - Pos;
-    int64_t Len = 0;
-    switch (static_cast<Opcode>(Words[Pos])) {
-    case Opcode::Call:
-      if (Remaining < kCallHeaderWords)
-        throwError("FormatError",
-                   fmt::format("instruction {} (a call) is truncated",
-                               E->InstrOffsets.size() - 1));
-      if (Words[Pos + 3] < 0 || Words[Pos + 3] > Remaining - kCallHeaderWords)
-        throwError("FormatError",
-                   fmt::format("instruction {} (a call) has {} arguments, "
-                               "more than the code holds",
-                               E->InstrOffsets.size() - 1, Words[Pos + 3]));
-      Len = kCallHeaderWords + Words[Pos + 3];
-      break;
-    case Opcode::Ret:
-      Len = kRetWords;
-      break;
-    case Opcode::Goto:
-      Len = kGotoWords;
-      break;
-    case Opcode::If:
-      Len = kIfWords;
-      break;
-    default:
-      throwError("FormatError",
-                 fmt::format("instruction {} has unknown opcode {}",
-                             E->InstrOffsets.size() - 1, Words[Pos]));
-    }
-    if (Len > Remaining)
-      throwError("FormatError", fmt::format("instruction {} is truncated",
-                                            E->InstrOffsets.size() - 1));
-    Pos += Len;
+  const int64_t NumWords = static_cast<int64_t>(Words.size());
+  for (int64_t Pos = 0; Pos < NumWords;) {
+    const size_t Index = Exe->InstrOffsets.size();
+    Exe->InstrOffsets.push_back(Pos);
+    const InstrLength Length = measureInstr(Words, Pos);
+    if (Length.Status != InstrLengthStatus::Ok)
+      failInstrLength(Length.Status, Words, Pos, Index);
+    Pos += Length.Words;
   }
-  E->Functions = std::move(Fns);
-  E->Constants = std::move(Consts);
-  E->Code = std::move(Words);
-  return E;
+  Exe->Functions = std::move(Fns);
+  Exe->Constants = std::move(Consts);
+  Exe->Code = std::move(Words);
+  return Exe;
 }
 
 namespace {

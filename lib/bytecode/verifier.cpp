@@ -132,6 +132,16 @@ private:
            Offset, Target, F.numInstrs());
   }
 
+  /// The register a ret returns or an if tests (`Verb`): void or one of the
+  /// register file, never the vm register.
+  void checkRetOrIfReg(int64_t Local, RegName R, std::string_view Verb) const {
+    if (R == kVMRegister)
+      fail(Local, "{} the vm register", Verb);
+    if (R != kVoidRegister && !validReg(R))
+      fail(Local, "{} register %{}, but the register file has {} registers",
+           Verb, R, F.RegisterFileSize);
+  }
+
   void checkInstr(int64_t Local) const {
     InstrView I = instr(Local);
     const int64_t NumFuncs = static_cast<int64_t>(Exe.functions().size());
@@ -181,32 +191,51 @@ private:
       return;
     }
     case Opcode::Ret:
-      if (I.retReg() == kVMRegister)
-        fail(Local, "returns the vm register");
-      if (I.retReg() != kVoidRegister && !validReg(I.retReg()))
-        fail(Local, "returns register %{}, but the register file has {} "
-                    "registers",
-             I.retReg(), F.RegisterFileSize);
+      checkRetOrIfReg(Local, I.retReg(), "returns");
       return;
     case Opcode::Goto:
       checkJump(Local, I.gotoOffset());
       return;
     case Opcode::If:
-      if (I.ifCond() == kVMRegister)
-        fail(Local, "tests the vm register");
-      if (I.ifCond() != kVoidRegister && !validReg(I.ifCond()))
-        fail(Local, "tests register %{}, but the register file has {} "
-                    "registers",
-             I.ifCond(), F.RegisterFileSize);
+      checkRetOrIfReg(Local, I.ifCond(), "tests");
       checkJump(Local, I.ifFalseOffset());
       return;
     }
     fail(Local, "unknown opcode {}", static_cast<int64_t>(I.opcode()));
   }
 
+  /// The function's basic blocks: block B is instructions
+  /// [Start[B], Start[B + 1]); BlockOf maps an instruction to its block.
+  struct BasicBlocks {
+    std::vector<int64_t> Start, BlockOf;
+    size_t size() const { return Start.size() - 1; }
+  };
+
+  /// Registers written on every path into each block, and whether any path
+  /// reaches it.
+  struct AssignedRegs {
+    std::vector<RegSet> In;
+    std::vector<char> Reached;
+  };
+
   /// Definite assignment over basic blocks: IN(entry) = parameters,
   /// IN(b) = intersection of OUT(preds), OUT = IN + registers written.
   void checkDefiniteAssignment() {
+    const BasicBlocks Blocks = splitBlocks();
+    const size_t NumRegs = static_cast<size_t>(F.RegisterFileSize);
+    if (static_cast<double>(Blocks.size()) * ((NumRegs + 63) / 64) * 8 >
+        static_cast<double>(Limits.MaxDataflowBytes))
+      fail(-1, "{} blocks x {} registers is too large to verify", Blocks.size(),
+           NumRegs);
+    const AssignedRegs Assigned = solveAssignedRegs(Blocks, NumRegs);
+    // Report reads in instruction order so the first bad one is named.
+    for (size_t B = 0; B < Blocks.size(); ++B)
+      if (Assigned.Reached[B])
+        walkBlock(Blocks, B, Assigned.In[B], /*Check=*/true);
+  }
+
+  /// Splits the function at jump targets and after every ret, goto and if.
+  BasicBlocks splitBlocks() const {
     const int64_t N = F.numInstrs();
     std::vector<char> Leader(N + 1, 0);
     Leader[0] = 1;
@@ -219,81 +248,28 @@ private:
       if (I.opcode() != Opcode::Call)
         Leader[L + 1] = 1;
     }
-    std::vector<int64_t> BlockStart, BlockOf(N);
+    BasicBlocks Blocks;
+    Blocks.BlockOf.resize(N);
     for (int64_t L = 0; L < N; ++L) {
       if (Leader[L])
-        BlockStart.push_back(L);
-      BlockOf[L] = static_cast<int64_t>(BlockStart.size()) - 1;
+        Blocks.Start.push_back(L);
+      Blocks.BlockOf[L] = static_cast<int64_t>(Blocks.Start.size()) - 1;
     }
-    const size_t NumBlocks = BlockStart.size();
-    BlockStart.push_back(N);
-    const size_t NumRegs = static_cast<size_t>(F.RegisterFileSize);
-    if (static_cast<double>(NumBlocks) * ((NumRegs + 63) / 64) * 8 >
-        static_cast<double>(Limits.MaxDataflowBytes))
-      fail(-1, "{} blocks x {} registers is too large to verify", NumBlocks,
-           NumRegs);
+    Blocks.Start.push_back(N);
+    return Blocks;
+  }
 
-    std::vector<RegSet> In(NumBlocks, RegSet(NumRegs, /*All=*/true));
-    std::vector<char> Reached(NumBlocks, 0);
-    In[0] = RegSet(NumRegs, /*All=*/false);
+  /// The fixed point of IN over the blocks, by a work list from the entry.
+  AssignedRegs solveAssignedRegs(const BasicBlocks &Blocks,
+                                 size_t NumRegs) const {
+    const size_t NumBlocks = Blocks.size();
+    AssignedRegs State{
+        std::vector<RegSet>(NumBlocks, RegSet(NumRegs, /*All=*/true)),
+        std::vector<char>(NumBlocks, 0)};
+    State.In[0] = RegSet(NumRegs, /*All=*/false);
     for (int64_t P = 0; P < F.NumParams; ++P)
-      In[0].set(P);
-    Reached[0] = 1;
-
-    // Walks block B from IN, checking reads when `Check`; returns OUT.
-    auto Walk = [&](size_t B, bool Check) {
-      RegSet Cur = In[B];
-      for (int64_t L = BlockStart[B]; L < BlockStart[B + 1]; ++L) {
-        InstrView I = instr(L);
-        auto Read = [&](RegName R, std::string_view What) {
-          if (Check && !isSpecialRegister(R) && !Cur.test(R))
-            failAt({FuncIndex, L, R},
-                   "{} reads register %{} before it is written on every "
-                   "path that reaches it",
-                   What, R);
-        };
-        switch (I.opcode()) {
-        case Opcode::Call:
-          for (int64_t A = 0; A < I.callNumArgs(); ++A) {
-            Arg X = I.callArg(A);
-            if (X.kind() == ArgKind::Register)
-              Read(X.value(), fmt::format("argument {}", A + 1));
-          }
-          if (I.callDst() != kVoidRegister)
-            Cur.set(I.callDst());
-          break;
-        case Opcode::Ret:
-          Read(I.retReg(), "ret");
-          break;
-        case Opcode::If:
-          Read(I.ifCond(), "if");
-          break;
-        case Opcode::Goto:
-          break;
-        }
-      }
-      return Cur;
-    };
-    auto Successors = [&](size_t B, std::vector<size_t> &Out) {
-      Out.clear();
-      int64_t Last = BlockStart[B + 1] - 1;
-      InstrView I = instr(Last);
-      switch (I.opcode()) {
-      case Opcode::Goto:
-        Out.push_back(BlockOf[Last + I.gotoOffset()]);
-        break;
-      case Opcode::If:
-        Out.push_back(BlockOf[Last + I.ifFalseOffset()]);
-        [[fallthrough]];
-      case Opcode::Call:
-        if (Last + 1 < N)
-          Out.push_back(BlockOf[Last + 1]);
-        break;
-      case Opcode::Ret:
-        break;
-      }
-    };
-
+      State.In[0].set(P);
+    State.Reached[0] = 1;
     std::vector<size_t> Work = {0}, Succ;
     std::vector<char> InWork(NumBlocks, 0);
     InWork[0] = 1;
@@ -301,21 +277,75 @@ private:
       size_t B = Work.back();
       Work.pop_back();
       InWork[B] = 0;
-      RegSet Out = Walk(B, /*Check=*/false);
-      Successors(B, Succ);
+      RegSet Out = walkBlock(Blocks, B, State.In[B], /*Check=*/false);
+      successors(Blocks, B, Succ);
       for (size_t S : Succ) {
-        bool Changed = In[S].intersect(Out);
-        if ((Changed || !Reached[S]) && !InWork[S]) {
+        bool Changed = State.In[S].intersect(Out);
+        if ((Changed || !State.Reached[S]) && !InWork[S]) {
           Work.push_back(S);
           InWork[S] = 1;
         }
-        Reached[S] = 1;
+        State.Reached[S] = 1;
       }
     }
-    // Report reads in instruction order so the first bad one is named.
-    for (size_t B = 0; B < NumBlocks; ++B)
-      if (Reached[B])
-        Walk(B, /*Check=*/true);
+    return State;
+  }
+
+  /// Walks block B from `In`, checking reads when `Check`; returns OUT.
+  RegSet walkBlock(const BasicBlocks &Blocks, size_t B, RegSet Cur,
+                   bool Check) const {
+    for (int64_t L = Blocks.Start[B]; L < Blocks.Start[B + 1]; ++L) {
+      InstrView I = instr(L);
+      auto Read = [&](RegName R, std::string_view What) {
+        if (Check && !isSpecialRegister(R) && !Cur.test(R))
+          failAt({FuncIndex, L, R},
+                 "{} reads register %{} before it is written on every "
+                 "path that reaches it",
+                 What, R);
+      };
+      switch (I.opcode()) {
+      case Opcode::Call:
+        for (int64_t A = 0; A < I.callNumArgs(); ++A) {
+          Arg X = I.callArg(A);
+          if (X.kind() == ArgKind::Register)
+            Read(X.value(), fmt::format("argument {}", A + 1));
+        }
+        if (I.callDst() != kVoidRegister)
+          Cur.set(I.callDst());
+        break;
+      case Opcode::Ret:
+        Read(I.retReg(), "ret");
+        break;
+      case Opcode::If:
+        Read(I.ifCond(), "if");
+        break;
+      case Opcode::Goto:
+        break;
+      }
+    }
+    return Cur;
+  }
+
+  /// The blocks control may pass to from the end of block B.
+  void successors(const BasicBlocks &Blocks, size_t B,
+                  std::vector<size_t> &Out) const {
+    Out.clear();
+    const int64_t Last = Blocks.Start[B + 1] - 1;
+    InstrView I = instr(Last);
+    switch (I.opcode()) {
+    case Opcode::Goto:
+      Out.push_back(Blocks.BlockOf[Last + I.gotoOffset()]);
+      break;
+    case Opcode::If:
+      Out.push_back(Blocks.BlockOf[Last + I.ifFalseOffset()]);
+      [[fallthrough]];
+    case Opcode::Call:
+      if (Last + 1 < F.numInstrs())
+        Out.push_back(Blocks.BlockOf[Last + 1]);
+      break;
+    case Opcode::Ret:
+      break;
+    }
   }
 
   const Executable &Exe;

@@ -9,6 +9,7 @@
 
 #include "vmjit/files/npy.h"
 #include "vmjit/files/file_io.h"
+#include "vmjit/runtime/dtype_traits.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 
@@ -145,24 +146,41 @@ private:
   size_t Pos = 0;
 };
 
-/// NumPy's type string for a dtype ("<f4"), if it has one.
+/// NumPy's kind letters of the DLPack codes. Besides the table's rows,
+/// npy files carry the other byte widths of int, uint and float ("<i3":
+/// int24, "<f16": float128, NumPy's long double), which no kernel computes
+/// on but which load and save.
+constexpr std::pair<char, uint8_t> kNpyKinds[] = {
+    {'b', kDLBool}, {'i', kDLInt}, {'u', kDLUInt}, {'f', kDLFloat}};
+
+/// NumPy's type string for a dtype ("<f4"), if it has one: its row's, or
+/// "<" kind bytes for the other widths of int, uint and float. NumPy has no
+/// sub-byte, float8/6/4, bfloat16 or vector dtypes (int4, float8_e4m3fn,
+/// float32x2).
 std::optional<std::string> npyDescr(DLDataType T) {
-  // NumPy has no sub-byte, float8/6/4 or vector dtypes (int4,
-  // float8_e4m3fn, float32x2).
-  if (T.lanes != 1 || !isByteAligned(T))
+  if (const DTypeTraits *R = findDType(T))
+    return R->NumpyDescr.empty() ? std::nullopt
+                                 : std::optional(std::string(R->NumpyDescr));
+  if (T.lanes != 1 || !isByteAligned(T) || T.code == kDLBool)
     return std::nullopt;
-  switch (T.code) {
-  case kDLBool:
-    return T.bits == 8 ? std::optional<std::string>("|b1") : std::nullopt;
-  case kDLInt:
-    return T.bits == 8 ? "|i1" : fmt::format("<i{}", T.bits / 8);
-  case kDLUInt:
-    return T.bits == 8 ? "|u1" : fmt::format("<u{}", T.bits / 8);
-  case kDLFloat:
-    return fmt::format("<f{}", T.bits / 8);
-  default:
-    return std::nullopt;
+  for (auto [Kind, Code] : kNpyKinds)
+    if (Code == T.code)
+      return fmt::format("<{}{}", Kind, T.bits / 8);
+  return std::nullopt;
+}
+
+/// The dtype of NumPy kind `Kind` and item size `Size` (its bits taken
+/// modulo 256, as DLPack's field holds them); nullopt if npyDescr has no
+/// descr for it.
+std::optional<DLDataType> dtypeOfKind(char Kind, int Size) {
+  if (const DTypeTraits *R = findDTypeByNumpyKind(Kind, size_t(Size)))
+    return R->Type;
+  for (auto [K, Code] : kNpyKinds) {
+    const DLDataType T{Code, static_cast<uint8_t>(Size * 8), 1};
+    if (K == Kind && npyDescr(T) && parseDType(dtypeName(T)))
+      return T;
   }
+  return std::nullopt;
 }
 
 DLDataType dtypeFromDescr(const std::string &Descr, const std::string &Name) {
@@ -181,26 +199,10 @@ DLDataType dtypeFromDescr(const std::string &Descr, const std::string &Name) {
                                Descr));
   if (Order != '<' && Order != '|' && Order != '=' && Order != '>')
     npyError(Name, fmt::format("unsupported dtype '{}'", Descr));
-  DLDataType T{0, static_cast<uint8_t>(Size * 8), 1};
-  switch (Kind) {
-  case 'b':
-    T.code = kDLBool;
-    break;
-  case 'i':
-    T.code = kDLInt;
-    break;
-  case 'u':
-    T.code = kDLUInt;
-    break;
-  case 'f':
-    T.code = kDLFloat;
-    break;
-  default:
+  std::optional<DLDataType> T = dtypeOfKind(Kind, Size);
+  if (!T)
     npyError(Name, fmt::format("unsupported dtype '{}'", Descr));
-  }
-  if (!npyDescr(T) || !parseDType(dtypeName(T)))
-    npyError(Name, fmt::format("unsupported dtype '{}'", Descr));
-  return T;
+  return *T;
 }
 
 } // namespace

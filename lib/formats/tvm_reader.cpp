@@ -137,6 +137,8 @@ private:
   DLDataType readDType(const std::string &What);
   void readCode();
   void checkInstrOffsets(uint64_t OffsetsAt, uint64_t WordsAt);
+  [[noreturn]] void failInstrLength(InstrLengthStatus Status, int64_t Pos,
+                                    size_t Index, uint64_t WordAt) const;
   std::shared_ptr<Executable> build();
 
   Cursor C;
@@ -420,7 +422,7 @@ void TvmReader::readCode() {
 /// The offset table must list exactly the instructions the words split
 /// into, back to back, as TVM's builder writes them.
 void TvmReader::checkInstrOffsets(uint64_t OffsetsAt, uint64_t WordsAt) {
-  const int64_t M = static_cast<int64_t>(Words.size());
+  const int64_t NumWords = static_cast<int64_t>(Words.size());
   int64_t Pos = 0;
   for (size_t I = 0; I < InstrOffsets.size(); ++I) {
     uint64_t EntryAt = OffsetsAt + 8 * I;
@@ -429,48 +431,47 @@ void TvmReader::checkInstrOffsets(uint64_t OffsetsAt, uint64_t WordsAt) {
                fmt::format("instruction {} is recorded at word {}, but the "
                            "instructions before it end at word {}",
                            I, InstrOffsets[I], Pos));
-    if (Pos >= M)
+    if (Pos >= NumWords)
       C.failAt(EntryAt, fmt::format("instruction {} starts at word {}, past "
                                     "the {} instruction words",
-                                    I, Pos, M));
-    uint64_t WordAt = WordsAt + 8 * static_cast<uint64_t>(Pos);
-    int64_t Len = 0;
-    switch (static_cast<Opcode>(Words[Pos])) {
-    case Opcode::Call:
-      if (M - Pos < kCallHeaderWords)
-        C.failAt(WordAt, fmt::format("instruction {} (a call) is truncated",
-                                     I));
-      if (Words[Pos + 3] < 0 || Words[Pos + 3] > M - Pos - kCallHeaderWords)
-        C.failAt(WordAt + 24,
-                 fmt::format("instruction {} (a call) has {} arguments, more "
-                             "than the words left",
-                             I, Words[Pos + 3]));
-      Len = kCallHeaderWords + Words[Pos + 3];
-      break;
-    case Opcode::Ret:
-      Len = kRetWords;
-      break;
-    case Opcode::Goto:
-      Len = kGotoWords;
-      break;
-    case Opcode::If:
-      Len = kIfWords;
-      break;
-    default:
-      C.failAt(WordAt, fmt::format("instruction {} has opcode {}, not 1 "
-                                   "(call), 2 (ret), 3 (goto) or 4 (if)",
-                                   I, Words[Pos]));
-    }
-    if (Len > M - Pos)
-      C.failAt(WordAt, fmt::format("instruction {} ({}) is truncated", I,
-                                   opcodeName(static_cast<Opcode>(Words[Pos]))));
-    Pos += Len;
+                                    I, Pos, NumWords));
+    const InstrLength Length = measureInstr(Words, Pos);
+    if (Length.Status != InstrLengthStatus::Ok)
+      failInstrLength(Length.Status, Pos, I,
+                      WordsAt + 8 * static_cast<uint64_t>(Pos));
+    Pos += Length.Words;
   }
-  if (Pos != M)
+  if (Pos != NumWords)
     C.failAt(WordsAt + 8 * static_cast<uint64_t>(Pos),
              fmt::format("{} instruction words after the last of the {} "
                          "instructions",
-                         M - Pos, InstrOffsets.size()));
+                         NumWords - Pos, InstrOffsets.size()));
+}
+
+/// The FormatError of instruction `Index`, at word `Pos`, whose first word
+/// is at `WordAt` in the file and whose length measureInstr found bad
+/// (`Status`).
+void TvmReader::failInstrLength(InstrLengthStatus Status, int64_t Pos,
+                                size_t Index, uint64_t WordAt) const {
+  switch (Status) {
+  case InstrLengthStatus::CallHeaderTruncated:
+    C.failAt(WordAt,
+             fmt::format("instruction {} (a call) is truncated", Index));
+  case InstrLengthStatus::CallArgsTooMany:
+    C.failAt(WordAt + 8 * kCallNumArgsWord,
+             fmt::format("instruction {} (a call) has {} arguments, more "
+                         "than the words left",
+                         Index, Words[Pos + kCallNumArgsWord]));
+  case InstrLengthStatus::UnknownOpcode:
+    C.failAt(WordAt, fmt::format("instruction {} has opcode {}, not 1 "
+                                 "(call), 2 (ret), 3 (goto) or 4 (if)",
+                                 Index, Words[Pos]));
+  case InstrLengthStatus::Ok:
+  case InstrLengthStatus::Truncated:
+    break;
+  }
+  C.failAt(WordAt, fmt::format("instruction {} ({}) is truncated", Index,
+                               opcodeName(static_cast<Opcode>(Words[Pos]))));
 }
 
 /// VM functions' code back to back in function-table order, and nothing

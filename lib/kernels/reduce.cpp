@@ -9,6 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "common.h"
+#include "vmjit/runtime/dtype_traits.h"
+
+#include <type_traits>
 
 namespace vmjit::kernels {
 namespace {
@@ -45,6 +48,10 @@ template <typename T, typename Acc> Acc sumOf(const T *X, int64_t N) {
   return Part[0];
 }
 
+/// What integers of type T accumulate in: int64 or uint64.
+template <typename T>
+using WideInt = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+
 template <typename T, typename Acc> Tensor sumAs(const DLTensor *X) {
   Tensor Result = Tensor::empty(std::span<const int64_t>(), X->dtype);
   *Result.data<T>() = T(sumOf<T, Acc>(dataOf<const T>(X), numelOf(X)));
@@ -53,40 +60,16 @@ template <typename T, typename Acc> Tensor sumAs(const DLTensor *X) {
 
 Tensor sum(DLTensor *X) {
   checkTensor(kTensorSum, 1, X);
-  const DLDataType D = X->dtype;
-  switch (D.code) {
-  case kDLFloat:
-    if (D.bits == 32)
-      return sumAs<float, double>(X);
-    if (D.bits == 64)
-      return sumAs<double, double>(X);
-    break;
-  case kDLInt:
-    switch (D.bits) {
-    case 8:
-      return sumAs<int8_t, int64_t>(X);
-    case 16:
-      return sumAs<int16_t, int64_t>(X);
-    case 32:
-      return sumAs<int32_t, int64_t>(X);
-    case 64:
-      return sumAs<int64_t, int64_t>(X);
-    }
-    break;
-  case kDLUInt:
-    switch (D.bits) {
-    case 8:
-      return sumAs<uint8_t, uint64_t>(X);
-    case 16:
-      return sumAs<uint16_t, uint64_t>(X);
-    case 32:
-      return sumAs<uint32_t, uint64_t>(X);
-    case 64:
-      return sumAs<uint64_t, uint64_t>(X);
-    }
-    break;
-  }
-  unsupportedDType(kTensorSum, D, "float32, float64 or an integer dtype");
+  return visitDType(X->dtype, [&](auto Tag) -> Tensor {
+    using T = typename decltype(Tag)::Type;
+    if constexpr (std::is_floating_point_v<T>)
+      return sumAs<T, double>(X);
+    else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return sumAs<T, WideInt<T>>(X);
+    else
+      unsupportedDType(kTensorSum, X->dtype,
+                       "float32, float64 or an integer dtype");
+  });
 }
 
 } // namespace

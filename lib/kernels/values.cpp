@@ -9,9 +9,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "common.h"
+#include "vmjit/runtime/dtype_traits.h"
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace vmjit::kernels {
 namespace {
@@ -65,46 +67,24 @@ Tensor full(AnyView ShapeArg, AnyView Value, DLDataType D) {
       V.type_index != kVMJITFloat)
     vmjit::detail::throwArgTypeError(kTensorFull, 2, "int, float or bool",
                                      Value);
-  if (D.lanes == 1) {
-    switch (D.code) {
-    case kDLBool:
-      if (D.bits == 8)
-        return fillAs<bool>(Shape, V, D);
-      break;
-    case kDLFloat:
-      if (D.bits == 32)
-        return fillAs<float>(Shape, V, D);
-      if (D.bits == 64)
-        return fillAs<double>(Shape, V, D);
-      break;
-    case kDLInt:
-      switch (D.bits) {
-      case 8:
-        return fillAs<int8_t>(Shape, V, D);
-      case 16:
-        return fillAs<int16_t>(Shape, V, D);
-      case 32:
-        return fillAs<int32_t>(Shape, V, D);
-      case 64:
-        return fillAs<int64_t>(Shape, V, D);
-      }
-      break;
-    case kDLUInt:
-      switch (D.bits) {
-      case 8:
-        return fillAs<uint8_t>(Shape, V, D);
-      case 16:
-        return fillAs<uint16_t>(Shape, V, D);
-      case 32:
-        return fillAs<uint32_t>(Shape, V, D);
-      case 64:
-        return fillAs<uint64_t>(Shape, V, D);
-      }
-      break;
-    }
-  }
-  unsupportedDType(kTensorFull, D,
-                   "bool, int8..int64, uint8..uint64, float32 or float64");
+  return visitDType(D, [&](auto Tag) -> Tensor {
+    using T = typename decltype(Tag)::Type;
+    if constexpr (!std::is_void_v<T>)
+      return fillAs<T>(Shape, V, D);
+    else
+      unsupportedDType(kTensorFull, D,
+                       "bool, int8..int64, uint8..uint64, float32 or float64");
+  });
+}
+
+/// Element `P` of C++ type T as the scalar tensor.item gives back.
+template <typename T> Any itemValue(const void *P) {
+  if constexpr (std::is_same_v<T, bool>)
+    return Any(*static_cast<const uint8_t *>(P) != 0);
+  else if constexpr (std::is_floating_point_v<T>)
+    return Any(double(*static_cast<const T *>(P)));
+  else // uint64 above INT64_MAX wraps to a negative int
+    return Any(int64_t(*static_cast<const T *>(P)));
 }
 
 Any item(DLTensor *X) {
@@ -115,44 +95,14 @@ Any item(DLTensor *X) {
                kTensorItem, shapeOf(X), N);
   const DLDataType D = X->dtype;
   const void *P = dataOf(X);
-  switch (D.code) {
-  case kDLBool:
-    if (D.bits == 8)
-      return Any(*static_cast<const uint8_t *>(P) != 0);
-    break;
-  case kDLFloat:
-    if (D.bits == 32)
-      return Any(double(*static_cast<const float *>(P)));
-    if (D.bits == 64)
-      return Any(*static_cast<const double *>(P));
-    break;
-  case kDLInt:
-    switch (D.bits) {
-    case 8:
-      return Any(int64_t(*static_cast<const int8_t *>(P)));
-    case 16:
-      return Any(int64_t(*static_cast<const int16_t *>(P)));
-    case 32:
-      return Any(int64_t(*static_cast<const int32_t *>(P)));
-    case 64:
-      return Any(*static_cast<const int64_t *>(P));
-    }
-    break;
-  case kDLUInt:
-    switch (D.bits) {
-    case 8:
-      return Any(int64_t(*static_cast<const uint8_t *>(P)));
-    case 16:
-      return Any(int64_t(*static_cast<const uint16_t *>(P)));
-    case 32:
-      return Any(int64_t(*static_cast<const uint32_t *>(P)));
-    case 64: // above INT64_MAX wraps to a negative int
-      return Any(int64_t(*static_cast<const uint64_t *>(P)));
-    }
-    break;
-  }
-  unsupportedDType(kTensorItem, D,
-                   "bool, an integer dtype, float32 or float64");
+  return visitDType(D, [&](auto Tag) -> Any {
+    using T = typename decltype(Tag)::Type;
+    if constexpr (!std::is_void_v<T>)
+      return itemValue<T>(P);
+    else
+      unsupportedDType(kTensorItem, D,
+                       "bool, an integer dtype, float32 or float64");
+  });
 }
 
 } // namespace

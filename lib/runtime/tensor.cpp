@@ -167,32 +167,34 @@ Tensor Tensor::fromDLPack(DLManagedTensorVersioned *Managed) {
   return Tensor(ObjectPtr<Object>(std::move(Obj)));
 }
 
-DLManagedTensor *Tensor::toDLPack() const {
-  auto *M = new DLManagedTensor;
-  M->dl_tensor = get()->DL;
-  TensorObj *Self = const_cast<TensorObj *>(get());
+namespace {
+
+/// A DLPack managed tensor (either version) of `Obj`'s view, holding a
+/// reference to it that its deleter drops.
+template <typename Managed> Managed *newManagedTensor(const TensorObj *Obj) {
+  auto *M = new Managed;
+  M->dl_tensor = Obj->DL;
+  TensorObj *Self = const_cast<TensorObj *>(Obj);
   Self->incRef();
   M->manager_ctx = Self;
-  M->deleter = [](DLManagedTensor *S) {
+  M->deleter = [](Managed *S) {
     static_cast<TensorObj *>(S->manager_ctx)->decRef();
     delete S;
   };
   return M;
 }
 
+} // namespace
+
+DLManagedTensor *Tensor::toDLPack() const {
+  return newManagedTensor<DLManagedTensor>(get());
+}
+
 DLManagedTensorVersioned *Tensor::toDLPackVersioned() const {
-  auto *M = new DLManagedTensorVersioned;
+  auto *M = newManagedTensor<DLManagedTensorVersioned>(get());
   M->version.major = DLPACK_MAJOR_VERSION;
   M->version.minor = DLPACK_MINOR_VERSION;
   M->flags = 0;
-  M->dl_tensor = get()->DL;
-  TensorObj *Self = const_cast<TensorObj *>(get());
-  Self->incRef();
-  M->manager_ctx = Self;
-  M->deleter = [](DLManagedTensorVersioned *S) {
-    static_cast<TensorObj *>(S->manager_ctx)->decRef();
-    delete S;
-  };
   return M;
 }
 

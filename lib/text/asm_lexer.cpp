@@ -1,6 +1,7 @@
 //===- asm_lexer.cpp - Tokens of one vmasm line ----------------------------===//
 
 #include "vmjit/text/asm_lexer.h"
+#include "vmjit/text/literals.h"
 
 #include <fmt/format.h>
 #include <unordered_map>
@@ -15,15 +16,6 @@ bool isDigit(char C) { return C >= '0' && C <= '9'; }
 bool isIdentChar(char C) { return isIdentStart(C) || isDigit(C) || C == '.'; }
 bool isSpace(char C) {
   return C == ' ' || C == '\t' || C == '\r' || C == '\f' || C == '\v';
-}
-int hexValue(char C) {
-  if (isDigit(C))
-    return C - '0';
-  if (C >= 'a' && C <= 'f')
-    return C - 'a' + 10;
-  if (C >= 'A' && C <= 'F')
-    return C - 'A' + 10;
-  return -1;
 }
 bool isAllDigits(std::string_view S) {
   if (S.empty())
@@ -92,9 +84,9 @@ void Lexer::lexString(Token &T) {
     size_t EscPos = I;
     if (I + 1 >= Line.size())
       failAt(posAt(Start), "unterminated string");
-    char E = Line[I + 1];
+    char Escape = Line[I + 1];
     I += 2;
-    switch (E) {
+    switch (Escape) {
     case 'n':
       T.Str.push_back('\n');
       break;
@@ -108,8 +100,8 @@ void Lexer::lexString(Token &T) {
       T.Str.push_back('"');
       break;
     case 'x': {
-      int Hi = I < Line.size() ? hexValue(Line[I]) : -1;
-      int Lo = I + 1 < Line.size() ? hexValue(Line[I + 1]) : -1;
+      int Hi = I < Line.size() ? hexDigitValue(Line[I]) : -1;
+      int Lo = I + 1 < Line.size() ? hexDigitValue(Line[I + 1]) : -1;
       if (Hi < 0 || Lo < 0)
         failAt(posAt(EscPos), "'\\x' must be followed by two hex digits");
       T.Str.push_back(static_cast<char>(Hi * 16 + Lo));
@@ -120,9 +112,9 @@ void Lexer::lexString(Token &T) {
       failAt(posAt(EscPos),
              fmt::format("unknown escape sequence {} in a string (the "
                          "escapes are \\n \\t \\\\ \\\" \\xHH)",
-                         showChar(E) == "'" + std::string(1, E) + "'"
-                             ? "'\\" + std::string(1, E) + "'"
-                             : "\\ and " + showChar(E)));
+                         showChar(Escape) == "'" + std::string(1, Escape) + "'"
+                             ? "'\\" + std::string(1, Escape) + "'"
+                             : "\\ and " + showChar(Escape)));
     }
   }
   T.Kind = Tok::String;

@@ -16,12 +16,15 @@
 #include "vmjit/files/file_io.h"
 #include "vmjit/files/npy.h"
 #include "vmjit/runtime/data_type.h"
+#include "vmjit/runtime/dtype_traits.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/text/asm_lexer.h"
+#include "vmjit/bytecode/builder.h"
 #include "vmjit/text/literals.h"
+#include "vmjit/files/npy.h"
+#include "vmjit/bytecode/verifier.h"
 
 #include <algorithm>
 #include <bit>
@@ -795,10 +798,8 @@ Any Assembler::parseTensor(Lexer &Lx) {
   }
   if (!isVmasmTensorDType(*DT))
     failAt(V.P, fmt::format("a {} tensor is written as hex \"...\" (its "
-                            "bytes); values and npy files are for bool, "
-                            "int8..int64, uint8..uint64, float16, bfloat16, "
-                            "float32 and float64",
-                            dtypeName(*DT)));
+                            "bytes); values and npy files are for {}",
+                            dtypeName(*DT), vmasmTensorDTypeList(" and ")));
   if (V.isIdent("npy")) {
     Token Path = Lx.next();
     if (!Path.is(Tok::String))
@@ -837,37 +838,28 @@ Any Assembler::parseTensor(Lexer &Lx) {
 void Assembler::appendElement(Lexer &Lx, const Token &T, DLDataType DT,
                               std::string &Out) {
   const std::string Name = dtypeName(DT);
-  const size_t Bytes = DT.bits / 8;
-  switch (DT.code) {
-  case kDLBool:
-  case kDLInt:
-  case kDLUInt: {
-    LiteralBits L = T.is(Tok::Number) || T.isIdent("true") || T.isIdent("false")
-                        ? parseElementLiteral(T.Text, DT)
-                        : LiteralBits{};
-    if (DT.code == kDLBool && L.Status != LiteralStatus::Ok)
-      failAt(T.P, "expected true, false or an integer 0..255 (the tensor "
-                  "is bool)");
-    if (L.Status == LiteralStatus::Invalid)
-      failAt(T.P, fmt::format("expected an integer (the tensor is {})", Name));
-    if (L.Status == LiteralStatus::OutOfRange)
-      failAt(T.P, fmt::format("{} is out of range for {}", T.Text, Name));
-    appendLE(Out, L.Bits, Bytes);
-    return;
-  }
-  case kDLFloat:
-  case kDLBfloat: {
-    const FloatFormat &F = *floatFormatOf(DT);
+  const DTypeTraits *R = findDType(DT);
+  if (!R)
+    failAt(T.P,
+           fmt::format("tensor constants of dtype {} are not supported", Name));
+  if (R->Literal == LiteralKind::Float) {
     appendLE(Out,
-             parseFloatBits(Lx, T, F,
+             parseFloatBits(Lx, T, R->Float,
                             fmt::format("a number (the tensor is {})", Name)),
-             Bytes);
+             R->bytes());
     return;
   }
-  default:
-    failAt(T.P, fmt::format("tensor constants of dtype {} are not supported",
-                            Name));
-  }
+  LiteralBits L = T.is(Tok::Number) || T.isIdent("true") || T.isIdent("false")
+                      ? parseElementLiteral(T.Text, DT)
+                      : LiteralBits{};
+  if (R->Literal == LiteralKind::Bool && L.Status != LiteralStatus::Ok)
+    failAt(T.P, "expected true, false or an integer 0..255 (the tensor "
+                "is bool)");
+  if (L.Status == LiteralStatus::Invalid)
+    failAt(T.P, fmt::format("expected an integer (the tensor is {})", Name));
+  if (L.Status == LiteralStatus::OutOfRange)
+    failAt(T.P, fmt::format("{} is out of range for {}", T.Text, Name));
+  appendLE(Out, L.Bits, R->bytes());
 }
 
 Any Assembler::loadNpy(const Token &PathTok, DLDataType DT,

@@ -6,12 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/text/disassembler.h"
+#include "vmjit/text/asm_lexer.h"
 #include "vmjit/runtime/data_type.h"
+#include "vmjit/runtime/dtype_traits.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/text/asm_lexer.h"
 #include "vmjit/text/literals.h"
 
 #include <algorithm>
@@ -74,29 +75,18 @@ void writeFloat(std::string &Out, float V) {
   writeFinite(Out, V);
 }
 
-/// float16 and bfloat16: non-finite values by their bits; finite ones as
-/// the float32 they widen to exactly, which reads back to the same value.
-void writeHalfLike(std::string &Out, uint16_t Bits, bool BFloat) {
-  const int MantBits = BFloat ? 7 : 10;
-  const uint32_t ExpMax = BFloat ? 0xff : 0x1f;
-  const uint32_t Exp = (Bits >> MantBits) & ExpMax;
-  const uint32_t Mant = Bits & ((1u << MantBits) - 1);
-  const bool Neg = Bits >> 15;
-  if (Exp == ExpMax) {
-    writeNonFinite(Out, Neg, Mant != 0, Mant, 1u << (MantBits - 1));
+/// float16, bfloat16 (a format narrower than float32): non-finite values
+/// by their bits; finite ones as the float32 they widen to exactly, which
+/// reads back to the same value.
+void writeNarrowFloat(std::string &Out, uint64_t Bits, const FloatFormat &F) {
+  const uint64_t Mag = Bits & ~F.signBit();
+  if (Mag >= F.expMask()) {
+    const uint64_t Mant = Mag & ~F.expMask();
+    writeNonFinite(Out, Bits & F.signBit(), Mant != 0, Mant,
+                   uint64_t(1) << (F.MantBits - 1));
     return;
   }
-  float V;
-  if (BFloat) {
-    V = std::bit_cast<float>(static_cast<uint32_t>(Bits) << 16);
-  } else {
-    V = Exp == 0 ? std::ldexp(static_cast<float>(Mant), -24)
-                 : std::ldexp(static_cast<float>(Mant | 0x400u),
-                              static_cast<int>(Exp) - 25);
-    if (Neg)
-      V = -V;
-  }
-  writeFinite(Out, V);
+  writeFinite(Out, narrowFloatValue(Bits, F));
 }
 
 void writeString(std::string &Out, std::string_view S) {
@@ -180,62 +170,32 @@ void writeDims(std::string &Out, std::span<const int64_t> Dims) {
   Out += ']';
 }
 
-template <typename T> T load(const char *P) {
-  T V;
-  std::memcpy(&V, P, sizeof(T));
-  return V;
-}
-
-void writeElement(std::string &Out, const char *P, DLDataType T) {
-  switch (T.code) {
-  case kDLBool: {
-    auto B = load<uint8_t>(P);
-    if (B <= 1)
-      Out += B ? "true" : "false";
+/// One element of row `R`'s dtype at `P`, as the assembler reads it back.
+void writeElement(std::string &Out, const char *P, const DTypeTraits &R) {
+  const uint64_t Bits = loadElementBits(P, R);
+  switch (R.Literal) {
+  case LiteralKind::Bool:
+    if (Bits <= 1)
+      Out += Bits ? "true" : "false";
     else
-      fmt::format_to(OutIt(Out), "{}", B);
+      fmt::format_to(OutIt(Out), "{}", Bits);
+    return;
+  case LiteralKind::Signed: {
+    const int Unused = 64 - R.Type.bits; // sign-extend from the top bit
+    fmt::format_to(OutIt(Out), "{}",
+                   static_cast<int64_t>(Bits << Unused) >> Unused);
     return;
   }
-  case kDLInt:
-    switch (T.bits) {
-    case 8:
-      fmt::format_to(OutIt(Out), "{}", load<int8_t>(P));
-      return;
-    case 16:
-      fmt::format_to(OutIt(Out), "{}", load<int16_t>(P));
-      return;
-    case 32:
-      fmt::format_to(OutIt(Out), "{}", load<int32_t>(P));
-      return;
-    default:
-      fmt::format_to(OutIt(Out), "{}", load<int64_t>(P));
-      return;
-    }
-  case kDLUInt:
-    switch (T.bits) {
-    case 8:
-      fmt::format_to(OutIt(Out), "{}", load<uint8_t>(P));
-      return;
-    case 16:
-      fmt::format_to(OutIt(Out), "{}", load<uint16_t>(P));
-      return;
-    case 32:
-      fmt::format_to(OutIt(Out), "{}", load<uint32_t>(P));
-      return;
-    default:
-      fmt::format_to(OutIt(Out), "{}", load<uint64_t>(P));
-      return;
-    }
-  case kDLBfloat:
-    writeHalfLike(Out, load<uint16_t>(P), /*BFloat=*/true);
+  case LiteralKind::Unsigned:
+    fmt::format_to(OutIt(Out), "{}", Bits);
     return;
-  default: // kDLFloat
-    if (T.bits == 16)
-      writeHalfLike(Out, load<uint16_t>(P), /*BFloat=*/false);
-    else if (T.bits == 32)
-      writeFloat(Out, load<float>(P));
+  case LiteralKind::Float:
+    if (R.Float.sameLayout(kFloat64))
+      writeDouble(Out, std::bit_cast<double>(Bits), /*Scalar=*/false);
+    else if (R.Float.sameLayout(kFloat32))
+      writeFloat(Out, std::bit_cast<float>(static_cast<uint32_t>(Bits)));
     else
-      writeDouble(Out, load<double>(P), /*Scalar=*/false);
+      writeNarrowFloat(Out, Bits, R.Float);
     return;
   }
 }
@@ -265,7 +225,8 @@ void writeTensor(std::string &Out, const Tensor &T, size_t Index) {
   writeDims(Out, Shape);
   Out += " [";
   const int64_t N = T.numel();
-  const size_t Size = dtypeBytes(DT);
+  const DTypeTraits *Row = findDType(DT);
+  const size_t Size = Row->bytes();
   const char *Base = static_cast<const char *>(T.data());
   const int64_t *Strides = T.dl()->strides;
   std::vector<int64_t> Coord(Shape.size(), 0);
@@ -283,7 +244,7 @@ void writeTensor(std::string &Out, const Tensor &T, size_t Index) {
     }
     if (I)
       Out += ", ";
-    writeElement(Out, Base + Offset * static_cast<int64_t>(Size), DT);
+    writeElement(Out, Base + Offset * static_cast<int64_t>(Size), *Row);
   }
   Out += ']';
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
+#include <vector>
 
 namespace vmjit::vm {
 namespace {
@@ -60,9 +61,8 @@ std::optional<IntLit> parseIntLit(std::string_view Text, bool &TooLarge) {
   if (Text.empty())
     return std::nullopt;
   for (char C : Text) {
-    bool Ok = (C >= '0' && C <= '9') ||
-              (Base == 16 && ((C >= 'a' && C <= 'f') || (C >= 'A' && C <= 'F')));
-    if (!Ok)
+    const int Digit = hexDigitValue(C);
+    if (Digit < 0 || Digit >= Base)
       return std::nullopt;
   }
   auto [Ptr, Ec] =
@@ -89,16 +89,8 @@ std::optional<int64_t> toInt64(IntLit L) {
 }
 
 const FloatFormat *floatFormatOf(DLDataType T) {
-  if (T.code == kDLBfloat && T.bits == 16)
-    return &kBFloat16;
-  if (T.code != kDLFloat)
-    return nullptr;
-  switch (T.bits) {
-  case 16: return &kFloat16;
-  case 32: return &kFloat32;
-  case 64: return &kFloat64;
-  default: return nullptr;
-  }
+  const DTypeTraits *R = findDType(T);
+  return R && R->Literal == LiteralKind::Float ? &R->Float : nullptr;
 }
 
 uint64_t roundToFormat(double D, const FloatFormat &F) {
@@ -125,6 +117,24 @@ uint64_t roundToFormat(double D, const FloatFormat &F) {
   if (Bits >= F.expMask())
     return Sign | F.expMask();
   return Sign | Bits;
+}
+
+float narrowFloatValue(uint64_t Bits, const FloatFormat &F) {
+  const uint64_t ExpMax = (uint64_t(1) << F.ExpBits) - 1;
+  const uint64_t Exp = (Bits >> F.MantBits) & ExpMax;
+  const uint64_t Mant = Bits & ((uint64_t(1) << F.MantBits) - 1);
+  float V;
+  if (Exp == ExpMax) {
+    V = Mant ? NAN : INFINITY;
+  } else {
+    const int Bias = (1 << (F.ExpBits - 1)) - 1;
+    // Scaling by a power of two is exact for every format up to float32's.
+    V = Exp == 0
+            ? std::ldexp(static_cast<float>(Mant), 1 - Bias - F.MantBits)
+            : std::ldexp(static_cast<float>(Mant | (uint64_t(1) << F.MantBits)),
+                         static_cast<int>(Exp) - Bias - F.MantBits);
+  }
+  return (Bits & F.signBit()) ? -V : V;
 }
 
 LiteralBits parseFloatLiteral(std::string_view S, const FloatFormat &F) {
@@ -166,33 +176,84 @@ LiteralBits parseFloatLiteral(std::string_view S, const FloatFormat &F) {
   return ok(Bits);
 }
 
-LiteralBits parseElementLiteral(std::string_view Text, DLDataType T) {
-  if (const FloatFormat *F = floatFormatOf(T))
-    return parseFloatLiteral(Text, *F);
+namespace {
+
+/// A bool element: true, false or an integer 0..255.
+LiteralBits parseBoolLiteral(std::string_view Text) {
+  if (Text == "true" || Text == "false")
+    return ok(Text == "true");
   bool TooLarge = false;
-  if (T.code == kDLBool) {
-    if (Text == "true" || Text == "false")
-      return ok(Text == "true");
-    auto L = parseIntLit(Text, TooLarge);
-    if (!L)
-      return kInvalid;
-    if (TooLarge || (L->Neg && L->Mag != 0) || L->Mag > 255)
-      return kOutOfRange;
-    return ok(L->Mag);
-  }
-  if (T.code != kDLInt && T.code != kDLUInt)
-    return kInvalid;
   auto L = parseIntLit(Text, TooLarge);
   if (!L)
     return kInvalid;
-  const bool Signed = T.code == kDLInt;
+  if (TooLarge || (L->Neg && L->Mag != 0) || L->Mag > 255)
+    return kOutOfRange;
+  return ok(L->Mag);
+}
+
+/// An int or uint element of `Bits` bits, in its range.
+LiteralBits parseIntElement(std::string_view Text, bool Signed, int Bits) {
+  bool TooLarge = false;
+  auto L = parseIntLit(Text, TooLarge);
+  if (!L)
+    return kInvalid;
   const uint64_t MaxPos =
-      Signed ? (uint64_t(1) << (T.bits - 1)) - 1
-             : (T.bits == 64 ? ~uint64_t(0) : (uint64_t(1) << T.bits) - 1);
-  const uint64_t MaxNeg = Signed ? uint64_t(1) << (T.bits - 1) : 0;
+      Signed ? (uint64_t(1) << (Bits - 1)) - 1
+             : (Bits == 64 ? ~uint64_t(0) : (uint64_t(1) << Bits) - 1);
+  const uint64_t MaxNeg = Signed ? uint64_t(1) << (Bits - 1) : 0;
   if (TooLarge || (L->Neg ? L->Mag > MaxNeg : L->Mag > MaxPos))
     return kOutOfRange;
   return ok(L->Neg ? ~L->Mag + 1 : L->Mag);
+}
+
+} // namespace
+
+LiteralBits parseElementLiteral(std::string_view Text, DLDataType T) {
+  const DTypeTraits *R = findDType(T);
+  if (!R)
+    return kInvalid;
+  switch (R->Literal) {
+  case LiteralKind::Bool:
+    return parseBoolLiteral(Text);
+  case LiteralKind::Signed:
+  case LiteralKind::Unsigned:
+    return parseIntElement(Text, R->Literal == LiteralKind::Signed, T.bits);
+  case LiteralKind::Float:
+    return parseFloatLiteral(Text, R->Float);
+  }
+  return kInvalid;
+}
+
+std::string vmasmTensorDTypeList(std::string_view LastSep) {
+  std::vector<std::string> Items;
+  std::span<const DTypeTraits> Rows = dtypeTable();
+  for (size_t I = 0; I < Rows.size();) {
+    size_t End = I + 1; // a run of one integer kind: "int8..int64"
+    const bool Integer = Rows[I].Literal == LiteralKind::Signed ||
+                         Rows[I].Literal == LiteralKind::Unsigned;
+    while (Integer && End < Rows.size() && Rows[End].Literal == Rows[I].Literal)
+      ++End;
+    Items.push_back(
+        End - I > 1 ? fmt::format("{}..{}", Rows[I].Name, Rows[End - 1].Name)
+                    : std::string(Rows[I].Name));
+    I = End;
+  }
+  std::string Out;
+  for (size_t I = 0; I < Items.size(); ++I) {
+    Out += I == 0 ? "" : I + 1 == Items.size() ? LastSep : ", ";
+    Out += Items[I];
+  }
+  return Out;
+}
+
+int hexDigitValue(char C) noexcept {
+  if (C >= '0' && C <= '9')
+    return C - '0';
+  if (C >= 'a' && C <= 'f')
+    return C - 'a' + 10;
+  if (C >= 'A' && C <= 'F')
+    return C - 'A' + 10;
+  return -1;
 }
 
 std::string toHexDigits(const void *Data, size_t Size) {
@@ -207,20 +268,11 @@ std::string toHexDigits(const void *Data, size_t Size) {
 }
 
 std::optional<std::string> fromHexDigits(std::string_view Text) {
-  auto Digit = [](char C) -> int {
-    if (C >= '0' && C <= '9')
-      return C - '0';
-    if (C >= 'a' && C <= 'f')
-      return C - 'a' + 10;
-    if (C >= 'A' && C <= 'F')
-      return C - 'A' + 10;
-    return -1;
-  };
   if (Text.size() % 2)
     return std::nullopt;
   std::string Out(Text.size() / 2, '\0');
   for (size_t I = 0; I < Out.size(); ++I) {
-    int Hi = Digit(Text[2 * I]), Lo = Digit(Text[2 * I + 1]);
+    int Hi = hexDigitValue(Text[2 * I]), Lo = hexDigitValue(Text[2 * I + 1]);
     if (Hi < 0 || Lo < 0)
       return std::nullopt;
     Out[I] = static_cast<char>(Hi * 16 + Lo);

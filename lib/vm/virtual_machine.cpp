@@ -17,7 +17,6 @@
 #include "vmjit/runtime/logging.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/vm/signal_check.h"
-#include "vmjit/vm/special_builtins.h"
 
 #include <algorithm>
 #include <chrono>
@@ -304,18 +303,85 @@ int VirtualMachine::Interpreter::callSlow(Frame &F, const Word *I,
   return 0;
 }
 
+void VirtualMachine::Interpreter::clearRegister(int64_t Callee, RegName Dst,
+                                                Any *R) noexcept {
+  // The standard vm.builtin.null_value(), which TVM's compiler emits after
+  // the last use of every value: the destination's old value released and
+  // None stored, no call. Counted as the call it stands for.
+  ++VM.CallCounts[static_cast<size_t>(Callee)];
+  if (Dst == kVoidRegister)
+    return;
+  // A view an allocation site holds too goes back to it without an atomic
+  // operation.
+  VMJITAny &D = const_cast<VMJITAny &>(R[Dst].raw());
+  VMJITAny Old;
+  detail::copyWords(Old, D);
+  detail::setNone(D);
+  if (!releasedToSite(Old, &VM))
+    detail::releaseValue(Old);
+}
+
+void VirtualMachine::Interpreter::viewArguments(AnyView *Args,
+                                                const Word *Words, int64_t N,
+                                                const Any *R) noexcept {
+  for (int64_t K = 0; K < N; ++K) {
+    const Arg A = Arg::fromWord(Words[K]);
+    const int64_t V = A.value();
+    VMJITAny &Slot = const_cast<VMJITAny &>(Args[K].raw());
+    switch (A.kind()) {
+    case ArgKind::Register:
+      // One compare: the verifier admits only registers of the file
+      // (below 2^54) and the two special ones at 2^54, 2^54 + 1.
+      static_assert(kVMRegister == kVoidRegister + 1);
+      if (V >= kVoidRegister) [[unlikely]] {
+        if (V == kVMRegister)
+          viewOpaque(Slot, &VM);
+        else // %void reads as None
+          detail::setNone(Slot);
+      } else {
+        detail::copyWords(Slot, R[V].raw());
+      }
+      break;
+    case ArgKind::Immediate:
+      viewInt(Slot, V);
+      break;
+    case ArgKind::ConstIdx:
+      detail::copyWords(Slot, Consts[V].raw());
+      break;
+    default: // FuncIdx (the verifier admits only the four kinds)
+      viewObject(Slot, VM.poolEntry(V));
+      break;
+    }
+  }
+}
+
+int VirtualMachine::Interpreter::callPacked(FunctionObj *Fn, int64_t Caller,
+                                            int64_t PC, const VMJITAny *A,
+                                            int32_t NA,
+                                            VMJITAny &Result) noexcept {
+  // The standard allocation builtins go through their call site's cache
+  // (vm/alloc_sites.h), as in the JIT tiers.
+  if (Fn == AllocTensor)
+    return VM.Sites.allocTensor(VM, Caller, PC, A, NA, &Result);
+  if (Fn == AllocStorage)
+    return VM.Sites.allocStorage(VM, Caller, PC, A, NA, &Result);
+  if (Fn == MakeShape)
+    return VM.Sites.makeShape(VM, Caller, PC, A, NA, &Result);
+  return Fn->entry()(Fn, A, NA, &Result);
+}
+
+// One function (its steps always inlined), over 120 lines on purpose: the
+// dispatch loop's state (the frame, its registers, the pc, the offsets)
+// lives in machine registers across instructions only while the loop is
+// one function; a step out of line would take it through memory.
 int VirtualMachine::Interpreter::run(Any *Out) noexcept {
   AnyView InlineArgs[kInlineArgs];
   std::vector<AnyView> HeapArgs;
   Any Discard; // the destination of calls into the void register
   VMJITAny RetVal;
-  // The special builtins the interpreter runs its own way (a call of the
-  // standard function object only: a user's replacement is called).
+  // null_value runs inline (clearRegister) when the pool holds the
+  // standard function object: a user's replacement is called.
   FunctionObj *const NullValue = standardSpecial(SpecialBuiltin::NullValue);
-  FunctionObj *const AllocTensor = standardSpecial(SpecialBuiltin::AllocTensor);
-  FunctionObj *const AllocStorage =
-      standardSpecial(SpecialBuiltin::AllocStorage);
-  FunctionObj *const MakeShape = standardSpecial(SpecialBuiltin::MakeShape);
 
   size_t FrameIdx = VM.Frames.size() - 1;
   Frame *F = &VM.Frames[FrameIdx];
@@ -345,21 +411,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
       case Opcode::Call: {
         const int64_t N = I[3];
         if (N == 0 && VM.poolEntry(I[2]) == NullValue && !observing()) {
-          // The standard vm.builtin.null_value(), which TVM's compiler
-          // emits after the last use of every value: the destination's old
-          // value released and None stored, no call. Counted as the call
-          // it stands for.
-          ++VM.CallCounts[static_cast<size_t>(I[2])];
-          if (I[1] != kVoidRegister) {
-            // A view an allocation site holds too goes back to it without
-            // an atomic operation.
-            VMJITAny &D = const_cast<VMJITAny &>(R[I[1]].raw());
-            VMJITAny Old;
-            detail::copyWords(Old, D);
-            detail::setNone(D);
-            if (!releasedToSite(Old, &VM))
-              detail::releaseValue(Old);
-          }
+          clearRegister(I[2], I[1], R);
           ++PC;
           continue;
         }
@@ -368,36 +420,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           HeapArgs.resize(static_cast<size_t>(N));
           Args = HeapArgs.data();
         }
-        const Word *AW = I + 4;
-        for (int64_t K = 0; K < N; ++K) {
-          const uint64_t W = static_cast<uint64_t>(AW[K]);
-          const int64_t V = static_cast<int64_t>(W << 8) >> 8;
-          VMJITAny &A = const_cast<VMJITAny &>(Args[K].raw());
-          switch (W >> 56) {
-          case static_cast<uint64_t>(ArgKind::Register):
-            // One compare: the verifier admits only registers of the file
-            // (below 2^54) and the two special ones at 2^54, 2^54 + 1.
-            static_assert(kVMRegister == kVoidRegister + 1);
-            if (V >= kVoidRegister) [[unlikely]] {
-              if (V == kVMRegister)
-                viewOpaque(A, &VM);
-              else // %void reads as None
-                detail::setNone(A);
-            } else {
-              detail::copyWords(A, R[V].raw());
-            }
-            break;
-          case static_cast<uint64_t>(ArgKind::Immediate):
-            viewInt(A, V);
-            break;
-          case static_cast<uint64_t>(ArgKind::ConstIdx):
-            detail::copyWords(A, Consts[V].raw());
-            break;
-          default: // FuncIdx
-            viewObject(A, VM.poolEntry(V));
-            break;
-          }
-        }
+        viewArguments(Args, I + 4, N, R);
         const int64_t Callee = I[2];
         const RegName DstReg = I[1];
         FunctionObj *Fn = VM.poolEntry(Callee);
@@ -431,15 +454,7 @@ int VirtualMachine::Interpreter::run(Any *Out) noexcept {
           // of a bytecode function, a callback calling the VM) and grow
           // the frame vector, so F is not read again until taken anew.
           const int64_t Caller = F->Func;
-          // The standard allocation builtins go through their call site's
-          // cache (vm/alloc_sites.h), as in the JIT tiers.
-          int Rc = Fn == AllocTensor
-                       ? VM.Sites.allocTensor(VM, Caller, PC, A, NA, &Result)
-                   : Fn == AllocStorage
-                       ? VM.Sites.allocStorage(VM, Caller, PC, A, NA, &Result)
-                   : Fn == MakeShape
-                       ? VM.Sites.makeShape(VM, Caller, PC, A, NA, &Result)
-                       : Fn->entry()(Fn, A, NA, &Result);
+          int Rc = callPacked(Fn, Caller, PC, A, NA, Result);
           // Every call made is counted, one that fails too (bytecode
           // functions and TVM-compiled code count their own entries).
           if (InterpEntries[Callee] == nullptr && !TvmCompiled[Callee])

@@ -16,6 +16,7 @@
 #include "vmjit/vm/feedback.h"
 #include "vmjit/vm/native_code.h"
 #include "vmjit/vm/native_stack.h"
+#include "vmjit/vm/special_builtins.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <fmt/format.h>
@@ -281,10 +282,12 @@ class VirtualMachine::Interpreter {
 public:
   explicit Interpreter(VirtualMachine &VM)
       : VM(VM), Exe(*VM.Exe), Code(Exe.code().data()),
-        Offsets(Exe.instrOffsets().data()),
-        Consts(Exe.constants().data()),
+        Offsets(Exe.instrOffsets().data()), Consts(Exe.constants().data()),
         InterpEntries(VM.Stateful->InterpEntries.data()),
-        TvmCompiled(VM.Stateful->TvmCompiled.data()) {}
+        TvmCompiled(VM.Stateful->TvmCompiled.data()),
+        AllocTensor(standardSpecial(SpecialBuiltin::AllocTensor)),
+        AllocStorage(standardSpecial(SpecialBuiltin::AllocStorage)),
+        MakeShape(standardSpecial(SpecialBuiltin::MakeShape)) {}
 
   /// Pushes a frame for bytecode function `Func` with its parameters copied
   /// from `Args` (VirtualMachine::enterFrame, shared with native entries).
@@ -332,6 +335,22 @@ private:
   int fail(Error E) noexcept;
   int callSlow(Frame &F, const Word *I, const AnyView *Args, int64_t N,
                Any &Dst);
+  // The dispatch loop's steps (inlined into it).
+  /// null_value() into `Dst` of the registers `R`: the old value released,
+  /// None stored, the call of `Callee` counted.
+  [[gnu::always_inline]] inline void clearRegister(int64_t Callee, RegName Dst,
+                                                   Any *R) noexcept;
+  /// Views of the N argument words at `Words` (registers of `R`,
+  /// immediates, constants, functions) into `Args`.
+  [[gnu::always_inline]] inline void viewArguments(AnyView *Args,
+                                                   const Word *Words, int64_t N,
+                                                   const Any *R) noexcept;
+  /// Calls packed function `Fn` (at instruction PC of function Caller);
+  /// the standard allocation builtins through the call site's cache.
+  [[gnu::always_inline]] inline int callPacked(FunctionObj *Fn, int64_t Caller,
+                                               int64_t PC, const VMJITAny *A,
+                                               int32_t NA,
+                                               VMJITAny &Result) noexcept;
   /// Records result `V` of the call at `PC` of `Func` as type feedback,
   /// when the JIT wants it (TierController::feedback).
   void noteResult(int64_t Func, int64_t PC, const VMJITAny &V) noexcept {
@@ -358,6 +377,8 @@ public:
   const Any *Consts;
   FunctionObj *const *InterpEntries;
   const char *TvmCompiled;
+  /// The standard allocation builtins (callPacked).
+  FunctionObj *const AllocTensor, *const AllocStorage, *const MakeShape;
 };
 
 } // namespace vmjit::vm

@@ -213,8 +213,8 @@ std::vector<double> timeCalls(Machine &M, const std::string &Name,
   std::vector<double> Times;
   run(M, [&] {
     using Clock = std::chrono::steady_clock;
-    int64_t K = M.VM->functionIndex(Name);
-    M.VM->invoke(K, Views); // warm-up: not timed
+    int64_t FuncIndex = M.VM->functionIndex(Name);
+    M.VM->invoke(FuncIndex, Views); // warm-up: not timed
     for (int64_t R = 0; R < Repeat; ++R) {
       if (R > 0 && CooldownMs > 0)
         std::this_thread::sleep_for(
@@ -224,7 +224,7 @@ std::vector<double> timeCalls(Machine &M, const std::string &Name,
       for (;;) {
         auto Start = Clock::now();
         for (int64_t I = 0; I < N; ++I)
-          M.VM->invoke(K, Views);
+          M.VM->invoke(FuncIndex, Views);
         Ms = std::chrono::duration<double, std::milli>(Clock::now() - Start)
                  .count();
         if (Ms >= MinRepeatMs || N >= (int64_t(1) << 40))
@@ -252,7 +252,7 @@ py::tuple profileCall(Machine &M, const std::string &Name,
   Any Result; // dropped with the GIL held
   run(M, [&] {
     vm::VirtualMachine &VM = *M.VM;
-    const int64_t K = VM.functionIndex(Name);
+    const int64_t FuncIndex = VM.functionIndex(Name);
     VM.resetProfile();
     VM.setProfiling(true);
     struct ProfilingOff {
@@ -260,7 +260,7 @@ py::tuple profileCall(Machine &M, const std::string &Name,
       ~ProfilingOff() { VM.setProfiling(false); }
     } Off{VM};
     const auto Start = std::chrono::steady_clock::now();
-    Result = VM.invoke(K, Views);
+    Result = VM.invoke(FuncIndex, Views);
     TotalNs = std::chrono::duration<double, std::nano>(
                   std::chrono::steady_clock::now() - Start)
                   .count();
@@ -272,9 +272,69 @@ py::tuple profileCall(Machine &M, const std::string &Name,
   return py::make_tuple(TotalNs, Rows);
 }
 
-} // namespace
+/// Machine.function(name, drop_result): the VM's function of a name, bound
+/// to the machine. DropResult: a function returning None after the call
+/// (TVM's save_function with include_return=False).
+py::object boundFunction(std::shared_ptr<Machine> Self, const std::string &Name,
+                         bool DropResult) {
+  int64_t FuncIndex = -1;
+  Function Fn;
+  run(*Self, [&] {
+    Fn = Self->VM->getFunction(Name); // throws LookupError
+    if (!Self->VM->isSavedFunction(Name))
+      FuncIndex = Self->VM->functionIndex(Name);
+  });
+  if (DropResult) {
+    FuncIndex = -1;
+    Fn = Function::fromPacked(
+        Name, [Inner = std::move(Fn)](PackedArgs A, Any *Result) {
+          Inner.callPacked(A.data(), A.size());
+          Result->reset();
+        });
+  }
+  return py::reinterpret_steal<py::object>(
+      makeBoundFunction(Self, FuncIndex, std::move(Fn), Name));
+}
 
-void registerMachine(py::module_ &M) {
+/// Machine.wait_compiles(): waits for the background compiles queued so far.
+void waitCompiles(Machine &Self) {
+#ifdef VMJIT_HAVE_JIT
+  GilRelease NoGil;
+  if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM))
+    TM->drain();
+#else
+  (void)Self;
+#endif
+}
+
+/// Machine.stats(): the statistics document and its table.
+py::tuple machineStats(Machine &Self) {
+#ifdef VMJIT_HAVE_JIT
+  constexpr bool Counts = true;
+#else
+  constexpr bool Counts = false;
+#endif
+  nlohmann::ordered_json Stats;
+  run(Self, [&] { Stats = report::vmStatsJson(*Self.VM, Counts); });
+  return py::make_tuple(Stats.dump(), report::vmStatsTable(Stats));
+}
+
+/// Machine.thresholds(): the tier thresholds in effect (empty without a
+/// tier manager).
+py::dict tierThresholds(Machine &Self) {
+  py::dict Thresholds;
+#ifdef VMJIT_HAVE_JIT
+  if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM)) {
+    Thresholds["baseline_threshold"] = TM->threshold();
+    Thresholds["tier_threshold"] = TM->options().Threshold;
+  }
+#else
+  (void)Self;
+#endif
+  return Thresholds;
+}
+
+void registerMachineOptions(py::module_ &M) {
   py::class_<MachineOptions>(M, "MachineOptions")
       .def(py::init<>())
       .def_readwrite("mode", &MachineOptions::Mode)
@@ -286,39 +346,18 @@ void registerMachine(py::module_ &M) {
       .def_readwrite("libs", &MachineOptions::Libs)
       .def_readwrite("max_steps", &MachineOptions::MaxSteps)
       .def_readwrite("timeout", &MachineOptions::TimeoutSeconds);
+}
 
-  py::class_<Machine, std::shared_ptr<Machine>>(
-      M, "Machine", py::custom_type_setup(machineTypeSetup))
-      .def(py::init(&createMachine))
-      .def_readonly("mode", &Machine::Mode)
-      // DropResult: a function returning None after the call (TVM's
-      // save_function with include_return=False).
-      .def("function",
-           [](std::shared_ptr<Machine> Self, const std::string &Name,
-              bool DropResult) {
-             int64_t K = -1;
-             Function Fn;
-             run(*Self, [&] {
-               Fn = Self->VM->getFunction(Name); // throws LookupError
-               if (!Self->VM->isSavedFunction(Name))
-                 K = Self->VM->functionIndex(Name);
-             });
-             if (DropResult) {
-               K = -1;
-               Fn = Function::fromPacked(
-                   Name, [Inner = std::move(Fn)](PackedArgs A, Any *Result) {
-                     Inner.callPacked(A.data(), A.size());
-                     Result->reset();
-                   });
-             }
-             return py::reinterpret_steal<py::object>(
-                 makeBoundFunction(Self, K, std::move(Fn), Name));
-           })
-      .def("set_input",
-           [](Machine &Self, const std::string &Name, const py::tuple &Args) {
-             std::vector<Any> Values = toAnys(Args);
-             run(Self, [&] { Self.VM->setInput(Name, std::move(Values)); });
-           })
+using MachineClass = py::class_<Machine, std::shared_ptr<Machine>>;
+
+/// TVM's stateful API: set_input, invoke_stateful, get_output and
+/// save_function.
+void defineStatefulApi(MachineClass &Cls) {
+  Cls.def("set_input",
+          [](Machine &Self, const std::string &Name, const py::tuple &Args) {
+            std::vector<Any> Values = toAnys(Args);
+            run(Self, [&] { Self.VM->setInput(Name, std::move(Values)); });
+          })
       .def("invoke_stateful",
            [](std::shared_ptr<Machine> Self, const std::string &Name) {
              Any R;
@@ -338,8 +377,16 @@ void registerMachine(py::module_ &M) {
              run(Self, [&] {
                Self.VM->saveFunction(Name, Saved, std::move(Values));
              });
-           })
-      .def("set_instrument", &setInstrument)
+           });
+}
+
+void registerMachineClass(py::module_ &M) {
+  MachineClass Cls(M, "Machine", py::custom_type_setup(machineTypeSetup));
+  Cls.def(py::init(&createMachine))
+      .def_readonly("mode", &Machine::Mode)
+      .def("function", &boundFunction);
+  defineStatefulApi(Cls);
+  Cls.def("set_instrument", &setInstrument)
       .def("set_limits",
            [](Machine &Self, uint64_t MaxSteps, double Timeout) {
              run(Self, [&] {
@@ -349,40 +396,9 @@ void registerMachine(py::module_ &M) {
       .def("interrupt", [](Machine &Self) { Self.VM->interrupt(); })
       .def("clear_interrupt", [](Machine &Self) { Self.VM->clearInterrupt(); })
       .def("steps_taken", [](Machine &Self) { return Self.VM->stepsTaken(); })
-      .def("wait_compiles",
-           [](Machine &Self) {
-#ifdef VMJIT_HAVE_JIT
-             GilRelease NoGil;
-             if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM))
-               TM->drain();
-#else
-             (void)Self;
-#endif
-           })
-      .def("stats",
-           [](Machine &Self) {
-#ifdef VMJIT_HAVE_JIT
-             constexpr bool Counts = true;
-#else
-             constexpr bool Counts = false;
-#endif
-             nlohmann::ordered_json J;
-             run(Self, [&] { J = report::vmStatsJson(*Self.VM, Counts); });
-             return py::make_tuple(J.dump(), report::vmStatsTable(J));
-           })
-      .def("thresholds",
-           [](Machine &Self) {
-             py::dict D;
-#ifdef VMJIT_HAVE_JIT
-             if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM)) {
-               D["baseline_threshold"] = TM->threshold();
-               D["tier_threshold"] = TM->options().Threshold;
-             }
-#else
-             (void)Self;
-#endif
-             return D;
-           })
+      .def("wait_compiles", &waitCompiles)
+      .def("stats", &machineStats)
+      .def("thresholds", &tierThresholds)
       .def("profile_call", &profileCall)
       .def("time_calls", [](Machine &Self, const std::string &Name,
                             const py::tuple &Args, int64_t Number,
@@ -391,7 +407,10 @@ void registerMachine(py::module_ &M) {
         return timeCalls(Self, Name, Args, Number, Repeat, MinRepeatMs,
                          CooldownMs);
       });
+}
 
+/// _stop_background_compiles, jit_available and baseline_available.
+void registerJitState(py::module_ &M) {
   M.def("_stop_background_compiles", [] {
 #ifdef VMJIT_HAVE_JIT
     GilRelease NoGil;
@@ -405,6 +424,14 @@ void registerMachine(py::module_ &M) {
   M.attr("jit_available") = false;
   M.attr("baseline_available") = false;
 #endif
+}
+
+} // namespace
+
+void registerMachine(py::module_ &M) {
+  registerMachineOptions(M);
+  registerMachineClass(M);
+  registerJitState(M);
 }
 
 } // namespace vmjit::python

@@ -19,6 +19,7 @@
 
 #include "bindings.h"
 
+#include "vmjit/runtime/dtype_traits.h"
 #include "vmjit/runtime/object_pool.h"
 
 #include <cstring>
@@ -56,44 +57,6 @@ constexpr int kWriteable = 0x0400;
 
 static_assert(sizeof(Py_ssize_t) == sizeof(int64_t),
               "NumPy's dimensions are read as int64");
-
-/// vmjit's dtype of NumPy type number `TypeNum` (NPY_BOOL, ..., NPY_HALF),
-/// or nullopt.
-std::optional<DLDataType> dtypeOfTypeNum(int TypeNum) {
-  static constexpr bool LongIs64 = sizeof(long) == 8;
-  switch (TypeNum) {
-  case 0: // NPY_BOOL
-    return dtype::Bool;
-  case 1: // NPY_BYTE
-    return dtype::Int8;
-  case 2: // NPY_UBYTE
-    return dtype::UInt8;
-  case 3: // NPY_SHORT
-    return dtype::Int16;
-  case 4: // NPY_USHORT
-    return dtype::UInt16;
-  case 5: // NPY_INT
-    return dtype::Int32;
-  case 6: // NPY_UINT
-    return dtype::UInt32;
-  case 7: // NPY_LONG
-    return LongIs64 ? dtype::Int64 : dtype::Int32;
-  case 8: // NPY_ULONG
-    return LongIs64 ? dtype::UInt64 : dtype::UInt32;
-  case 9: // NPY_LONGLONG
-    return dtype::Int64;
-  case 10: // NPY_ULONGLONG
-    return dtype::UInt64;
-  case 11: // NPY_FLOAT
-    return dtype::Float32;
-  case 12: // NPY_DOUBLE
-    return dtype::Float64;
-  case 23: // NPY_HALF
-    return dtype::Float16;
-  default:
-    return std::nullopt;
-  }
-}
 
 /// A Python object that owns memory a tensor views: the tensor keeps it
 /// alive, and the last reference to the tensor releases it (taking the
@@ -165,18 +128,19 @@ std::optional<Tensor> numpyArrayToTensor(PyObject *Obj) {
   const auto &D = *reinterpret_cast<const NumpyDescrHead *>(A.Descr);
   if (D.ByteOrder != '=' && D.ByteOrder != '|')
     return std::nullopt;
-  std::optional<DLDataType> DT = dtypeOfTypeNum(D.TypeNum);
-  if (!DT)
+  const DTypeTraits *Row = findDTypeByNumpyTypeNum(D.TypeNum);
+  if (!Row)
     return std::nullopt;
+  const DLDataType DT = Row->Type;
   if (State < 0) {
-    State = layoutAgrees(Obj, A, *DT) ? 1 : 0;
+    State = layoutAgrees(Obj, A, DT) ? 1 : 0;
     if (!State)
       return std::nullopt;
   }
   std::span<const int64_t> Shape(reinterpret_cast<const int64_t *>(A.Dims),
                                  static_cast<size_t>(A.NDim));
   return Tensor::viewChecked(ObjectRef(makeRecycledObject<PythonOwnerObj>(Obj)),
-                             A.Data, Shape, *DT);
+                             A.Data, Shape, DT);
 }
 
 } // namespace vmjit::python

@@ -13,7 +13,7 @@
 
 #include "bindings.h"
 
-#include "vmjit/builtins/builtins.h"
+#include "vmjit/runtime/dtype_traits.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
 
@@ -29,30 +29,9 @@
 
 namespace vmjit::python {
 
-namespace {
-
-/// The buffer protocol's (struct module's) format characters, one row per
-/// dtype; the first row of a dtype is the one exported. 'l' and 'L' are
-/// what NumPy gives for int64 and uint64 on LP64 hosts.
-struct BufferFormatRow {
-  const char *Code;
-  DLDataType Type;
-};
-constexpr BufferFormatRow kBufferFormats[] = {
-    {"?", dtype::Bool},    {"b", dtype::Int8},    {"h", dtype::Int16},
-    {"i", dtype::Int32},   {"q", dtype::Int64},   {"l", dtype::Int64},
-    {"B", dtype::UInt8},   {"H", dtype::UInt16},  {"I", dtype::UInt32},
-    {"Q", dtype::UInt64},  {"L", dtype::UInt64},  {"e", dtype::Float16},
-    {"f", dtype::Float32}, {"d", dtype::Float64},
-};
-
-} // namespace
-
 const char *bufferFormat(DLDataType T) {
-  for (const BufferFormatRow &R : kBufferFormats)
-    if (R.Type == T)
-      return R.Code;
-  return nullptr;
+  const DTypeTraits *R = findDType(T);
+  return R ? R->BufferFormat : nullptr;
 }
 
 std::optional<DLDataType> bufferDType(const Py_buffer &B) {
@@ -61,11 +40,9 @@ std::optional<DLDataType> bufferDType(const Py_buffer &B) {
     ++F;
   if (!*F || F[1])
     return std::nullopt;
-  for (const BufferFormatRow &R : kBufferFormats)
-    if (R.Code[0] == *F &&
-        static_cast<size_t>(B.itemsize) == dtypeBytes(R.Type))
-      return R.Type;
-  return std::nullopt;
+  const DTypeTraits *R =
+      findDTypeByBufferChar(*F, static_cast<size_t>(B.itemsize));
+  return R ? std::optional(R->Type) : std::nullopt;
 }
 
 std::string deviceName(DLDevice D) {

@@ -89,9 +89,8 @@ Any parseTensor(const std::string &Text, size_t Index) {
   auto T = parseDType(DTypeText);
   if (!T || !vm::isVmasmTensorDType(*T))
     bad(Index, Text,
-        fmt::format("unsupported tensor dtype '{}' (bool, int8..int64, "
-                    "uint8..uint64, float16, bfloat16, float32, float64)",
-                    DTypeText));
+        fmt::format("unsupported tensor dtype '{}' ({})", DTypeText,
+                    vm::vmasmTensorDTypeList(", ")));
   std::vector<int64_t> Dims;
   for (std::string_view D :
        split(std::string_view(Text).substr(Open + 1, Close - Open - 1), ',')) {

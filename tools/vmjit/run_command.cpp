@@ -24,6 +24,7 @@
 #include "vmjit/vm/virtual_machine.h"
 
 #ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/jit_environment.h"
 #include "vmjit/jit/tier_manager.h"
 #endif
 
@@ -320,10 +321,7 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   const bool UsesCache = *Mode == vm::ExecMode::Compiled ||
                          *Mode == vm::ExecMode::Tiered;
   if (!O.NoCache && UsesCache) {
-    const char *Env = std::getenv("VMJIT_CACHE_DIR");
-    std::string Dir = !O.CacheDir.empty() ? O.CacheDir
-                      : Env && *Env       ? std::string(Env)
-                                          : jit::defaultCacheDir();
+    const std::string Dir = jit::cacheDirFor(O.CacheDir);
     if (!Dir.empty()) {
       JO.CacheDir = usableCacheDir(Dir, !O.CacheDir.empty());
       JO.NoCache = JO.CacheDir.empty();
@@ -528,9 +526,6 @@ void addRunCommand(CLI::App &App, Runner &Run) {
     for (const JitOptionUse &U : kJitOptionUses)
       if (Cmd->count(U.Option))
         O->GivenJitOptions.push_back(&U);
-    if (O->TierThreshold == 0)
-      if (const char *Env = std::getenv("VMJIT_TIER_THRESHOLD"))
-        O->TierThreshold = std::atoll(Env);
     Run = [O] { return run(*O); };
   });
 }

@@ -2,12 +2,14 @@
 
 #include "value_json.h"
 #include "vmjit/runtime/array.h"
+#include "vmjit/runtime/dtype_traits.h"
 #include "vmjit/runtime/function.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/text/literals.h"
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
@@ -34,34 +36,10 @@ ordered_json float32Json(float F) {
   return std::stod(fmt::format("{}", F));
 }
 
-uint16_t loadU16(const char *P) {
-  uint16_t V;
-  std::memcpy(&V, P, 2);
-  return V;
-}
-
-float halfToFloat(uint16_t H) {
-  uint32_t Sign = (H >> 15) & 1, Exp = (H >> 10) & 0x1f, Man = H & 0x3ff;
-  float V;
-  if (Exp == 0)
-    V = std::ldexp(static_cast<float>(Man), -24);
-  else if (Exp == 31)
-    V = Man ? NAN : INFINITY;
-  else
-    V = std::ldexp(static_cast<float>(Man | 0x400), static_cast<int>(Exp) - 25);
-  return Sign ? -V : V;
-}
-
-float bfloat16ToFloat(uint16_t B) {
-  uint32_t Bits = static_cast<uint32_t>(B) << 16;
-  float F;
-  std::memcpy(&F, &Bits, 4);
-  return F;
-}
-
 /// A float16 or bfloat16 element as the shortest decimal that reads back
 /// to the same bits (0.1, not 0.099975586), as NumPy prints one.
-ordered_json narrowJson(uint16_t Bits, float F, const vm::FloatFormat &Fmt) {
+ordered_json narrowJson(uint64_t Bits, const FloatFormat &Fmt) {
+  const float F = vm::narrowFloatValue(Bits, Fmt);
   if (!std::isfinite(F))
     return floatJson(F);
   for (int Digits = 1; Digits < 9; ++Digits) {
@@ -73,36 +51,34 @@ ordered_json narrowJson(uint16_t Bits, float F, const vm::FloatFormat &Fmt) {
   return float32Json(F);
 }
 
+/// A float element of format `Fmt` (bits `Bits`).
+ordered_json floatElementJson(uint64_t Bits, const FloatFormat &Fmt) {
+  if (Fmt.sameLayout(vm::kFloat64))
+    return floatJson(std::bit_cast<double>(Bits));
+  if (Fmt.sameLayout(vm::kFloat32))
+    return float32Json(std::bit_cast<float>(static_cast<uint32_t>(Bits)));
+  return narrowJson(Bits, Fmt);
+}
+
 /// One element of a tensor.
 ordered_json element(const char *P, DLDataType T) {
-  switch (T.code) {
-  case kDLBool:
-    return *P != 0;
-  case kDLInt:
-    switch (T.bits) {
-    case 8: return static_cast<int64_t>(*reinterpret_cast<const int8_t *>(P));
-    case 16: { int16_t V; std::memcpy(&V, P, 2); return V; }
-    case 32: { int32_t V; std::memcpy(&V, P, 4); return V; }
-    default: { int64_t V; std::memcpy(&V, P, 8); return V; }
-    }
-  case kDLUInt:
-    switch (T.bits) {
-    case 8: return static_cast<uint64_t>(*reinterpret_cast<const uint8_t *>(P));
-    case 16: return static_cast<uint64_t>(loadU16(P));
-    case 32: { uint32_t V; std::memcpy(&V, P, 4); return V; }
-    default: { uint64_t V; std::memcpy(&V, P, 8); return V; }
-    }
-  case kDLFloat:
-    switch (T.bits) {
-    case 16: return narrowJson(loadU16(P), halfToFloat(loadU16(P)), vm::kFloat16);
-    case 32: { float V; std::memcpy(&V, P, 4); return float32Json(V); }
-    default: { double V; std::memcpy(&V, P, 8); return floatJson(V); }
-    }
-  case kDLBfloat:
-    return narrowJson(loadU16(P), bfloat16ToFloat(loadU16(P)), vm::kBFloat16);
-  default:
+  const DTypeTraits *R = findDType(T);
+  if (!R)
     return nullptr;
+  const uint64_t Bits = loadElementBits(P, *R);
+  switch (R->Literal) {
+  case LiteralKind::Bool:
+    return Bits != 0;
+  case LiteralKind::Signed: {
+    const int Unused = 64 - T.bits; // sign-extend from the top bit
+    return static_cast<int64_t>(Bits << Unused) >> Unused;
   }
+  case LiteralKind::Unsigned:
+    return Bits;
+  case LiteralKind::Float:
+    return floatElementJson(Bits, R->Float);
+  }
+  return nullptr;
 }
 
 /// NumPy's print options: arrays over kSummaryThreshold elements show

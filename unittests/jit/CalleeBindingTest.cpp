@@ -86,8 +86,8 @@ TEST(CalleeBindingTest, AUsersReplacementIsCalledNotInlined) {
   vm::VMOptions Opts;
   Opts.FunctionRegistry = &Own;
   auto VM = vm::VirtualMachine::create(Exe, Opts);
-  const CalleeBinding &Add =
-      bindingOf(bindCallees(*VM, true), *Exe, "scalar.add");
+  const BoundCallees B = bindCallees(*VM, /*InlineBuiltins=*/true);
+  const CalleeBinding &Add = bindingOf(B, *Exe, "scalar.add");
   EXPECT_EQ(Add.How, CalleeBinding::Direct);
   EXPECT_FALSE(Add.Standard);
   EXPECT_EQ(Add.Inline, SpecialBuiltin::None);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/engine.h"
+#include "vmjit/runtime/error.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -75,9 +76,37 @@ IR callingExternal(const std::string &Ext = "ext") {
   return I;
 }
 
+/// Engine::create, its error (a thrown JITError) as text in `Error`.
+std::unique_ptr<Engine> createEngine(const EngineOptions &Opts,
+                                     std::string &Error) {
+  try {
+    return Engine::create(Opts);
+  } catch (const vmjit::Error &E) {
+    EXPECT_EQ(E.kind(), "JITError");
+    Error = E.message();
+    return nullptr;
+  }
+}
+
+/// Engine::compile, its error (a thrown JITError) as text in `Error`.
+std::unique_ptr<CompiledUnit>
+compileUnit(Engine &E, std::unique_ptr<llvm::LLVMContext> Ctx,
+            std::unique_ptr<llvm::Module> M,
+            const std::map<std::string, uint64_t> &Abs,
+            const std::vector<std::string> &Exports, const std::string &Key,
+            std::string &Error) {
+  try {
+    return E.compile(std::move(Ctx), std::move(M), Abs, Exports, Key);
+  } catch (const vmjit::Error &Ex) {
+    EXPECT_EQ(Ex.kind(), "JITError");
+    Error = Ex.message();
+    return nullptr;
+  }
+}
+
 std::unique_ptr<Engine> makeEngine(EngineOptions Opts = {}) {
   std::string Error;
-  auto E = Engine::create(Opts, Error);
+  auto E = createEngine(Opts, Error);
   EXPECT_TRUE(E) << Error;
   return E;
 }
@@ -87,8 +116,8 @@ std::unique_ptr<CompiledUnit> compile(Engine &E, IR I,
                                       std::vector<std::string> Exports,
                                       const std::string &Key = "") {
   std::string Error;
-  auto U = E.compile(std::move(I.Ctx), std::move(I.M), Abs, Exports, Key,
-                     Error);
+  auto U = compileUnit(E, std::move(I.Ctx), std::move(I.M), Abs, Exports, Key,
+                       Error);
   EXPECT_TRUE(U) << Error;
   return U;
 }
@@ -164,7 +193,7 @@ TEST(EngineTest, RejectsBadOptLevel) {
   EngineOptions Opts;
   Opts.OptLevel = 4;
   std::string Error;
-  EXPECT_FALSE(Engine::create(Opts, Error));
+  EXPECT_FALSE(createEngine(Opts, Error));
   EXPECT_NE(Error.find("0..3"), std::string::npos) << Error;
 }
 
@@ -425,8 +454,8 @@ TEST(EngineTest, InvalidModuleIsAnError) {
   I.B->CreateAdd(I.B->getInt32(1), I.B->getInt32(2));
   auto E = makeEngine();
   std::string Error;
-  auto U = E->compile(std::move(I.Ctx), std::move(I.M), {}, {"broken"}, "",
-                      Error);
+  auto U = compileUnit(*E, std::move(I.Ctx), std::move(I.M), {}, {"broken"}, "",
+                       Error);
   EXPECT_FALSE(U);
   EXPECT_NE(Error.find("invalid module"), std::string::npos) << Error;
 }
@@ -435,15 +464,15 @@ TEST(EngineTest, UnresolvedExternalIsAnError) {
   auto E = makeEngine();
   IR I = callingExternal("no_such_function");
   std::string Error;
-  auto U = E->compile(std::move(I.Ctx), std::move(I.M), {}, {"call_ext"}, "",
-                      Error);
+  auto U = compileUnit(*E, std::move(I.Ctx), std::move(I.M), {}, {"call_ext"},
+                       "", Error);
   EXPECT_FALSE(U);
   EXPECT_NE(Error.find("no_such_function"), std::string::npos) << Error;
   // The process's own symbols are not visible either.
   IR J = callingExternal("getpid");
   Error.clear();
-  U = E->compile(std::move(J.Ctx), std::move(J.M), {}, {"call_ext"}, "",
-                 Error);
+  U = compileUnit(*E, std::move(J.Ctx), std::move(J.M), {}, {"call_ext"}, "",
+                  Error);
   EXPECT_FALSE(U);
   EXPECT_NE(Error.find("getpid"), std::string::npos) << Error;
   // The engine still works.
@@ -456,8 +485,8 @@ TEST(EngineTest, MissingExportIsAnError) {
   auto E = makeEngine();
   IR I = returning(1);
   std::string Error;
-  auto U = E->compile(std::move(I.Ctx), std::move(I.M), {},
-                      {"answer", "nope"}, "", Error);
+  auto U = compileUnit(*E, std::move(I.Ctx), std::move(I.M), {},
+                       {"answer", "nope"}, "", Error);
   EXPECT_FALSE(U);
   EXPECT_NE(Error.find("nope"), std::string::npos) << Error;
 }
@@ -466,8 +495,8 @@ TEST(EngineTest, ModuleFromAnotherContextIsAnError) {
   auto E = makeEngine();
   IR I = returning(1);
   std::string Error;
-  auto U = E->compile(std::make_unique<llvm::LLVMContext>(), std::move(I.M),
-                      {}, {"answer"}, "", Error);
+  auto U = compileUnit(*E, std::make_unique<llvm::LLVMContext>(),
+                       std::move(I.M), {}, {"answer"}, "", Error);
   EXPECT_FALSE(U);
   EXPECT_FALSE(Error.empty());
 }
@@ -525,9 +554,9 @@ TEST(EngineTest, ConcurrentCompiles) {
         Ret->setOperand(0, I.B->CreateAdd(Ret->getOperand(0),
                                          I.B->getInt32(T * 100 + K)));
         std::string Error;
-        auto U = E->compile(std::move(I.Ctx), std::move(I.M),
-                            {{"ext", addr(&extDouble)}}, {"call_ext"}, "",
-                            Error);
+        auto U =
+            compileUnit(*E, std::move(I.Ctx), std::move(I.M),
+                        {{"ext", addr(&extDouble)}}, {"call_ext"}, "", Error);
         if (!U) {
           Errors[T] = Error;
           return;
@@ -631,7 +660,7 @@ TEST(EngineTest, PerfSupport) {
     // The jitdump state is process-wide: a second engine with perf
     // support writes the perf map only (and does not fail).
     std::string Error;
-    auto Second = Engine::create(Opts, Error);
+    auto Second = createEngine(Opts, Error);
     ASSERT_TRUE(Second) << Error;
     auto U2 =
         compile(*Second, returning(7, "second_answer"), {}, {"second_answer"});
@@ -658,11 +687,11 @@ TEST(EngineTest, PerfSupportFailureIsAnError) {
   EngineOptions Opts;
   Opts.PerfSupport = true;
   std::string Error;
-  EXPECT_FALSE(Engine::create(Opts, Error));
+  EXPECT_FALSE(createEngine(Opts, Error));
   EXPECT_NE(Error.find("perf support"), std::string::npos) << Error;
   // Nothing was left claimed.
   ScopedEnv Env2("JITDUMPDIR", Dir.Path.string());
-  EXPECT_TRUE(Engine::create(Opts, Error)) << Error;
+  EXPECT_TRUE(createEngine(Opts, Error)) << Error;
   fs::remove("/tmp/perf-" + std::to_string(::getpid()) + ".map");
 }
 

@@ -121,3 +121,34 @@ TEST(NpyTest, RejectsWhatItCannotRead) {
     EXPECT_EQ(E.kind(), "IOError");
   }
 }
+
+TEST(NpyTest, DescrsOfEveryDTypeAndWidth) {
+  // Every descr of the dtype table reads as its dtype, in each byte order
+  // spelling a little-endian host writes.
+  const std::pair<const char *, DLDataType> Rows[] = {
+      {"|b1", dtype::Bool},    {"|i1", dtype::Int8},    {"<i2", dtype::Int16},
+      {"=i4", dtype::Int32},   {"<i8", dtype::Int64},   {"|u1", dtype::UInt8},
+      {"<u2", dtype::UInt16},  {"<u4", dtype::UInt32},  {"|u8", dtype::UInt64},
+      {"<f2", dtype::Float16}, {"<f4", dtype::Float32}, {"<f8", dtype::Float64},
+      {">i1", dtype::Int8}};
+  for (auto [Descr, Type] : Rows) {
+    const std::string Dict = std::string("{'descr': '") + Descr +
+                             "', 'fortran_order': False, 'shape': (0,), }";
+    EXPECT_EQ(parseNpy(npyImage(Dict, ""), "x.npy").dtype(), Type) << Descr;
+  }
+  // The other byte widths of int, uint and float load and save too (NumPy's
+  // long double is float128); bool has one width, bfloat16 no descr.
+  Tensor Wide = parseNpy(npyImage("{'descr': '<f16', 'fortran_order': False, "
+                                  "'shape': (1,), }",
+                                  std::string(16, '\0')),
+                         "x.npy");
+  EXPECT_EQ(dtypeName(Wide.dtype()), "float128");
+  std::string Image = serializeNpy(Tensor::empty({2}, dtype::make(kDLInt, 24)));
+  EXPECT_THAT(Image, HasSubstr("'descr': '<i3'"));
+  EXPECT_EQ(parseNpy(Image, "x.npy").dtype(), dtype::make(kDLInt, 24));
+  EXPECT_THAT(parseError(npyImage("{'descr': '<b2', 'fortran_order': False, "
+                                  "'shape': (0,), }",
+                                  "")),
+              HasSubstr("unsupported dtype '<b2'"));
+  EXPECT_THROW(serializeNpy(Tensor::empty({1}, dtype::BFloat16)), Error);
+}

@@ -11,7 +11,9 @@
 // sign-extended 56-bit value below. Two special registers exist: void
 // (a Call's result is dropped) and vm (reads as the VM context pointer).
 //
-// InstrView decodes in place, without copying.
+// InstrView decodes in place, without copying; instrWords and measureInstr
+// are the one rule of how many words an instruction takes, which every
+// loader checks code by.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,7 @@
 #define VMJIT_BYTECODE_BYTECODE_H
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace vmjit::vm {
@@ -108,45 +111,83 @@ inline constexpr int64_t kCallHeaderWords = 4;
 inline constexpr int64_t kRetWords = 2;
 inline constexpr int64_t kGotoWords = 2;
 inline constexpr int64_t kIfWords = 3;
+/// The word of a Call that holds its argument count.
+inline constexpr int64_t kCallNumArgsWord = 3;
+
+/// Words an instruction of opcode `Op` takes (a Call with `NumCallArgs`
+/// arguments); 0 for a word that is no opcode.
+constexpr int64_t instrWords(Opcode Op, int64_t NumCallArgs) noexcept {
+  switch (Op) {
+  case Opcode::Call:
+    return kCallHeaderWords + NumCallArgs;
+  case Opcode::Ret:
+    return kRetWords;
+  case Opcode::Goto:
+    return kGotoWords;
+  case Opcode::If:
+    return kIfWords;
+  }
+  return 0;
+}
+
+/// What measuring an instruction against the words left found.
+enum class InstrLengthStatus : uint8_t {
+  Ok,
+  /// The first word is no opcode.
+  UnknownOpcode,
+  /// A call without its whole header.
+  CallHeaderTruncated,
+  /// A call whose argument count is negative or more than the words left.
+  CallArgsTooMany,
+  /// A fixed-size instruction longer than the words left.
+  Truncated,
+};
+
+/// An instruction's length, or why it has none.
+struct InstrLength {
+  InstrLengthStatus Status = InstrLengthStatus::Ok;
+  /// The words the instruction takes, when Status is Ok.
+  int64_t Words = 0;
+};
+
+/// The one check of an instruction's length against its code: measures
+/// (by instrWords) the instruction at word `Pos` of `Code` (Pos < its size)
+/// and checks it against the words from there on. Loaders report a bad
+/// status in their own words and places.
+InstrLength measureInstr(std::span<const Word> Code, int64_t Pos) noexcept;
 
 /// A decoded view of one instruction in place. Only meaningful for
 /// instructions the loader has checked for length.
 class InstrView {
 public:
-  explicit InstrView(const Word *W) noexcept : W(W) {}
-  Opcode opcode() const noexcept { return static_cast<Opcode>(W[0]); }
+  explicit InstrView(const Word *Start) noexcept : Start(Start) {}
+  Opcode opcode() const noexcept { return static_cast<Opcode>(Start[0]); }
   // Call
-  RegName callDst() const noexcept { return W[1]; }
-  int64_t callFunc() const noexcept { return W[2]; }
-  int64_t callNumArgs() const noexcept { return W[3]; }
-  Arg callArg(int64_t I) const noexcept { return Arg::fromWord(W[4 + I]); }
-  const Word *callArgWords() const noexcept { return W + 4; }
-  // Ret
-  RegName retReg() const noexcept { return W[1]; }
-  // Goto
-  int64_t gotoOffset() const noexcept { return W[1]; }
-  // If
-  RegName ifCond() const noexcept { return W[1]; }
-  int64_t ifFalseOffset() const noexcept { return W[2]; }
-
-  /// Words this instruction takes.
-  int64_t numWords() const noexcept {
-    switch (opcode()) {
-    case Opcode::Call:
-      return kCallHeaderWords + callNumArgs();
-    case Opcode::Ret:
-      return kRetWords;
-    case Opcode::Goto:
-      return kGotoWords;
-    case Opcode::If:
-      return kIfWords;
-    }
-    return 1;
+  RegName callDst() const noexcept { return Start[1]; }
+  int64_t callFunc() const noexcept { return Start[2]; }
+  int64_t callNumArgs() const noexcept { return Start[kCallNumArgsWord]; }
+  Arg callArg(int64_t I) const noexcept {
+    return Arg::fromWord(Start[kCallHeaderWords + I]);
   }
-  const Word *words() const noexcept { return W; }
+  const Word *callArgWords() const noexcept { return Start + kCallHeaderWords; }
+  // Ret
+  RegName retReg() const noexcept { return Start[1]; }
+  // Goto
+  int64_t gotoOffset() const noexcept { return Start[1]; }
+  // If
+  RegName ifCond() const noexcept { return Start[1]; }
+  int64_t ifFalseOffset() const noexcept { return Start[2]; }
+
+  /// Words this instruction takes (1 for a word that is no opcode).
+  int64_t numWords() const noexcept {
+    const bool IsCall = opcode() == Opcode::Call;
+    const int64_t N = instrWords(opcode(), IsCall ? callNumArgs() : 0);
+    return N ? N : 1;
+  }
+  const Word *words() const noexcept { return Start; }
 
 private:
-  const Word *W;
+  const Word *Start;
 };
 
 } // namespace vmjit::vm

@@ -1,4 +1,5 @@
-//===- vmjit/jit/engine.h - LLVM ORC engine for JIT units --------*- C++ -*-===//
+//===- vmjit/jit/engine.h - LLVM ORC engine for JIT units --------*- C++
+//-*-===//
 //
 // The code generator and linker behind the JIT tier: one ORC LLJIT
 // (JITLink on x86-64 ELF) per Engine; each compiled unit is one LLVM module
@@ -8,13 +9,16 @@
 // not depend on where things live in this process: it can be cached on
 // disk and reused by a later run (the object cache).
 //
-// This header has no LLVM includes: LLVM types appear only as opaque
-// pointers, so tools and the VM can include it cheaply.
+// Errors are llvm::Error / Expected (llvm/Support/Error.h, the one LLVM
+// header here); other LLVM types appear only as opaque pointers. Internal
+// to the JIT library: the tier manager's header does not include it.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef VMJIT_JIT_ENGINE_H
 #define VMJIT_JIT_ENGINE_H
+
+#include "llvm/Support/Error.h"
 
 #include <atomic>
 #include <cstdint>
@@ -64,34 +68,56 @@ public:
   virtual const CompileStats &stats() const = 0;
 };
 
-/// The Error of a compile stopped through its cancellation flag.
-inline constexpr const char *kCompileAbandoned = "compile abandoned";
+/// The error of a compile (lowering or code generation) stopped through
+/// its cancellation flag: callers tell it from a failure by its type
+/// (llvm::ErrorInfo), never by its text.
+class CompileAbandoned : public llvm::ErrorInfo<CompileAbandoned> {
+public:
+  static char ID;
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override;
+};
 
+/// Errors: inside the JIT library llvm::Error / Expected (tryCreate,
+/// tryCompile); at its public edge a thrown vmjit::Error ("JITError":
+/// create, compile). An llvm::Error does not cross the library's boundary:
+/// its error classes belong to the library's own copy of LLVM, which a
+/// caller's LLVM cannot tell apart.
 class Engine {
 public:
-  /// Creates an engine for the host. Returns nullptr and sets `Error` if
-  /// LLVM cannot target the host.
-  static std::unique_ptr<Engine> create(const EngineOptions &Opts,
-                                        std::string &Error);
+  /// Creates an engine for the host; throws JITError if LLVM cannot
+  /// target it.
+  static std::unique_ptr<Engine> create(const EngineOptions &Opts);
+  /// create, for code inside the JIT library.
+  static llvm::Expected<std::unique_ptr<Engine>>
+  tryCreate(const EngineOptions &Opts);
   virtual ~Engine() = default;
+
+  /// tryCompile, throwing JITError on failure (the message says when the
+  /// compile was abandoned).
+  std::unique_ptr<CompiledUnit>
+  compile(std::unique_ptr<llvm::LLVMContext> Ctx,
+          std::unique_ptr<llvm::Module> M,
+          const std::map<std::string, uint64_t> &Absolute,
+          const std::vector<std::string> &Exports, const std::string &CacheKey,
+          const std::atomic<bool> *Cancel = nullptr);
 
   /// Optimizes (at the engine's level), compiles and links `M`, whose
   /// external symbols are bound by `Absolute` (name -> address), and
   /// returns the unit with the addresses of `Exports`. `CacheKey`
   /// non-empty: look the object up in / store it into the object cache
   /// under that key (the caller makes the key cover everything the code
-  /// depends on). Thread-safe. On failure returns nullptr and sets Error.
-  /// `M` must live in `Ctx`; the engine takes both. `Cancel`, when given,
-  /// is checked between the compile's phases and between the IR passes:
-  /// once it is set the compile stops there, returns nullptr and sets
-  /// Error to kCompileAbandoned (a single function's code generation, once
-  /// begun, runs to its end).
-  virtual std::unique_ptr<CompiledUnit>
-  compile(std::unique_ptr<llvm::LLVMContext> Ctx,
-          std::unique_ptr<llvm::Module> M,
-          const std::map<std::string, uint64_t> &Absolute,
-          const std::vector<std::string> &Exports, const std::string &CacheKey,
-          std::string &Error, const std::atomic<bool> *Cancel = nullptr) = 0;
+  /// depends on). Thread-safe. `M` must live in `Ctx`; the engine takes
+  /// both. `Cancel`, when given, is checked between the compile's phases
+  /// and between the IR passes: once it is set the compile stops there
+  /// with a CompileAbandoned error (a single function's code generation,
+  /// once begun, runs to its end).
+  /// For code inside the JIT library.
+  virtual llvm::Expected<std::unique_ptr<CompiledUnit>> tryCompile(
+      std::unique_ptr<llvm::LLVMContext> Ctx, std::unique_ptr<llvm::Module> M,
+      const std::map<std::string, uint64_t> &Absolute,
+      const std::vector<std::string> &Exports, const std::string &CacheKey,
+      const std::atomic<bool> *Cancel = nullptr) = 0;
 
   /// Runs the engine's IR optimization pipeline on `M` in place (for
   /// `vmjit ir --opt`).

@@ -39,6 +39,8 @@
 #include "vmjit/jit/code_key.h"
 #include "vmjit/jit/speculation.h"
 
+#include "llvm/Support/Error.h"
+
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -66,7 +68,7 @@ struct LoweringOptions {
   bool PromoteRegisters = true;
   int64_t PromoteLimit = 256;
   /// Checked every 256 instructions when set: once it is, lowering stops
-  /// by throwing std::runtime_error(kCompileAbandoned) (engine.h).
+  /// with a CompileAbandoned error (engine.h).
   const std::atomic<bool> *Cancel = nullptr;
   /// Functions lowered with speculation (promoted ones only: a flat
   /// function ignores its entry).
@@ -128,10 +130,22 @@ struct LoweredModule {
 
 /// Lowers bytecode functions `Funcs` of `Exe` into one module. `Callees`
 /// has one entry per function-table entry.
-LoweredModule lowerFunctions(const vm::Executable &Exe,
-                             std::span<const int64_t> Funcs,
-                             const std::vector<CalleeBinding> &Callees,
-                             const LoweringOptions &Opts = {});
+/// Errors: CompileAbandoned (Opts.Cancel), or code that cannot be made
+/// (for code inside the JIT library, engine.h: outside it an llvm::Error
+/// cannot be told apart or printed).
+llvm::Expected<LoweredModule>
+lowerFunctions(const vm::Executable &Exe, std::span<const int64_t> Funcs,
+               const std::vector<CalleeBinding> &Callees,
+               const LoweringOptions &Opts = {});
+
+/// The object-cache key lowering `Funcs` records (LoweredModule::Key),
+/// the module made and dropped inside the JIT library (a caller with LLVM
+/// of its own must not destroy the library's modules); none when the
+/// lowering fails.
+std::optional<CodeKey> loweringKey(const vm::Executable &Exe,
+                                   std::span<const int64_t> Funcs,
+                                   const std::vector<CalleeBinding> &Callees,
+                                   const LoweringOptions &Opts = {});
 
 /// The textual IR of a module.
 std::string moduleText(const llvm::Module &M);

@@ -21,8 +21,10 @@
 #ifndef VMJIT_JIT_TIER_MANAGER_H
 #define VMJIT_JIT_TIER_MANAGER_H
 
-#include "vmjit/jit/engine.h"
-#include "vmjit/jit/lowering.h"
+#include "vmjit/jit/callee_binding.h"
+#include "vmjit/jit/code_key.h"
+#include "vmjit/jit/jit_environment.h"
+#include "vmjit/jit/speculation.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstdint>
@@ -32,6 +34,11 @@
 #include <vector>
 
 namespace vmjit::jit {
+
+class CompiledUnit;
+class Engine;
+struct LoweredModule;
+struct LoweringOptions;
 
 /// The default tier-2 threshold: calls of a function plus backward jumps
 /// taken inside it, in any tier, before it is queued for the optimizing
@@ -105,11 +112,6 @@ using FunctionJITStats = vm::TierStats;
 /// Whether this build has the baseline tier for the host (x86-64).
 bool baselineAvailable() noexcept;
 
-/// The object cache directory a command-line tool uses by default:
-/// $XDG_CACHE_HOME/vmjit, else $HOME/.cache/vmjit; empty when neither
-/// variable is set.
-std::string defaultCacheDir();
-
 class TierManager;
 
 /// Stops the process's background tier-2 compiles for good: queued ones are
@@ -177,7 +179,6 @@ public:
   vm::TierStats tierStats(int64_t Func) const override { return stats(Func); }
   bool countsEveryCall(int64_t Func) const noexcept override;
   const JITOptions &options() const noexcept { return Opts; }
-  Engine &engine() noexcept { return *Eng; }
 
   /// The LLVM IR for `Func` as the tier would compile it (`Optimized`:
   /// after the engine's pipeline).
@@ -187,6 +188,14 @@ private:
   friend void enableJIT(vm::VirtualMachine &VM, const JITOptions &Opts);
   friend class TierManagerRegistry;
   TierManager() = default;
+  /// A manager for `VM`'s executable (the registry's: one per executable,
+  /// bindings and options), compiling with `Eng` (`LargeEng` for large
+  /// units).
+  static std::shared_ptr<TierManager> create(const vm::VirtualMachine &VM,
+                                             const JITOptions &Opts,
+                                             std::shared_ptr<Engine> Eng,
+                                             std::shared_ptr<Engine> LargeEng,
+                                             BoundCallees Bind);
   /// A job of the compile pool: compiles `Func` at tier 2 unless `Cancel`
   /// stops it.
   void compileInBackground(int64_t Func, const std::atomic<bool> &Cancel);
@@ -201,17 +210,19 @@ private:
   // compileNow's parts: lower the unit (with what it speculates), bind the
   // symbols its code needs, derive its object-cache key (code_key.h),
   // and publish the compiled code (or the failure) to the functions.
-  LoweredModule lowerUnit(const std::vector<int64_t> &Funcs,
-                          const std::atomic<bool> *Cancel);
+  LoweringOptions unitLoweringOptions(const std::vector<int64_t> &Funcs,
+                                      const std::atomic<bool> *Cancel);
   void bindUnitSymbols(LoweredModule &L);
   CodeKey unitKey(const Engine &E, const std::vector<int64_t> &Funcs,
                   const LoweredModule &L) const;
   static std::vector<std::string> unitExports(const LoweredModule &L);
+  /// `Unit` null: the compile failed with `Err`, or was `Abandoned`.
   bool publishUnit(const std::vector<int64_t> &Funcs, const LoweredModule &L,
                    std::unique_ptr<CompiledUnit> Unit, const std::string &Err,
-                   double Ms, const std::atomic<bool> *Cancel);
+                   bool Abandoned, double Ms);
+  /// What the manager keeps per function of its executable.
   struct Impl;
-  std::unique_ptr<Impl> I;
+  std::unique_ptr<Impl> State;
   JITOptions Opts;
   int64_t Threshold = kDefaultTierThreshold;
   int64_t InterpThreshold = kDefaultTierThreshold;

@@ -49,7 +49,7 @@ public:
   /// tensor (vm/alloc_sites.h), or null. Only that VM's thread writes it;
   /// any thread may read it. A register of that VM holding the site's
   /// tensor releases it without an atomic read-modify-write when the two
-  /// are its only references (releaseInVM).
+  /// are its only references (vm::releasedToSite).
   std::atomic<const void *> SiteOwner{nullptr};
 
 private:

@@ -13,6 +13,7 @@
 #define VMJIT_TEXT_LITERALS_H
 
 #include "vmjit/runtime/data_type.h"
+#include "vmjit/runtime/dtype_traits.h"
 #include "vmjit/runtime/tensor.h"
 
 #include <cstdint>
@@ -38,49 +39,35 @@ std::optional<IntLit> parseIntLit(std::string_view Text, bool &TooLarge);
 /// The literal as an int64; nullopt if it does not fit.
 std::optional<int64_t> toInt64(IntLit L);
 
-/// A binary floating-point format.
-struct FloatFormat {
-  int ExpBits;
-  int MantBits;
-  std::string_view Name;
-  uint64_t signBit() const { return uint64_t(1) << (ExpBits + MantBits); }
-  uint64_t expMask() const {
-    return ((uint64_t(1) << ExpBits) - 1) << MantBits;
-  }
-};
+using vmjit::FloatFormat;
+
+/// The formats of C++'s double and float.
 inline constexpr FloatFormat kFloat64{11, 52, "float64"};
 inline constexpr FloatFormat kFloat32{8, 23, "float32"};
-inline constexpr FloatFormat kFloat16{5, 10, "float16"};
-inline constexpr FloatFormat kBFloat16{8, 7, "bfloat16"};
 
-/// The format of a float or bfloat dtype; nullptr for other dtypes.
+/// The format of a float dtype of the table (float16, bfloat16, float32,
+/// float64); nullptr for other dtypes.
 const FloatFormat *floatFormatOf(DLDataType T);
 
 /// Rounds a non-NaN double to the nearest value (ties to even) of a format
 /// narrower than float32's significand, returning its bits.
 uint64_t roundToFormat(double D, const FloatFormat &F);
 
+/// The value of the bits `Bits` of a format no wider than float32 (float16,
+/// bfloat16), exactly; infinities and NaNs as such.
+float narrowFloatValue(uint64_t Bits, const FloatFormat &F);
+
 /// The element types whose values vmasm tensor constants write as numbers
-/// (and `vmjit run` tensor arguments and npy files take): one lane of bool
-/// (8 bits), int/uint 8..64, float 16/32/64 or bfloat16. Tensors of the
-/// other element types (isTensorElementDType) are written as `hex "..."`.
-inline bool isVmasmTensorDType(DLDataType T) {
-  if (T.lanes != 1)
-    return false;
-  switch (T.code) {
-  case kDLBool:
-    return T.bits == 8;
-  case kDLInt:
-  case kDLUInt:
-    return T.bits == 8 || T.bits == 16 || T.bits == 32 || T.bits == 64;
-  case kDLFloat:
-    return T.bits == 16 || T.bits == 32 || T.bits == 64;
-  case kDLBfloat:
-    return T.bits == 16;
-  default:
-    return false;
-  }
-}
+/// (and `vmjit run` tensor arguments and npy files take): the dtypes of
+/// the table (dtype_traits.h): one lane of bool (8 bits), int/uint 8..64,
+/// float 16/32/64 or bfloat16. Tensors of the other element types
+/// (isTensorElementDType) are written as `hex "..."`.
+inline bool isVmasmTensorDType(DLDataType T) { return findDType(T) != nullptr; }
+
+/// Those dtypes as messages list them, runs of integer widths shortened:
+/// "bool, int8..int64, uint8..uint64, float16, bfloat16, float32" then
+/// `LastSep` (", ", " and ") and "float64".
+std::string vmasmTensorDTypeList(std::string_view LastSep);
 
 /// What reading a literal gave.
 enum class LiteralStatus { Ok, Invalid, OutOfRange };
@@ -99,6 +86,11 @@ LiteralBits parseFloatLiteral(std::string_view Text, const FloatFormat &F);
 /// true, false or an integer 0..255; int and uint as integer literals in
 /// the dtype's range; floats as parseFloatLiteral.
 LiteralBits parseElementLiteral(std::string_view Text, DLDataType T);
+
+/// The value of a hex digit in either case (0-15); -1 for any other
+/// character. The one reading of a hex digit: integer literals, `hex "..."`
+/// tensor data and the assembler's `\xHH` string escapes.
+int hexDigitValue(char C) noexcept;
 
 /// Bytes as lowercase hex digits, two per byte: the data of a vmasm tensor
 /// constant written `hex "..."` (the form of the types whose elements vmasm
