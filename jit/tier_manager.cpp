@@ -18,6 +18,7 @@
 #include "runtime_helpers.h"
 #include "tensor_facts.h"
 #include "tier_registry.h"
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/jit/engine.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/jit/jit_environment.h"

@@ -21,10 +21,8 @@
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/string.h"
 #include "vmjit/runtime/tensor.h"
-#include "vmjit/bytecode/builder.h"
+#include "vmjit/text/asm_lexer.h"
 #include "vmjit/text/literals.h"
-#include "vmjit/files/npy.h"
-#include "vmjit/bytecode/verifier.h"
 
 #include <algorithm>
 #include <bit>

@@ -13,6 +13,7 @@
 
 #include "bindings.h"
 
+#include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/dtype_traits.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"

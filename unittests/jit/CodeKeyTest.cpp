@@ -12,7 +12,6 @@
 #include "vmjit/jit/code_key.h"
 #include "vmjit/jit/lowering.h"
 #include "vmjit/text/assembler.h"
-#include "vmjit/builtins/builtins.h"
 #include "vmjit/vm/native_code.h"
 
 #include <gtest/gtest.h>
