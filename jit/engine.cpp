@@ -35,6 +35,12 @@
 //   Either option is checked by linking a probe object at creation. LLVM
 //   19 cannot deregister code from GDB: a removed unit stays listed in the
 //   GDB JIT interface (stale symbols if its addresses are reused).
+// * Floating point is strict unless EngineOptions::FastMath: the target's
+//   AllowFPOpFusion is Strict, so llvm.fmuladd is never fused into an FMA.
+// * Polly (EngineOptions::Polly): the IR pipeline and code generation run
+//   in libvmjit_polly.so (polly/polly_abi.h), loaded once from beside the
+//   JIT library, on the module's bitcode; the object it returns links and
+//   is cached like any other.
 // * Units keep the engine's state alive (shared_ptr), so destroying the
 //   Engine before its units is safe.
 //
@@ -44,9 +50,11 @@
 #include "codegen.h"
 
 #include "object_cache.h"
+#include "polly/polly_abi.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/runtime/logging.h"
 
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -60,6 +68,7 @@
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/JITLoaderGDB.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/JITLoaderPerf.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -77,6 +86,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
+#include <filesystem>
 #include <mutex>
 #include <strings.h>
 #include <unistd.h>
@@ -129,6 +140,8 @@ std::vector<std::pair<const char *, uint64_t>> runtimeSymbols() {
   using F3 = float (*)(float, float, float);
   using DI = double (*)(double, int);
   using FI = float (*)(float, int);
+  using DS = void (*)(double, double *, double *);
+  using FS = void (*)(float, float *, float *);
   return {
       // Memory intrinsics and what memcmp() == 0 becomes.
       {"memcpy", addressOf(&::memcpy)},
@@ -189,6 +202,12 @@ std::vector<std::pair<const char *, uint64_t>> runtimeSymbols() {
       {"fmaxf", addressOf(static_cast<F2>(&::fmaxf))},
       {"ldexp", addressOf(static_cast<DI>(&::ldexp))},
       {"ldexpf", addressOf(static_cast<FI>(&::ldexpf))},
+      // What LLVM makes of sin and cos of one value, and of pow(10, x)
+      // (TVM's kernels: llm's rotary embedding).
+      {"sincos", addressOf(static_cast<DS>(&::sincos))},
+      {"sincosf", addressOf(static_cast<FS>(&::sincosf))},
+      {"exp10", addressOf(static_cast<D1>(&::exp10))},
+      {"exp10f", addressOf(static_cast<F1>(&::exp10f))},
   };
 }
 
@@ -289,6 +308,60 @@ Error checkJitDumpDirectory() {
   return Error::success();
 }
 
+struct PollyEntries {
+  VmjitPollyCompileFn Compile = nullptr;
+  VmjitPollyFreeFn Free = nullptr;
+  std::string Error;
+};
+
+/// libvmjit_polly.so, loaded once (and never unloaded: it holds the shared
+/// libLLVM) from the directory of the module holding this code, or from
+/// $VMJIT_POLLY_LIBRARY.
+const PollyEntries &pollyEntries() {
+  static const PollyEntries Entries = [] {
+    PollyEntries E;
+    std::string Path;
+    if (const char *Env = std::getenv("VMJIT_POLLY_LIBRARY"); Env && *Env) {
+      Path = Env;
+    } else {
+      Dl_info Info;
+      if (!::dladdr(reinterpret_cast<void *>(&pollyEntries), &Info) ||
+          !Info.dli_fname) {
+        E.Error = "cannot tell where the JIT library is";
+        return E;
+      }
+      Path = (std::filesystem::path(Info.dli_fname).parent_path() /
+              "libvmjit_polly.so")
+                 .string();
+    }
+    void *Handle = ::dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!Handle) {
+      const char *Why = ::dlerror();
+      E.Error = "cannot load " + Path + ": " + (Why ? Why : "unknown reason");
+      return E;
+    }
+    E.Compile = reinterpret_cast<VmjitPollyCompileFn>(
+        ::dlsym(Handle, "vmjitPollyCompile"));
+    E.Free =
+        reinterpret_cast<VmjitPollyFreeFn>(::dlsym(Handle, "vmjitPollyFree"));
+    if (!E.Compile || !E.Free)
+      E.Error = Path + " lacks vmjitPollyCompile / vmjitPollyFree";
+    return E;
+  }();
+  return Entries;
+}
+
+/// Gives every floating-point operation of `M` the fast-math flags of
+/// EngineOptions::FastMath (reassociation and contraction).
+void addFastMathFlags(Module &M) {
+  for (Function &F : M)
+    for (Instruction &I : instructions(F))
+      if (isa<FPMathOperator>(&I)) {
+        I.setHasAllowReassoc(true);
+        I.setHasAllowContract(true);
+      }
+}
+
 /// Everything units share with the engine; kept alive by both.
 struct EngineState {
   EngineOptions Opts;
@@ -302,6 +375,9 @@ struct EngineState {
   std::string Fingerprint;
   std::atomic<uint64_t> NextUnit{0};
   bool OwnsPerfSupport = false;
+  /// libvmjit_polly.so's entry points, with EngineOptions::Polly.
+  VmjitPollyCompileFn PollyCompile = nullptr;
+  VmjitPollyFreeFn PollyFree = nullptr;
 
   ~EngineState() {
     J.reset(); // Ends the session: plugins (perf End) run first.
@@ -453,6 +529,11 @@ private:
   explicit EngineImpl(std::shared_ptr<EngineState> State)
       : State(std::move(State)) {}
 
+  /// The IR pipeline with Polly and code generation of `M`, by
+  /// libvmjit_polly.so.
+  Expected<SmallVector<char, 0>> pollyCompile(Module &M, TargetMachine &TM,
+                                              double &OptimizeMs);
+
   Expected<std::unique_ptr<CompiledUnit>>
   compileUnit(Module &M, const std::map<std::string, uint64_t> &Absolute,
               const std::vector<std::string> &Exports,
@@ -562,10 +643,19 @@ EngineImpl::create(const EngineOptions &Opts) {
       Opts.CodegenOptLevel >= 0 ? Opts.CodegenOptLevel : Opts.OptLevel));
   JTMB->setRelocationModel(Reloc::PIC_);
   JTMB->setCodeModel(CodeModel::Small);
+  JTMB->getOptions().AllowFPOpFusion =
+      Opts.FastMath ? FPOpFusion::Fast : FPOpFusion::Strict;
   if (!JTMB->getTargetTriple().isOSBinFormatELF() &&
       (Opts.PerfSupport || Opts.DebuggerSupport))
     return makeError("perf and debugger support need an ELF host");
   State->JTMB = *JTMB;
+  if (Opts.Polly && Opts.OptLevel > 0) {
+    const PollyEntries &P = pollyEntries();
+    if (!P.Compile)
+      return makeError("Polly is not available: " + P.Error);
+    State->PollyCompile = P.Compile;
+    State->PollyFree = P.Free;
+  }
 
   // The jitdump holds process-global state: the first engine with perf
   // support writes it; every such engine writes the perf map.
@@ -596,11 +686,12 @@ EngineImpl::create(const EngineOptions &Opts) {
     return E;
 
   const HostInfo &Host = hostInfo();
-  State->Fingerprint = "vmjit object cache 1\nllvm " LLVM_VERSION_STRING
-                       "\ntriple " +
-                       JTMB->getTargetTriple().str() + "\ncpu " + Host.CPU +
-                       "\nfeatures " + Host.Features + "\nopt " +
-                       std::to_string(Opts.OptLevel) + "\nkey\n";
+  State->Fingerprint =
+      "vmjit object cache 1\nllvm " LLVM_VERSION_STRING "\ntriple " +
+      JTMB->getTargetTriple().str() + "\ncpu " + Host.CPU + "\nfeatures " +
+      Host.Features + "\nopt " + std::to_string(Opts.OptLevel) +
+      (State->PollyCompile ? "\npolly" : "") + "\nfp " +
+      (Opts.FastMath ? "fast" : "strict") + "\nkey\n";
   if (!Opts.CacheDir.empty())
     State->Cache = std::make_unique<ObjectCache>(Opts.CacheDir);
 
@@ -636,6 +727,43 @@ Error EngineImpl::probe() {
     return makeError("JIT engine self-test failed: " +
                      toString(JD.takeError()));
   return Error::success();
+}
+
+Expected<SmallVector<char, 0>>
+EngineImpl::pollyCompile(Module &M, TargetMachine &TM, double &OptimizeMs) {
+  SmallVector<char, 0> Bitcode;
+  {
+    raw_svector_ostream OS(Bitcode);
+    WriteBitcodeToFile(M, OS);
+  }
+  const std::string Triple = TM.getTargetTriple().str();
+  const std::string CPU = TM.getTargetCPU().str();
+  const std::string Features = TM.getTargetFeatureString().str();
+  const EngineOptions &Opts = State->Opts;
+  VmjitPollyRequest Req{};
+  Req.Version = VMJIT_POLLY_ABI_VERSION;
+  Req.Bitcode = Bitcode.data();
+  Req.BitcodeSize = Bitcode.size();
+  Req.Triple = Triple.c_str();
+  Req.CPU = CPU.c_str();
+  Req.Features = Features.c_str();
+  Req.OptLevel = Opts.OptLevel;
+  Req.CodegenOptLevel =
+      Opts.CodegenOptLevel >= 0 ? Opts.CodegenOptLevel : Opts.OptLevel;
+  Req.FuseFMA = Opts.FastMath ? 1 : 0;
+  VmjitPollyResult Res{};
+  const int Rc = State->PollyCompile(&Req, &Res);
+  OptimizeMs = Res.OptimizeMs;
+  std::string Error = Res.Error ? Res.Error : "";
+  SmallVector<char, 0> Object;
+  if (Rc == 0 && Res.Object)
+    Object.assign(Res.Object, Res.Object + Res.ObjectSize);
+  State->PollyFree(Res.Object);
+  State->PollyFree(Res.Error);
+  if (Rc != 0)
+    return makeError("Polly compile of " + M.getModuleIdentifier() + ": " +
+                     Error);
+  return Object;
 }
 
 Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
@@ -690,20 +818,35 @@ Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
     return TM.takeError();
   State->prepareModule(M, **TM);
 
+  if (State->Opts.FastMath)
+    addFastMathFlags(M);
+
   CompileStats Stats;
   auto Start = Clock::now();
   if (Abandoned())
     return make_error<CompileAbandoned>();
-  State->runIRPipeline(M, **TM, Cancel);
-  Stats.OptimizeMs = msSince(Start);
-
-  // Code generation cannot be stopped once it runs: the last check.
-  if (Abandoned())
-    return make_error<CompileAbandoned>();
-  Start = Clock::now();
-  auto Object = emitObjectFile(M, **TM);
-  if (!Object)
-    return Object.takeError();
+  Expected<SmallVector<char, 0>> Object = SmallVector<char, 0>();
+  if (State->PollyCompile) {
+    // Optimization and code generation in libvmjit_polly.so.
+    double PollyOptimizeMs = 0;
+    Object = pollyCompile(M, **TM, PollyOptimizeMs);
+    if (!Object)
+      return Object.takeError();
+    // The module's time splits into its IR pipeline and the rest.
+    Stats.OptimizeMs = PollyOptimizeMs;
+    Start += std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double, std::milli>(PollyOptimizeMs));
+  } else {
+    State->runIRPipeline(M, **TM, Cancel);
+    Stats.OptimizeMs = msSince(Start);
+    // Code generation cannot be stopped once it runs: the last check.
+    if (Abandoned())
+      return make_error<CompileAbandoned>();
+    Start = Clock::now();
+    Object = emitObjectFile(M, **TM);
+    if (!Object)
+      return Object.takeError();
+  }
   if (Abandoned())
     return make_error<CompileAbandoned>();
   Stats.ObjectBytes = Object->size();

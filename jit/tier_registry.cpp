@@ -27,8 +27,9 @@ constexpr const char *kTierUpPipeline =
     "simplifycfg)";
 
 std::string engineKey(const EngineOptions &O) {
-  return fmt::format("O{}|CG{}|{}|{}|{}|{}", O.OptLevel, O.CodegenOptLevel,
-                     O.Pipeline, O.CacheDir, O.PerfSupport, O.DebuggerSupport);
+  return fmt::format("O{}|CG{}|{}|{}|{}|{}|{}|{}", O.OptLevel,
+                     O.CodegenOptLevel, O.Pipeline, O.CacheDir, O.PerfSupport,
+                     O.DebuggerSupport, O.Polly, O.FastMath);
 }
 
 /// The engine options of a manager's engine.

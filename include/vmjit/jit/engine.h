@@ -48,6 +48,17 @@ struct EngineOptions {
   /// Register JIT code with perf (perf map / jitdump) and with GDB.
   bool PerfSupport = false;
   bool DebuggerSupport = false;
+  /// At levels above 0, the default pipeline with Polly registered in it
+  /// (polyhedral loop optimization, `-polly-vectorizer=stripmine`), run by
+  /// libvmjit_polly.so beside the JIT library (jit/polly/polly_abi.h):
+  /// the kernel tier's pipeline. Creating the engine fails when that
+  /// module cannot be loaded. Ignores Pipeline.
+  bool Polly = false;
+  /// Floating point: by default strict (FPOpFusion::Strict: llvm.fmuladd
+  /// stays a multiply and an add, never an FMA; no fast-math flag added),
+  /// so code computes the bits its IR says. FastMath, opt-in: FMA fusion
+  /// and reassociation (every FP operation gets `reassoc contract`).
+  bool FastMath = false;
 };
 
 /// What one compile did, for --stats and benchmarks.
