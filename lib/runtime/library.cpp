@@ -246,7 +246,22 @@ std::shared_ptr<KernelLibrary> KernelLibrary::load(const std::string &Path) {
   return Lib;
 }
 
+std::shared_ptr<KernelLibrary> KernelLibrary::fromEntries(
+    std::string Name,
+    std::map<std::string, VMJITSafeCallType, std::less<>> Entries,
+    std::map<std::string, void *, std::less<>> Symbols,
+    std::shared_ptr<void> KeepAlive) {
+  std::shared_ptr<KernelLibrary> Lib(
+      new KernelLibrary(std::move(Name), nullptr));
+  Lib->Entries = std::move(Entries);
+  Lib->Symbols = std::move(Symbols);
+  Lib->KeepAlive = std::move(KeepAlive);
+  return Lib;
+}
+
 std::span<const char> KernelLibrary::libraryBin() const {
+  if (!Handle)
+    return {};
   const char *Bin = static_cast<const char *>(
       ::dlsym(Handle, std::string(tvm::kLibraryBinSymbol).c_str()));
   if (!Bin)
@@ -264,6 +279,10 @@ std::span<const char> KernelLibrary::libraryBin() const {
 }
 
 const void *KernelLibrary::symbol(const char *Name) const {
+  if (!Handle) {
+    auto It = Symbols.find(std::string_view(Name));
+    return It == Symbols.end() ? nullptr : It->second;
+  }
   return ::dlsym(Handle, Name);
 }
 
@@ -303,6 +322,10 @@ KernelLibrary::~KernelLibrary() {
 }
 
 VMJITSafeCallType KernelLibrary::findEntry(std::string_view Name) const {
+  if (!Handle) {
+    auto It = Entries.find(Name);
+    return It == Entries.end() ? nullptr : It->second;
+  }
   for (std::string_view Prefix : kPrefixes) {
     std::string Symbol = std::string(Prefix) + std::string(Name);
     if (void *Addr = ::dlsym(Handle, Symbol.c_str()))
@@ -320,6 +343,11 @@ std::optional<Function> KernelLibrary::find(std::string_view Name) {
 
 std::vector<std::string> KernelLibrary::functionNames() const {
   std::vector<std::string> Names;
+  if (!Handle) {
+    for (const auto &[Name, Entry] : Entries)
+      Names.push_back(Name);
+    return Names;
+  }
   for (const DynamicSymbol &S : readDynamicSymbols(Path)) {
     if (S.Type != STT_FUNC)
       continue;

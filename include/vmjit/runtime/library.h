@@ -6,6 +6,9 @@
 // keep the library mapped; their entries ignore `self`, so the JIT may call
 // the symbols directly. The library itself may call the runtime's C API
 // (VMJITErrorSetRaisedFromCStr, ...), which libvmjit_runtime exports.
+// A library may also be a table of entries compiled in this process (the
+// JIT's kernel tier, include/vmjit/jit/kernel_tier.h): the same lookups,
+// served from the table, with the compiled code kept alive by the library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +33,16 @@ public:
   /// Loads the shared object at `Path`. Throws an Error of kind
   /// "LibraryError" naming the path and the loader's reason if it cannot.
   VMJIT_DLL static std::shared_ptr<KernelLibrary> load(const std::string &Path);
+  /// A library of entries compiled in-process: `Entries` maps a packed
+  /// function NAME to its safe-call entry, `Symbols` other exported symbol
+  /// names to addresses (what symbol() finds); `KeepAlive` owns the code.
+  /// `Name` stands for the path in messages. Not a dlopen'ed file: no
+  /// libraryBin.
+  VMJIT_DLL static std::shared_ptr<KernelLibrary>
+  fromEntries(std::string Name,
+              std::map<std::string, VMJITSafeCallType, std::less<>> Entries,
+              std::map<std::string, void *, std::less<>> Symbols,
+              std::shared_ptr<void> KeepAlive);
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary &) = delete;
   KernelLibrary &operator=(const KernelLibrary &) = delete;
@@ -60,6 +73,10 @@ private:
       : Path(std::move(Path)), Handle(Handle) {}
   std::string Path;
   void *Handle;
+  /// fromEntries: the table and what keeps its code alive.
+  std::map<std::string, VMJITSafeCallType, std::less<>> Entries;
+  std::map<std::string, void *, std::less<>> Symbols;
+  std::shared_ptr<void> KeepAlive;
   std::mutex ImportMutex;
   std::map<std::string, Function, std::less<>> Imports;
 };

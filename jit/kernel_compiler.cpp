@@ -1,0 +1,229 @@
+//===- kernel_compiler.cpp - TVM's kernels compiled from their bitcode ----===//
+//
+// See kernel_compiler.h. What the module must look like (what TVM's LLVM
+// back end writes): `__tvm_ffi_NAME` packed entries with the safe-call
+// signature, internal compute bodies, context slots (global pointers named
+// `__` and a host function's name, linkonce) that the loader fills, and
+// undefined references only to TVM's C API functions vmjit serves
+// (TVMFFIErrorSetRaisedFromCStrParts, ...), bound to vmjit's runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernel_compiler.h"
+
+#include "vmjit/jit/host_info.h"
+#include "vmjit/runtime/tvm_backend.h"
+
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <xxhash.h>
+
+using namespace llvm;
+
+namespace vmjit::jit {
+namespace {
+
+constexpr StringRef kEntryPrefix = "__tvm_ffi_";
+
+Error makeError(const Twine &Message) {
+  return make_error<StringError>(Message, inconvertibleErrorCode());
+}
+
+/// Whether `F` has the safe-call signature `i32 (ptr, ptr, i32, ptr)`.
+bool isSafeCall(const Function &F) {
+  FunctionType *T = F.getFunctionType();
+  return !T->isVarArg() && T->getReturnType()->isIntegerTy(32) &&
+         T->getNumParams() == 4 && T->getParamType(0)->isPointerTy() &&
+         T->getParamType(1)->isPointerTy() &&
+         T->getParamType(2)->isIntegerTy(32) &&
+         T->getParamType(3)->isPointerTy();
+}
+
+/// The value vmjit serves for context slot or C API function `Name` (the
+/// slot's name: "__" and the function's), or null.
+void *servedHostFunction(StringRef SlotName) {
+  for (const tvm::ContextSymbol &C : tvm::contextSymbols())
+    if (C.Name == std::string_view(SlotName.data(), SlotName.size()))
+      return C.Value;
+  return nullptr;
+}
+
+/// A short list of names for messages: the first few, then a count.
+std::string nameList(const std::vector<std::string> &Names) {
+  constexpr size_t kShown = 4;
+  std::string S;
+  for (size_t I = 0; I < Names.size() && I < kShown; ++I)
+    S += (I ? ", " : "") + Names[I];
+  if (Names.size() > kShown)
+    S += fmt::format(" and {} more", Names.size() - kShown);
+  return S;
+}
+
+/// Checks the module's entries against the library's functions; fills
+/// `Entries` with the entries' names.
+Error checkEntries(Module &M, const std::string &Path,
+                   const std::vector<std::string> &LibraryNames,
+                   std::vector<std::string> &Entries) {
+  std::vector<std::string> BadSignature;
+  for (Function &F : M) {
+    if (F.isDeclaration() || F.hasLocalLinkage() ||
+        !F.getName().starts_with(kEntryPrefix))
+      continue;
+    Entries.push_back(F.getName().drop_front(kEntryPrefix.size()).str());
+    if (!isSafeCall(F))
+      BadSignature.push_back(Entries.back());
+  }
+  std::sort(Entries.begin(), Entries.end());
+  if (!BadSignature.empty())
+    return makeError(fmt::format("{}: entries without the safe-call "
+                                 "signature i32 (ptr, ptr, i32, ptr): {}",
+                                 Path, nameList(BadSignature)));
+  std::vector<std::string> Sorted = LibraryNames;
+  std::sort(Sorted.begin(), Sorted.end());
+  std::vector<std::string> OnlyBitcode, OnlyLibrary;
+  std::set_difference(Entries.begin(), Entries.end(), Sorted.begin(),
+                      Sorted.end(), std::back_inserter(OnlyBitcode));
+  std::set_difference(Sorted.begin(), Sorted.end(), Entries.begin(),
+                      Entries.end(), std::back_inserter(OnlyLibrary));
+  if (OnlyBitcode.empty() && OnlyLibrary.empty())
+    return Error::success();
+  std::string Why;
+  if (!OnlyLibrary.empty())
+    Why += fmt::format("the library's {} not in the bitcode",
+                       nameList(OnlyLibrary));
+  if (!OnlyBitcode.empty())
+    Why += fmt::format("{}the bitcode's {} not in the library",
+                       Why.empty() ? "" : "; ", nameList(OnlyBitcode));
+  return makeError(fmt::format(
+      "{} does not match the kernel library ({} entries against {}): {}", Path,
+      Entries.size(), Sorted.size(), Why));
+}
+
+/// TVM's target attributes (its `target=`'s CPU and features) replaced by
+/// the host's on every function.
+void retarget(Module &M) {
+  const HostInfo &Host = hostInfo();
+  for (Function &F : M) {
+    F.removeFnAttr("target-cpu");
+    F.removeFnAttr("target-features");
+    F.removeFnAttr("tune-cpu");
+    if (F.isDeclaration())
+      continue;
+    F.addFnAttr("target-cpu", Host.CPU);
+    if (!Host.Features.empty())
+      F.addFnAttr("target-features", Host.Features);
+  }
+}
+
+/// Makes the context slots the module defines exported definitions (TVM
+/// writes them linkonce: discardable, and not to be assumed null), binds
+/// its undefined C API functions to vmjit's; fills `Slots` with the
+/// slots' names and `Absolute` with the bindings.
+Error bindHost(Module &M, const std::string &Path,
+               std::vector<std::string> &Slots,
+               std::map<std::string, uint64_t> &Absolute) {
+  for (GlobalVariable &G : M.globals()) {
+    StringRef Name = G.getName();
+    const bool LibraryCtx = Name == StringRef(tvm::kLibraryCtxSymbol.data(),
+                                              tvm::kLibraryCtxSymbol.size());
+    if (!LibraryCtx &&
+        !tvm::isContextSlotName(std::string_view(Name.data(), Name.size())))
+      continue;
+    if (G.isDeclaration())
+      return makeError(fmt::format("{}: the context slot {} is declared, "
+                                   "not defined",
+                                   Path, Name.str()));
+    if (!LibraryCtx && !servedHostFunction(Name))
+      return makeError(fmt::format("{} needs the host function '{}', which "
+                                   "vmjit does not provide",
+                                   Path, Name.drop_front(2).str()));
+    G.setLinkage(GlobalValue::ExternalLinkage);
+    G.setVisibility(GlobalValue::DefaultVisibility);
+    G.setComdat(nullptr);
+    Slots.push_back(Name.str());
+  }
+  for (Function &F : M) {
+    if (!F.isDeclaration() || F.isIntrinsic())
+      continue;
+    if (void *Host = servedHostFunction(("__" + F.getName()).str()))
+      Absolute[F.getName().str()] = reinterpret_cast<uint64_t>(Host);
+  }
+  return Error::success();
+}
+
+} // namespace
+
+Expected<CompiledKernels>
+compileKernels(Engine &E, const std::string &Path,
+               const std::vector<std::string> &LibraryNames) {
+  auto Start = std::chrono::steady_clock::now();
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer = MemoryBuffer::getFile(Path);
+  if (!Buffer)
+    return makeError(
+        fmt::format("cannot read {}: {}", Path, Buffer.getError().message()));
+  const StringRef Bytes = (*Buffer)->getBuffer();
+  const XXH128_hash_t Hash = XXH3_128bits(Bytes.data(), Bytes.size());
+
+  auto Ctx = std::make_unique<LLVMContext>();
+  Expected<std::unique_ptr<Module>> M =
+      parseBitcodeFile((*Buffer)->getMemBufferRef(), *Ctx);
+  if (!M)
+    return makeError(fmt::format("{} is not LLVM bitcode this LLVM reads: {}",
+                                 Path, toString(M.takeError())));
+  std::vector<std::string> Entries;
+  if (Error Err = checkEntries(**M, Path, LibraryNames, Entries))
+    return Err;
+  std::vector<std::string> Slots;
+  std::map<std::string, uint64_t> Absolute;
+  if (Error Err = bindHost(**M, Path, Slots, Absolute))
+    return Err;
+  retarget(**M);
+
+  std::vector<std::string> Exports = Slots;
+  for (const std::string &Name : Entries)
+    Exports.push_back((kEntryPrefix + Name).str());
+  // The engine's fingerprint holds the CPU, its features and the engine's
+  // options too; the key says what else the object depends on.
+  const HostInfo &Host = hostInfo();
+  const std::string CacheKey =
+      fmt::format("vmjit kernel tier 1\nbitcode {:016x}{:016x}\ncpu {}\n"
+                  "features {}\n",
+                  Hash.high64, Hash.low64, Host.CPU, Host.Features);
+  (*M)->setModuleIdentifier(Path);
+  Expected<std::unique_ptr<CompiledUnit>> Unit =
+      E.tryCompile(std::move(Ctx), std::move(*M), Absolute, Exports, CacheKey);
+  if (!Unit)
+    return Unit.takeError();
+
+  CompiledKernels K;
+  for (const std::string &Name : Entries)
+    K.Entries[Name] = (*Unit)->address((kEntryPrefix + Name).str());
+  for (const std::string &Name : Slots)
+    K.Slots[Name] = (*Unit)->address(Name);
+  K.Unit = std::move(*Unit);
+  K.TotalMs = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - Start)
+                  .count();
+  return K;
+}
+
+void fillKernelSlots(const CompiledKernels &K, void *LibraryCtx) {
+  for (const auto &[Name, Addr] : K.Slots) {
+    void **Slot = reinterpret_cast<void **>(Addr);
+    if (!Slot)
+      continue;
+    if (Name == tvm::kLibraryCtxSymbol)
+      *Slot = LibraryCtx;
+    else if (void *Host = servedHostFunction(Name))
+      *Slot = Host;
+  }
+}
+
+} // namespace vmjit::jit

@@ -1,0 +1,54 @@
+//===- kernel_compiler.h - TVM's kernels from their bitcode -----*- C++ -*-===//
+//
+// Private to jit/: the kernel tier's compiler (kernel_tier.cpp is its
+// public edge). Reads the LLVM bitcode TVM writes beside a model library
+// (`model.bc`), checks that it defines the same `__tvm_ffi_*` entries as
+// the library it replaces, each with the safe-call signature, replaces
+// TVM's target attributes with the host's and compiles it through an
+// Engine (the caller's options: O3, Polly, strict FP), cached under the
+// bitcode's hash. Errors are llvm::Error; the caller turns them into one
+// warning, and TVM's machine code stays.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VMJIT_JIT_KERNEL_COMPILER_H
+#define VMJIT_JIT_KERNEL_COMPILER_H
+
+#include "vmjit/jit/engine.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vmjit::jit {
+
+/// The compiled kernels of one bitcode file.
+struct CompiledKernels {
+  std::unique_ptr<CompiledUnit> Unit;
+  /// Packed function NAME (without `__tvm_ffi_`) -> its entry.
+  std::map<std::string, uint64_t> Entries;
+  /// Context slot symbol (`__TVMBackendAllocWorkspace`, ...) -> the
+  /// address of the slot, still to be filled (fillKernelSlots).
+  std::map<std::string, uint64_t> Slots;
+  /// Reading, checking and compiling, in milliseconds.
+  double TotalMs = 0;
+};
+
+/// Compiles the kernels of the bitcode file `Path` with `E`.
+/// `LibraryNames` are the packed functions of the library the kernels
+/// replace (KernelLibrary::functionNames): the bitcode must define exactly
+/// these `__tvm_ffi_` entries, each `i32 (ptr, ptr, i32, ptr)`.
+llvm::Expected<CompiledKernels>
+compileKernels(Engine &E, const std::string &Path,
+               const std::vector<std::string> &LibraryNames);
+
+/// Fills the context slots of `K` as KernelLibrary::load fills those of a
+/// dlopen'ed library: each served host function's address
+/// (tvm::contextSymbols()), and `LibraryCtx` in `__tvm_ffi__library_ctx`.
+void fillKernelSlots(const CompiledKernels &K, void *LibraryCtx);
+
+} // namespace vmjit::jit
+
+#endif // VMJIT_JIT_KERNEL_COMPILER_H

@@ -1,0 +1,292 @@
+//===- KernelTierTest.cpp - TVM's kernels compiled from model.bc ----------===//
+//
+// The kernel tier (vmjit/jit/kernel_tier.h): for every model of
+// ../shared/tvm-models with a model.bc, the model run with TVM's machine
+// code (model.so) and with the kernels compiled from the bitcode gives the
+// same bits, in every mode; a bitcode of another model is a warning and
+// the model still runs on TVM's kernels; the context slots are filled.
+// Skipped when ../shared/tvm-models or a model.bc is absent.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EveryMode.h"
+
+#include "vmjit/files/npy.h"
+#include "vmjit/jit/kernel_tier.h"
+#include "vmjit/runtime/array.h"
+#include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/program.h"
+#include "vmjit/vm/virtual_machine.h"
+
+#include <cstring>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace vmjit::jittest {
+namespace {
+
+using vm::readNpy;
+
+const std::filesystem::path kModels = VMJIT_TVM_MODELS;
+
+/// The object cache of this process's tests (each model compiles once),
+/// removed when they end.
+const std::string &testCache() {
+  static const std::string Dir =
+      (std::filesystem::temp_directory_path() /
+       ("vmjit-kernel-tier-cache-" + std::to_string(::getpid())))
+          .string();
+  return Dir;
+}
+
+class RemoveTestCache : public ::testing::Environment {
+public:
+  void TearDown() override { std::filesystem::remove_all(testCache()); }
+};
+[[maybe_unused]] ::testing::Environment *const RemoveTestCacheEnv =
+    ::testing::AddGlobalTestEnvironment(new RemoveTestCache);
+
+jit::KernelTierOptions cachedOptions() {
+  jit::KernelTierOptions O;
+  O.CacheDir = testCache();
+  return O;
+}
+
+struct ModelCall {
+  const char *Name;    ///< For messages.
+  const char *Program; ///< Relative to kModels.
+  const char *Func;
+  std::vector<const char *> Inputs; ///< .npy files, relative to kModels.
+};
+
+const std::vector<ModelCall> &modelCalls() {
+  static const std::vector<ModelCall> Calls = {
+      {"mlp",
+       "mlp/model.so",
+       "main",
+       {"mlp/in0.npy", "mlp/in1.npy", "mlp/in2.npy", "mlp/in3.npy",
+        "mlp/in4.npy"}},
+      {"decoder", "decoder/model.so", "main", {"decoder/in0.npy"}},
+      {"many_small", "many_small/model.so", "main", {"many_small/in0.npy"}},
+      {"dynshape",
+       "dynshape/model.so",
+       "main",
+       {"dynshape/in0.npy", "dynshape/in1.npy", "dynshape/in2.npy"}},
+      {"control",
+       "control/model.so",
+       "main",
+       {"control/in0.npy", "control/in1.npy", "control/in2.npy"}},
+      {"kvcache",
+       "kvcache/model.so",
+       "run3",
+       {"kvcache/in0.npy", "kvcache/in1.npy", "kvcache/in2.npy"}},
+      // TVM's compiled mode: the __vmtir__ driver is in the bitcode too.
+      {"compiled_mode",
+       "compiled_mode/compiled_mode.so",
+       "main",
+       {"compiled_mode/in0.npy", "compiled_mode/in1.npy",
+        "compiled_mode/in2.npy", "compiled_mode/in3.npy",
+        "compiled_mode/in4.npy"}},
+      {"control_compiled_mode",
+       "compiled_mode/control_compiled_mode.so",
+       "main",
+       {"control/in0.npy", "control/in1.npy", "control/in2.npy"}},
+  };
+  return Calls;
+}
+
+/// The tensors of a result (a tensor or a tuple of them, nested), in order.
+void flatten(const Any &V, std::vector<Tensor> &Out) {
+  if (auto T = V.as<Tensor>()) {
+    Out.push_back(*T);
+    return;
+  }
+  if (auto A = V.as<Array>())
+    for (size_t I = 0; I < A->size(); ++I)
+      flatten((*A)[I], Out);
+}
+
+/// Whether `A` and `B` hold the same tensors, bit for bit.
+::testing::AssertionResult sameBits(const Any &A, const Any &B) {
+  std::vector<Tensor> TA, TB;
+  flatten(A, TA);
+  flatten(B, TB);
+  if (TA.empty() || TA.size() != TB.size())
+    return ::testing::AssertionFailure()
+           << TA.size() << " against " << TB.size() << " tensors";
+  for (size_t I = 0; I < TA.size(); ++I) {
+    const Tensor &X = TA[I], &Y = TB[I];
+    if (!std::equal(X.shape().begin(), X.shape().end(), Y.shape().begin(),
+                    Y.shape().end()) ||
+        X.nbytes() != Y.nbytes())
+      return ::testing::AssertionFailure() << "tensor " << I << ": shapes";
+    if (std::memcmp(X.data(), Y.data(), X.nbytes()) != 0)
+      return ::testing::AssertionFailure()
+             << "tensor " << I << ": the bits differ";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// A VM of `Exe` with `Libs` in mode `M` (as vmInMode).
+std::unique_ptr<vm::VirtualMachine>
+vmWith(std::shared_ptr<vm::Executable> Exe,
+       std::vector<std::shared_ptr<KernelLibrary>> Libs, const TestMode &M) {
+  vm::VMOptions Opts;
+  Opts.Libraries = std::move(Libs);
+  auto VM = vm::VirtualMachine::create(std::move(Exe), std::move(Opts));
+  if (M.Mode != vm::ExecMode::Bytecode) {
+    jit::JITOptions O;
+    O.Mode = M.Mode;
+    O.Threshold = 1;
+    O.Background = false;
+    O.DeoptStress = M.DeoptStress;
+    jit::enableJIT(*VM, O);
+  }
+  return VM;
+}
+
+/// Three calls (the last one's result), so that tiered mode runs tier 2.
+Any callThrice(vm::VirtualMachine &VM, const ModelCall &C,
+               const std::vector<AnyView> &Args) {
+  Any R;
+  for (int I = 0; I < 3; ++I) {
+    R.reset();
+    R = VM.invoke(C.Func, Args);
+  }
+  return R;
+}
+
+/// The bitcode beside the model's library, or "".
+std::string bitcodeOf(const ModelCall &C) {
+  return jit::kernelBitcodeBeside((kModels / C.Program).string());
+}
+
+TEST(KernelTierTest, CompiledKernelsGiveTvmsBitsInEveryMode) {
+  if (!std::filesystem::exists(kModels / "README.md"))
+    GTEST_SKIP() << "no TVM models at " << kModels;
+  int Ran = 0;
+  for (const ModelCall &C : modelCalls()) {
+    if (bitcodeOf(C).empty())
+      continue;
+    SCOPED_TRACE(C.Name);
+    vm::OpenedProgram P = vm::openProgram((kModels / C.Program).string());
+    ASSERT_FALSE(P.Libraries.empty());
+    jit::KernelTierResult K = jit::loadKernelTier(
+        bitcodeOf(C), *P.Libraries.front(), cachedOptions());
+    ASSERT_TRUE(K.Library) << K.Warning;
+    EXPECT_EQ(K.Kernels, P.Libraries.front()->functionNames());
+    std::vector<Tensor> Inputs;
+    for (const char *In : C.Inputs)
+      Inputs.push_back(readNpy((kModels / In).string()));
+    std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
+    auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
+    const Any Expected = callThrice(*Tvm, C, Args);
+    for (const TestMode &M : everyMode()) {
+      SCOPED_TRACE(modeName(M));
+      std::vector<std::shared_ptr<KernelLibrary>> Libs = {K.Library};
+      Libs.insert(Libs.end(), P.Libraries.begin(), P.Libraries.end());
+      auto VM = vmWith(P.Exe, std::move(Libs), M);
+      EXPECT_TRUE(sameBits(callThrice(*VM, C, Args), Expected));
+    }
+    ++Ran;
+  }
+  if (Ran == 0)
+    GTEST_SKIP() << "no model.bc in " << kModels;
+}
+
+TEST(KernelTierTest, TheSecondLoadComesFromTheObjectCache) {
+  const std::filesystem::path Bc = kModels / "mlp" / "model.bc";
+  if (!std::filesystem::exists(Bc))
+    GTEST_SKIP() << "no " << Bc;
+  const std::filesystem::path Cache =
+      std::filesystem::temp_directory_path() /
+      ("vmjit-kernel-tier-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(Cache);
+  vm::OpenedProgram P = vm::openProgram((kModels / "mlp/model.so").string());
+  jit::KernelTierOptions O;
+  O.CacheDir = Cache.string();
+  jit::KernelTierResult First =
+      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), O);
+  jit::KernelTierResult Second =
+      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), O);
+  std::filesystem::remove_all(Cache);
+  ASSERT_TRUE(First.Library) << First.Warning;
+  ASSERT_TRUE(Second.Library) << Second.Warning;
+  EXPECT_FALSE(First.CacheHit);
+  EXPECT_TRUE(Second.CacheHit);
+  EXPECT_NE(Second.note().find("from the object cache"), std::string::npos);
+}
+
+TEST(KernelTierTest, AnotherModelsBitcodeIsAWarningAndTvmsKernelsRun) {
+  const std::filesystem::path Bc = kModels / "mlp" / "model.bc";
+  if (!std::filesystem::exists(Bc) ||
+      !std::filesystem::exists(kModels / "decoder" / "model.so"))
+    GTEST_SKIP() << "no mlp/model.bc or decoder/model.so in " << kModels;
+  vm::OpenedProgram P =
+      vm::openProgram((kModels / "decoder/model.so").string());
+  jit::KernelTierResult K =
+      jit::loadKernelTier(Bc.string(), *P.Libraries.front());
+  EXPECT_FALSE(K.Library);
+  EXPECT_NE(K.Warning.find("does not match the kernel library"),
+            std::string::npos)
+      << K.Warning;
+  EXPECT_NE(K.Warning.find("mlp/model.bc"), std::string::npos) << K.Warning;
+  // The model runs as before, on model.so's kernels.
+  Tensor X = readNpy((kModels / "decoder/in0.npy").string());
+  auto VM = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
+  std::vector<AnyView> Args{AnyView(X)};
+  Any R = VM->invoke("main", Args);
+  EXPECT_TRUE(sameBits(R, Any(readNpy((kModels / "decoder/out.npy").string())))
+              << "(TVM's own output; the same kernels)");
+}
+
+TEST(KernelTierTest, TheContextSlotsAreFilled) {
+  // decoder's kernels allocate workspace through __TVMBackendAllocWorkspace.
+  const std::filesystem::path Bc = kModels / "decoder" / "model.bc";
+  if (!std::filesystem::exists(Bc))
+    GTEST_SKIP() << "no " << Bc;
+  vm::OpenedProgram P =
+      vm::openProgram((kModels / "decoder/model.so").string());
+  jit::KernelTierResult K =
+      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), cachedOptions());
+  ASSERT_TRUE(K.Library) << K.Warning;
+  for (const char *Slot :
+       {"__TVMBackendAllocWorkspace", "__TVMBackendFreeWorkspace"}) {
+    SCOPED_TRACE(Slot);
+    auto *Cell = static_cast<void *const *>(K.Library->symbol(Slot));
+    ASSERT_NE(Cell, nullptr);
+    EXPECT_NE(*Cell, nullptr);
+    // The same host function as in the dlopen'ed model.so.
+    auto *TvmCell =
+        static_cast<void *const *>(P.Libraries.front()->symbol(Slot));
+    ASSERT_NE(TvmCell, nullptr);
+    EXPECT_EQ(*Cell, *TvmCell);
+  }
+}
+
+TEST(KernelTierTest, AMissingBitcodeFileIsAJITError) {
+  if (!std::filesystem::exists(kModels / "mlp" / "model.so"))
+    GTEST_SKIP() << "no TVM models at " << kModels;
+  vm::OpenedProgram P = vm::openProgram((kModels / "mlp/model.so").string());
+  try {
+    jit::loadKernelTier((kModels / "mlp" / "no-such.bc").string(),
+                        *P.Libraries.front());
+    FAIL() << "no error";
+  } catch (const Error &E) {
+    EXPECT_EQ(E.kind(), "JITError");
+  }
+}
+
+TEST(KernelTierTest, TheBitcodeBesideAProgramIsFound) {
+  if (!std::filesystem::exists(kModels / "mlp" / "model.bc"))
+    GTEST_SKIP() << "no mlp/model.bc";
+  EXPECT_EQ(jit::kernelBitcodeBeside((kModels / "mlp/model.tvmexec").string()),
+            (kModels / "mlp/model.bc").string());
+  EXPECT_EQ(jit::kernelBitcodeBeside((kModels / "mlp/model.so").string()),
+            (kModels / "mlp/model.bc").string());
+  EXPECT_EQ(jit::kernelBitcodeBeside((kModels / "mlp/in0.bc").string()), "");
+}
+
+} // namespace
+} // namespace vmjit::jittest
