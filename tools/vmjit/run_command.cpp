@@ -1,6 +1,8 @@
-//===- run_command.cpp - vmjit run -----------------------------------------===//
+//===- run_command.cpp - vmjit run
+//-----------------------------------------===//
 //
 // vmjit run PROG [ARG...] [--func F] [--mode M] [--lib L]... [--repeat N]
+//           [--kernels BC] [--no-kernels]
 //           [--json] [--output OUT.npy] [--stats] [--tier-threshold N]
 //           [--max-steps N] [--timeout-ms MS] [--max-call-depth N] ...
 // Loads PROG (any format, by content; - is standard input), creates a VM,
@@ -25,6 +27,7 @@
 
 #ifdef VMJIT_HAVE_JIT
 #include "vmjit/jit/jit_environment.h"
+#include "vmjit/jit/kernel_tier.h"
 #include "vmjit/jit/tier_manager.h"
 #endif
 
@@ -51,6 +54,8 @@ struct RunOptions {
   std::string Func = "main";
   std::string Mode = "tiered";
   std::vector<std::string> Libs;
+  std::string Kernels; // --kernels: the kernels' bitcode
+  bool NoKernels = false;
   int64_t TierThreshold = 0;     // 0: not given
   int64_t BaselineThreshold = 0; // 0: not given
   int OptLevel = -1;         // -1: the engine's default
@@ -226,6 +231,43 @@ std::string usableCacheDir(const std::string &Dir, bool Given) {
 }
 #endif
 
+#ifdef VMJIT_HAVE_JIT
+/// The kernel tier: TVM's kernels compiled for this CPU from the bitcode
+/// `--kernels` names or that lies beside the program (model.bc beside
+/// model.tvmexec or model.so), put ahead of the library they replace,
+/// the first of `Libs`. A bitcode that does not fit is one warning.
+void addKernelTier(const RunOptions &O,
+                   std::vector<std::shared_ptr<KernelLibrary>> &Libs,
+                   std::vector<std::string> &Notes) {
+  if (O.NoKernels)
+    return;
+  std::string Bitcode = O.Kernels;
+  if (Bitcode.empty() && !Libs.empty() && !vm::isStreamPath(O.Program))
+    Bitcode = jit::kernelBitcodeBeside(O.Program);
+  if (Bitcode.empty())
+    return;
+  if (Libs.empty()) {
+    fmt::print(stderr,
+               "vmjit: warning: --kernels {}: no kernel library to "
+               "check it against (give the model's with --lib); "
+               "not used\n",
+               Bitcode);
+    return;
+  }
+  jit::KernelTierOptions KO;
+  if (const std::string Dir = jit::cacheDirFor(O.CacheDir);
+      !O.NoCache && !Dir.empty())
+    KO.CacheDir = usableCacheDir(Dir, !O.CacheDir.empty());
+  jit::KernelTierResult R = jit::loadKernelTier(Bitcode, *Libs.front(), KO);
+  if (!R.Library) {
+    fmt::print(stderr, "vmjit: warning: {}\n", R.Warning);
+    return;
+  }
+  Notes.push_back(R.note());
+  Libs.insert(Libs.begin(), std::move(R.Library));
+}
+#endif
+
 /// Returns `VM` once the call `O` asks for exists: a missing function or a
 /// wrong argument count is a usage error.
 std::unique_ptr<vm::VirtualMachine>
@@ -304,6 +346,19 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
     Opts.MaxCallDepth = O.MaxCallDepth;
   for (const std::string &L : O.Libs)
     Opts.Libraries.push_back(KernelLibrary::load(L));
+  if (!O.Kernels.empty()) {
+    std::error_code EC;
+    if (!std::filesystem::is_regular_file(O.Kernels, EC))
+      throwError("UsageError",
+                 fmt::format("--kernels {}: no such file", O.Kernels));
+  }
+#ifdef VMJIT_HAVE_JIT
+  addKernelTier(O, Opts.Libraries, Kernels);
+#else
+  if (!O.Kernels.empty())
+    fmt::print(stderr, "vmjit: warning: --kernels has no effect: this build "
+                       "has no JIT\n");
+#endif
   auto VM = vm::VirtualMachine::create(Exe, std::move(Opts));
   if (Aot && attachAotCode(*VM, *Prog.Aot, O))
     return checkedCall(std::move(VM), O, Args);
@@ -460,6 +515,14 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                   "bytecode, baseline, compiled or tiered (default: tiered)");
   Cmd->add_option("--lib", O->Libs,
                   "load a kernel library (repeatable)");
+  Cmd->add_option("--kernels", O->Kernels,
+                  "LLVM bitcode of the kernels (TVM's model.bc), compiled "
+                  "for this CPU and run instead of the kernel library's "
+                  "machine code (default: STEM.bc beside the program, if "
+                  "there is one)");
+  Cmd->add_flag("--no-kernels", O->NoKernels,
+                "run the kernel library's own machine code, not the kernels "
+                "compiled from model.bc");
 #ifdef VMJIT_HAVE_JIT
   const std::string TierDefault =
       fmt::format("; default {}", jit::kDefaultTierThreshold);
