@@ -14,10 +14,13 @@
 #include "vmjit/files/npy.h"
 #include "vmjit/jit/kernel_tier.h"
 #include "vmjit/runtime/array.h"
+#include "vmjit/runtime/registry.h"
+#include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -193,6 +196,60 @@ TEST(KernelTierTest, CompiledKernelsGiveTvmsBitsInEveryMode) {
   }
   if (Ran == 0)
     GTEST_SKIP() << "no model.bc in " << kModels;
+}
+
+/// Four decode steps of the llm on TVM's paged KV cache with `Libs`
+/// (the hidden state of step I is all (I + 1) / 4), their results in
+/// order.
+std::vector<Any>
+llmDecodeSteps(std::shared_ptr<vm::Executable> Exe,
+               std::vector<std::shared_ptr<KernelLibrary>> Libs,
+               const TestMode &M) {
+  auto VM = vmWith(std::move(Exe), std::move(Libs), M);
+  std::vector<Any> Params;
+  for (int I = 0; I < 15; ++I)
+    Params.emplace_back(readNpy(
+        (kModels / "llm" / ("param_" + std::to_string(I) + ".npy")).string()));
+  Array Weights(std::move(Params));
+  Any Cache = VM->call("create_tir_paged_kv_cache", Shape{1}, Shape{256},
+                       Shape{64}, Shape{16});
+  auto fn = [](const char *Name) { return *Registry::global().find(Name); };
+  Function Add = fn("vm.builtin.kv_state_add_sequence");
+  Function Begin = fn("vm.builtin.kv_state_begin_forward");
+  Function End = fn("vm.builtin.kv_state_end_forward");
+  Add(Cache, 0);
+  std::vector<Any> Out;
+  for (int I = 0; I < 4; ++I) {
+    Tensor H = Tensor::empty({1, 1, 64}, DLDataType{kDLFloat, 32, 1});
+    std::fill_n(H.data<float>(), 64, 0.25f * float(I + 1));
+    Begin(Cache, Shape{0}, Shape{1});
+    std::vector<AnyView> Args{H, Cache, Weights};
+    Out.push_back(VM->invoke("decode", Args));
+    End(Cache);
+  }
+  return Out;
+}
+
+TEST(KernelTierTest, TheLlmsDecodeStepsGiveTvmsBits) {
+  // 43 kernels: paged attention, rotary embedding (sincosf), matmuls.
+  const std::filesystem::path Bc = kModels / "llm" / "model.bc";
+  if (!std::filesystem::exists(Bc))
+    GTEST_SKIP() << "no " << Bc;
+  vm::OpenedProgram P = vm::openProgram((kModels / "llm/model.so").string());
+  jit::KernelTierResult K =
+      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), cachedOptions());
+  ASSERT_TRUE(K.Library) << K.Warning;
+  const std::vector<Any> Expected =
+      llmDecodeSteps(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
+  for (vm::ExecMode Mode : {vm::ExecMode::Bytecode, vm::ExecMode::Compiled}) {
+    SCOPED_TRACE(vm::execModeName(Mode));
+    std::vector<std::shared_ptr<KernelLibrary>> Libs = {K.Library};
+    Libs.insert(Libs.end(), P.Libraries.begin(), P.Libraries.end());
+    const std::vector<Any> Got = llmDecodeSteps(P.Exe, Libs, {Mode});
+    ASSERT_EQ(Got.size(), Expected.size());
+    for (size_t I = 0; I < Got.size(); ++I)
+      EXPECT_TRUE(sameBits(Got[I], Expected[I])) << "step " << I;
+  }
 }
 
 TEST(KernelTierTest, TheSecondLoadComesFromTheObjectCache) {
