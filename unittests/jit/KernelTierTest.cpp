@@ -21,9 +21,11 @@
 #include "vmjit/vm/virtual_machine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <sstream>
 #include <unistd.h>
 
 namespace vmjit::jittest {
@@ -250,6 +252,48 @@ TEST(KernelTierTest, TheLlmsDecodeStepsGiveTvmsBits) {
     for (size_t I = 0; I < Got.size(); ++I)
       EXPECT_TRUE(sameBits(Got[I], Expected[I])) << "step " << I;
   }
+}
+
+/// The largest |a - b| over the float32 tensors of two results.
+double maxAbsDifference(const Any &A, const Any &B) {
+  std::vector<Tensor> TA, TB;
+  flatten(A, TA);
+  flatten(B, TB);
+  double Max = 0;
+  for (size_t I = 0; I < TA.size() && I < TB.size(); ++I)
+    for (int64_t J = 0; J < TA[I].numel(); ++J)
+      Max = std::max(Max, double(std::abs(TA[I].data<float>()[J] -
+                                          TB[I].data<float>()[J])));
+  return Max;
+}
+
+TEST(KernelTierTest, FastMathIsOptInAndStaysCloseToTvm) {
+  // FMA fusion and reassociation: TVM's bits no more, its values nearly.
+  const std::filesystem::path Bc = kModels / "mlp" / "model.bc";
+  if (!std::filesystem::exists(Bc))
+    GTEST_SKIP() << "no " << Bc;
+  const ModelCall &C = modelCalls().front();
+  ASSERT_STREQ(C.Name, "mlp");
+  vm::OpenedProgram P = vm::openProgram((kModels / C.Program).string());
+  jit::KernelTierOptions O = cachedOptions();
+  O.FastMath = true;
+  jit::KernelTierResult K =
+      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), O);
+  ASSERT_TRUE(K.Library) << K.Warning;
+  std::vector<Tensor> Inputs;
+  for (const char *In : C.Inputs)
+    Inputs.push_back(readNpy((kModels / In).string()));
+  std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
+  auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
+  const Any Expected = callThrice(*Tvm, C, Args);
+  std::vector<std::shared_ptr<KernelLibrary>> Libs = {K.Library};
+  Libs.insert(Libs.end(), P.Libraries.begin(), P.Libraries.end());
+  auto VM = vmWith(P.Exe, std::move(Libs), {vm::ExecMode::Bytecode});
+  const double Diff = maxAbsDifference(callThrice(*VM, C, Args), Expected);
+  std::ostringstream Text;
+  Text << Diff;
+  RecordProperty("max_abs_difference", Text.str());
+  EXPECT_LT(Diff, 1e-4);
 }
 
 TEST(KernelTierTest, TheSecondLoadComesFromTheObjectCache) {
