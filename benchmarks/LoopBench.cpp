@@ -1,5 +1,4 @@
-//===- LoopBench.cpp - Loops, VM-to-VM calls, closures
-//---------------------===//
+//===- LoopBench.cpp - Loops, VM-to-VM calls, closures --------------------===//
 //
 // loop/TIER/n: examples/loop_sum.vmasm (compare, add, add, branch per
 //   iteration); time per iteration in the counter ns_per_iter. native: the

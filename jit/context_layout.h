@@ -1,5 +1,4 @@
-//===- context_layout.h - Offsets of what JIT code reads ---------*- C++
-//-*-===//
+//===- context_layout.h - Offsets of what JIT code reads --------*- C++ -*-===//
 //
 // Private to jit/: the byte offsets of the VM's structures that tier-2 code
 // reads and writes (vm/native_code.h pins them beside the types), named

@@ -1,5 +1,4 @@
-//===- direct_call.cpp - Direct calls between tier-2 functions
-//-------------===//
+//===- direct_call.cpp - Direct calls between tier-2 functions ------------===//
 
 #include "direct_call.h"
 #include "context_layout.h"

@@ -1,5 +1,4 @@
-//===- direct_call.h - Direct calls between tier-2 functions -----*- C++
-//-*-===//
+//===- direct_call.h - Direct calls between tier-2 functions ----*- C++ -*-===//
 //
 // Private to jit/. A tier-2 function calling a bytecode function of its
 // own unit calls that function's direct entry instead of its pool entry

@@ -1,5 +1,4 @@
-//===- inline_builtins.cpp - Special builtins inline
-//-----------------------===//
+//===- inline_builtins.cpp - Special builtins inline ----------------------===//
 //
 // Tier 2's inline forms of the special builtins (vm/special_builtins.h):
 // a guarded fast path each, the call as the fallback.

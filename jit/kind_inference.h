@@ -1,5 +1,4 @@
-//===- kind_inference.h - The kinds of value each register holds -*- C++
-//-*-===//
+//===- kind_inference.h - The kinds of value of each register ---*- C++ -*-===//
 //
 // Private to jit/: a forward dataflow over one bytecode function that finds
 // the kinds of value (vm::kind bits) each register may hold before each

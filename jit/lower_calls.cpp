@@ -1,5 +1,4 @@
-//===- lower_calls.cpp - Calls in lowered code
-//-----------------------------===//
+//===- lower_calls.cpp - Calls in lowered code ----------------------------===//
 //
 // The Call instruction in tier-2 code: the argument stack, the call as
 // bound (jit/callee_binding.h: pool, direct, a site helper), direct calls

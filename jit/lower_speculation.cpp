@@ -1,5 +1,4 @@
-//===- lower_speculation.cpp - Guards and deoptimization
-//-------------------===//
+//===- lower_speculation.cpp - Guards and deoptimization ------------------===//
 //
 // What tier 2 speculates in the code (docs/jit.md#speculation-and-
 // deoptimization): the kind and tensor guards, the deoptimization blocks,

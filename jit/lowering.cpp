@@ -1,5 +1,4 @@
-//===- lowering.cpp - Bytecode to LLVM IR
-//----------------------------------===//
+//===- lowering.cpp - Bytecode to LLVM IR ---------------------------------===//
 //
 // See include/vmjit/jit/lowering.h for the shape of the generated code;
 // jit/function_lowering.h for where its parts live. This file: values and

@@ -1,5 +1,4 @@
-//===- tier_registry.h - Engines and managers shared in a process -*- C++
-//-*-===//
+//===- tier_registry.h - Engines and managers of a process ------*- C++ -*-===//
 //
 // One engine (one LLJIT) per distinct set of engine options, and one tier
 // manager per executable, callee bindings and JIT options, for the whole

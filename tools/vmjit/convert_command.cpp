@@ -1,5 +1,4 @@
-//===- convert_command.cpp - vmjit convert, and the formats asm writes
-//-----===//
+//===- convert_command.cpp - vmjit convert, and the formats asm writes ----===//
 //
 // vmjit convert PROG -o OUT [--format vmjit|tvm|vmasm]: load a program in
 // any format vmjit reads (vmasm, vmjit binary, TVM VMExecutable) and write

@@ -1,5 +1,4 @@
-//===- ir_command.cpp - vmjit ir
-//-------------------------------------------===//
+//===- ir_command.cpp - vmjit ir ------------------------------------------===//
 //
 // vmjit ir PROG [ARG...] [--func NAME] [--opt] [--lib L]...: print the
 // LLVM IR the JIT makes for a bytecode function (after the optimization

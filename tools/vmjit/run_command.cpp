@@ -1,5 +1,4 @@
-//===- run_command.cpp - vmjit run
-//-----------------------------------------===//
+//===- run_command.cpp - vmjit run ----------------------------------------===//
 //
 // vmjit run PROG [ARG...] [--func F] [--mode M] [--lib L]... [--repeat N]
 //           [--kernels BC] [--no-kernels]

@@ -1,5 +1,4 @@
-//===- CalleeBindingTest.cpp - One binding of a function table
-//-------------===//
+//===- CalleeBindingTest.cpp - One binding of a function table ------------===//
 //
 // bindCallees (jit/callee_binding.h), the one place the JIT and
 // ahead-of-time code bind a function table: what each callee becomes, the

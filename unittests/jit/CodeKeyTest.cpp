@@ -1,5 +1,4 @@
-//===- CodeKeyTest.cpp - The object-cache key is derived
-//-------------------===//
+//===- CodeKeyTest.cpp - The object-cache key is derived ------------------===//
 //
 // Every decision tier-2 code depends on reaches its key (jit/code_key.h):
 // the encoding keeps different record sequences apart, and lowering one

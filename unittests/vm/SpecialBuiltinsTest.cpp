@@ -1,5 +1,4 @@
-//===- SpecialBuiltinsTest.cpp - The table of special builtins
-//-------------===//
+//===- SpecialBuiltinsTest.cpp - The table of special builtins ------------===//
 //
 // The rows every tier reads (vm/special_builtins.h): each at its number,
 // each a standard function, the scalar rows the scalar table's, the count

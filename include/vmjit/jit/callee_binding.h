@@ -1,5 +1,4 @@
-//===- vmjit/jit/callee_binding.h - How native code calls a callee -*- C++
-//-*-===//
+//===- vmjit/jit/callee_binding.h - How native code calls -------*- C++ -*-===//
 //
 // The vocabulary both JIT tiers, their analyses and ahead-of-time code
 // share: how calls of one function-table entry are made (through the

@@ -1,5 +1,4 @@
-//===- vmjit/jit/engine.h - LLVM ORC engine for JIT units --------*- C++
-//-*-===//
+//===- vmjit/jit/engine.h - LLVM ORC engine for JIT units -------*- C++ -*-===//
 //
 // The code generator and linker behind the JIT tier: one ORC LLJIT
 // (JITLink on x86-64 ELF) per Engine; each compiled unit is one LLVM module

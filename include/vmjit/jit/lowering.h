@@ -1,5 +1,4 @@
-//===- vmjit/jit/lowering.h - Bytecode to LLVM IR -----------------*- C++
-//-*-===//
+//===- vmjit/jit/lowering.h - Bytecode to LLVM IR ---------------*- C++ -*-===//
 //
 // Lowers verified bytecode functions to LLVM IR functions with the native
 // signature of vm/native_code.h, working on the interpreter's own register

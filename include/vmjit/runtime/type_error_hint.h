@@ -1,5 +1,4 @@
-//===- type_error_hint.h - What a TypeError adds for a near miss -*- C++
-//-*-===//
+//===- type_error_hint.h - What a TypeError adds ----------------*- C++ -*-===//
 //
 // The TypeErrors for a value of the wrong type ("expected Shape but got
 // Array": casts, typed functions' arguments, vm.builtin.check_shape_info)
