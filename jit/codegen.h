@@ -1,7 +1,9 @@
 //===- codegen.h - Codegen pieces the engine and vmjit compile share --------===//
 //
-// Private to jit/: engine.cpp (JIT units) and aot.cpp (ahead-of-time
-// libraries) make object files the same way.
+// Private to jit/: engine.cpp (JIT units), aot.cpp (ahead-of-time
+// libraries) and the Polly back end (polly/, against the shared libLLVM)
+// make object files the same way. codegen.cpp is compiled into both
+// libraries, each against its own LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +11,7 @@
 #define VMJIT_JIT_CODEGEN_H
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Support/Error.h"
 
@@ -18,6 +21,9 @@ class TargetMachine;
 } // namespace llvm
 
 namespace vmjit::jit {
+
+/// The IR pipeline level of optimization level 1..3 (0 runs no pipeline).
+llvm::OptimizationLevel irOptLevel(int Level);
 
 /// The codegen level of optimization level 0..3.
 llvm::CodeGenOptLevel codeGenOptLevel(int Level);

@@ -211,17 +211,6 @@ std::vector<std::pair<const char *, uint64_t>> runtimeSymbols() {
   };
 }
 
-OptimizationLevel irOptLevel(int Level) {
-  switch (Level) {
-  case 1:
-    return OptimizationLevel::O1;
-  case 2:
-    return OptimizationLevel::O2;
-  default:
-    return OptimizationLevel::O3;
-  }
-}
-
 /// Where ORC session errors of the current thread's compile() go. The
 /// ExecutionSession dispatches in place (on the thread that looks symbols
 /// up), so the JITLink errors of a unit's link (e.g. "Symbols not found")
@@ -907,30 +896,6 @@ void CompileAbandoned::log(raw_ostream &OS) const { OS << "compile abandoned"; }
 
 std::error_code CompileAbandoned::convertToErrorCode() const {
   return std::make_error_code(std::errc::operation_canceled);
-}
-
-CodeGenOptLevel codeGenOptLevel(int Level) {
-  switch (Level) {
-  case 0:
-    return CodeGenOptLevel::None;
-  case 1:
-    return CodeGenOptLevel::Less;
-  case 2:
-    return CodeGenOptLevel::Default;
-  default:
-    return CodeGenOptLevel::Aggressive;
-  }
-}
-
-Expected<SmallVector<char, 0>> emitObjectFile(Module &M, TargetMachine &TM) {
-  SmallVector<char, 0> Object;
-  raw_svector_ostream OS(Object);
-  legacy::PassManager PM;
-  if (TM.addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::ObjectFile))
-    return make_error<StringError>("the target cannot emit object files",
-                                   inconvertibleErrorCode());
-  PM.run(M);
-  return Object;
 }
 
 } // namespace vmjit::jit

@@ -11,9 +11,10 @@
 
 #include "polly_abi.h"
 
+#include "../codegen.h"
+
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -62,30 +63,6 @@ void initializeOnce() {
   });
 }
 
-OptimizationLevel irLevel(int Level) {
-  switch (Level) {
-  case 1:
-    return OptimizationLevel::O1;
-  case 2:
-    return OptimizationLevel::O2;
-  default:
-    return OptimizationLevel::O3;
-  }
-}
-
-CodeGenOptLevel codegenLevel(int Level) {
-  switch (Level) {
-  case 0:
-    return CodeGenOptLevel::None;
-  case 1:
-    return CodeGenOptLevel::Less;
-  case 2:
-    return CodeGenOptLevel::Default;
-  default:
-    return CodeGenOptLevel::Aggressive;
-  }
-}
-
 int compile(const VmjitPollyRequest *Req, VmjitPollyResult *Res) {
   initializeOnce();
   LLVMContext Ctx;
@@ -105,7 +82,7 @@ int compile(const VmjitPollyRequest *Req, VmjitPollyResult *Res) {
       Req->FuseFMA ? FPOpFusion::Fast : FPOpFusion::Strict;
   std::unique_ptr<TargetMachine> TM(T->createTargetMachine(
       Req->Triple, Req->CPU, Req->Features, Options, Reloc::PIC_,
-      CodeModel::Small, codegenLevel(Req->CodegenOptLevel)));
+      CodeModel::Small, vmjit::jit::codeGenOptLevel(Req->CodegenOptLevel)));
   if (!TM)
     return fail(Res, "cannot create a target machine for " +
                          std::string(Req->Triple));
@@ -129,24 +106,21 @@ int compile(const VmjitPollyRequest *Req, VmjitPollyResult *Res) {
     PB.registerLoopAnalyses(LAM);
     PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
     ModulePassManager MPM =
-        PB.buildPerModuleDefaultPipeline(irLevel(Req->OptLevel));
+        PB.buildPerModuleDefaultPipeline(vmjit::jit::irOptLevel(Req->OptLevel));
     MPM.run(**M, MAM);
   }
   Res->OptimizeMs = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - Start)
                         .count();
 
-  SmallVector<char, 0> Object;
-  raw_svector_ostream OS(Object);
-  legacy::PassManager PM;
-  if (TM->addPassesToEmitFile(PM, OS, nullptr, CodeGenFileType::ObjectFile))
-    return fail(Res, "the target cannot emit object files");
-  PM.run(**M);
-  Res->Object = static_cast<char *>(std::malloc(Object.size()));
+  Expected<SmallVector<char, 0>> Object = vmjit::jit::emitObjectFile(**M, *TM);
+  if (!Object)
+    return fail(Res, toString(Object.takeError()));
+  Res->Object = static_cast<char *>(std::malloc(Object->size()));
   if (!Res->Object)
     return fail(Res, "out of memory");
-  std::memcpy(Res->Object, Object.data(), Object.size());
-  Res->ObjectSize = Object.size();
+  std::memcpy(Res->Object, Object->data(), Object->size());
+  Res->ObjectSize = Object->size();
   return 0;
 }
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TvmModelCalls.h"
 #include "EveryMode.h"
 
 #include "vmjit/files/npy.h"
@@ -58,48 +59,9 @@ jit::KernelTierOptions cachedOptions() {
   return O;
 }
 
-struct ModelCall {
-  const char *Name;    ///< For messages.
-  const char *Program; ///< Relative to kModels.
-  const char *Func;
-  std::vector<const char *> Inputs; ///< .npy files, relative to kModels.
-};
+using ModelCall = jittest::TvmModelCall;
 
-const std::vector<ModelCall> &modelCalls() {
-  static const std::vector<ModelCall> Calls = {
-      {"mlp",
-       "mlp/model.so",
-       "main",
-       {"mlp/in0.npy", "mlp/in1.npy", "mlp/in2.npy", "mlp/in3.npy",
-        "mlp/in4.npy"}},
-      {"decoder", "decoder/model.so", "main", {"decoder/in0.npy"}},
-      {"many_small", "many_small/model.so", "main", {"many_small/in0.npy"}},
-      {"dynshape",
-       "dynshape/model.so",
-       "main",
-       {"dynshape/in0.npy", "dynshape/in1.npy", "dynshape/in2.npy"}},
-      {"control",
-       "control/model.so",
-       "main",
-       {"control/in0.npy", "control/in1.npy", "control/in2.npy"}},
-      {"kvcache",
-       "kvcache/model.so",
-       "run3",
-       {"kvcache/in0.npy", "kvcache/in1.npy", "kvcache/in2.npy"}},
-      // TVM's compiled mode: the __vmtir__ driver is in the bitcode too.
-      {"compiled_mode",
-       "compiled_mode/compiled_mode.so",
-       "main",
-       {"compiled_mode/in0.npy", "compiled_mode/in1.npy",
-        "compiled_mode/in2.npy", "compiled_mode/in3.npy",
-        "compiled_mode/in4.npy"}},
-      {"control_compiled_mode",
-       "compiled_mode/control_compiled_mode.so",
-       "main",
-       {"control/in0.npy", "control/in1.npy", "control/in2.npy"}},
-  };
-  return Calls;
-}
+const std::vector<ModelCall> &modelCalls() { return jittest::tvmModelCalls(); }
 
 /// The tensors of a result (a tensor or a tuple of them, nested), in order.
 void flatten(const Any &V, std::vector<Tensor> &Out) {
@@ -164,7 +126,7 @@ Any callThrice(vm::VirtualMachine &VM, const ModelCall &C,
 
 /// The bitcode beside the model's library, or "".
 std::string bitcodeOf(const ModelCall &C) {
-  return jit::kernelBitcodeBeside((kModels / C.Program).string());
+  return jit::kernelBitcodeBeside((kModels / C.Library).string());
 }
 
 TEST(KernelTierTest, CompiledKernelsGiveTvmsBitsInEveryMode) {
@@ -175,7 +137,7 @@ TEST(KernelTierTest, CompiledKernelsGiveTvmsBitsInEveryMode) {
     if (bitcodeOf(C).empty())
       continue;
     SCOPED_TRACE(C.Name);
-    vm::OpenedProgram P = vm::openProgram((kModels / C.Program).string());
+    vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
     ASSERT_FALSE(P.Libraries.empty());
     jit::KernelTierResult K = jit::loadKernelTier(
         bitcodeOf(C), *P.Libraries.front(), cachedOptions());
@@ -274,7 +236,7 @@ TEST(KernelTierTest, FastMathIsOptInAndStaysCloseToTvm) {
     GTEST_SKIP() << "no " << Bc;
   const ModelCall &C = modelCalls().front();
   ASSERT_STREQ(C.Name, "mlp");
-  vm::OpenedProgram P = vm::openProgram((kModels / C.Program).string());
+  vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
   jit::KernelTierOptions O = cachedOptions();
   O.FastMath = true;
   jit::KernelTierResult K =

@@ -7,6 +7,7 @@
 // background compiler's allocations do not count. Not built with
 // sanitizers, whose runtimes own malloc. The models are skipped when
 // ../shared is absent.
+#include "TvmModelCalls.h"
 #include "vmjit/files/npy.h"
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/array.h"
@@ -77,51 +78,9 @@ namespace {
 
 const std::filesystem::path kModels = VMJIT_TVM_MODELS;
 
-struct ModelCall {
-  const char *Name;    ///< For messages.
-  const char *Library; ///< Relative to kModels.
-  const char *Func;
-  std::vector<const char *> Inputs; ///< .npy files, relative to kModels.
-};
+using ModelCall = jittest::TvmModelCall;
 
-const std::vector<ModelCall> &modelCalls() {
-  static const std::vector<ModelCall> Calls = {
-      {"many_small", "many_small/model.so", "main", {"many_small/in0.npy"}},
-      {"mlp",
-       "mlp/model.so",
-       "main",
-       {"mlp/in0.npy", "mlp/in1.npy", "mlp/in2.npy", "mlp/in3.npy",
-        "mlp/in4.npy"}},
-      {"dynshape",
-       "dynshape/model.so",
-       "main",
-       {"dynshape/in0.npy", "dynshape/in1.npy", "dynshape/in2.npy"}},
-      {"control",
-       "control/model.so",
-       "main",
-       {"control/in0.npy", "control/in1.npy", "control/in2.npy"}},
-      {"control_false",
-       "control/model.so",
-       "main",
-       {"control/in0_false.npy", "control/in1_false.npy",
-        "control/in2_false.npy"}},
-      {"kvcache",
-       "kvcache/model.so",
-       "run3",
-       {"kvcache/in0.npy", "kvcache/in1.npy", "kvcache/in2.npy"}},
-      {"compiled_mode",
-       "compiled_mode/compiled_mode.so",
-       "main",
-       {"compiled_mode/in0.npy", "compiled_mode/in1.npy",
-        "compiled_mode/in2.npy", "compiled_mode/in3.npy",
-        "compiled_mode/in4.npy"}},
-      {"control_compiled_mode",
-       "compiled_mode/control_compiled_mode.so",
-       "main",
-       {"control/in0.npy", "control/in1.npy", "control/in2.npy"}},
-  };
-  return Calls;
-}
+const std::vector<ModelCall> &modelCalls() { return jittest::tvmModelCalls(); }
 
 /// A VM of the model library `Library` (relative to kModels) in `Mode`,
 /// tiering up at the first call, compiling in the foreground.
