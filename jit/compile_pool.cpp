@@ -33,23 +33,26 @@ struct Job {
 
 class Pool {
 public:
-  bool submit(const void *Owner, std::function<void(const CancelFlag &)> F) {
+  bool submit(const void *Owner, std::function<void(const CancelFlag &)> F,
+              CompileLane L) {
     {
       std::lock_guard Lock(Mutex);
       if (Stopped)
         return false;
-      Queue.push_back(Job{Owner, std::move(F)});
-      if (Idle == 0 && static_cast<int>(Threads.size()) < compileThreads())
-        startThreadLocked();
+      Lane &Q = lane(L);
+      Q.Queue.push_back(Job{Owner, std::move(F)});
+      if (Q.Idle == 0 && Q.Threads < laneThreads(L))
+        startThreadLocked(L);
     }
-    Wake.notify_one();
+    // The threads of both lanes wait on Wake: wake them all (a handful).
+    Wake.notify_all();
     return true;
   }
 
   void warm() {
     std::lock_guard Lock(Mutex);
-    if (!Stopped && Threads.empty())
-      startThreadLocked();
+    if (!Stopped && lane(CompileLane::Short).Threads == 0)
+      startThreadLocked(CompileLane::Short);
   }
 
   void wait(const void *Owner) {
@@ -59,7 +62,8 @@ public:
 
   void cancel(const void *Owner) {
     std::unique_lock Lock(Mutex);
-    std::erase_if(Queue, [&](const Job &J) { return J.Owner == Owner; });
+    for (Lane &Q : Lanes)
+      std::erase_if(Q.Queue, [&](const Job &J) { return J.Owner == Owner; });
     Done.notify_all(); // a waitForCompiles(Owner) may be done now
     for (const Job &J : Running)
       if (J.Owner == Owner)
@@ -72,7 +76,8 @@ public:
     {
       std::lock_guard Lock(Mutex);
       Stopped = true;
-      Queue.clear();
+      for (Lane &Q : Lanes)
+        Q.Queue.clear();
       for (const Job &J : Running)
         J.Cancel->store(true, std::memory_order_relaxed);
       Joined.swap(Threads);
@@ -85,29 +90,43 @@ public:
   }
 
 private:
+  /// One queue and its threads: short jobs (tier 2, milliseconds) on up to
+  /// compileThreads() threads, long ones (kernels, seconds) on one.
+  struct Lane {
+    std::deque<Job> Queue;
+    int Idle = 0;
+    int Threads = 0;
+  };
+  Lane &lane(CompileLane L) { return Lanes[static_cast<int>(L)]; }
+  static int laneThreads(CompileLane L) {
+    return L == CompileLane::Short ? compileThreads() : 1;
+  }
   bool hasQueued(const void *Owner) const {
-    return std::any_of(Queue.begin(), Queue.end(),
-                       [&](const Job &J) { return J.Owner == Owner; });
+    return std::any_of(std::begin(Lanes), std::end(Lanes), [&](const Lane &Q) {
+      return std::any_of(Q.Queue.begin(), Q.Queue.end(),
+                         [&](const Job &J) { return J.Owner == Owner; });
+    });
   }
   bool hasRunning(const void *Owner) const {
     return std::any_of(Running.begin(), Running.end(),
                        [&](const Job &J) { return J.Owner == Owner; });
   }
 
-  void startThreadLocked() {
-    Threads.emplace_back([this] { work(); });
+  void startThreadLocked(CompileLane L) {
+    ++lane(L).Threads;
+    Threads.emplace_back([this, L] { work(lane(L)); });
   }
 
-  void work() {
+  void work(Lane &Q) {
     std::unique_lock Lock(Mutex);
     while (true) {
-      ++Idle;
-      Wake.wait(Lock, [&] { return Stopped || !Queue.empty(); });
-      --Idle;
+      ++Q.Idle;
+      Wake.wait(Lock, [&] { return Stopped || !Q.Queue.empty(); });
+      --Q.Idle;
       if (Stopped)
         return;
-      auto It = Running.insert(Running.end(), std::move(Queue.front()));
-      Queue.pop_front();
+      auto It = Running.insert(Running.end(), std::move(Q.Queue.front()));
+      Q.Queue.pop_front();
       Lock.unlock();
       It->Run(*It->Cancel);
       Lock.lock();
@@ -118,10 +137,9 @@ private:
 
   std::mutex Mutex;
   std::condition_variable Wake, Done;
-  std::deque<Job> Queue;
+  Lane Lanes[2];
   std::list<Job> Running;
   std::vector<std::thread> Threads;
-  int Idle = 0;
   bool Stopped = false;
 };
 
@@ -136,8 +154,9 @@ Pool &pool() {
 } // namespace
 
 bool submitCompile(const void *Owner,
-                   std::function<void(const CancelFlag &)> Job) {
-  return pool().submit(Owner, std::move(Job));
+                   std::function<void(const CancelFlag &)> Job,
+                   CompileLane Lane) {
+  return pool().submit(Owner, std::move(Job), Lane);
 }
 void warmCompilePool() { pool().warm(); }
 void waitForCompiles(const void *Owner) { pool().wait(Owner); }

@@ -27,11 +27,18 @@ using CancelFlag = std::atomic<bool>;
 /// else half the hardware threads, at least 1 and at most 4.
 int compileThreads() noexcept;
 
-/// Queues `Job` for `Owner` and starts a pool thread if none is idle and
-/// fewer than compileThreads() run. Returns false, without queueing, once
-/// shutdownCompilePool() has run.
+/// The pool's two queues. Short: tier-2 compiles (milliseconds), on up to
+/// compileThreads() threads. Long: the kernel tier's compiles (seconds),
+/// one at a time on a thread of their own, so that no tier-2 compile
+/// waits behind one.
+enum class CompileLane { Short, Long };
+
+/// Queues `Job` for `Owner` in `Lane` and starts a thread for that lane if
+/// none of its threads is idle and it has fewer than its limit. Returns
+/// false, without queueing, once shutdownCompilePool() has run.
 bool submitCompile(const void *Owner,
-                   std::function<void(const CancelFlag &)> Job);
+                   std::function<void(const CancelFlag &)> Job,
+                   CompileLane Lane = CompileLane::Short);
 
 /// Starts one pool thread now if none runs yet (so the first hot function
 /// does not pay for creating it).

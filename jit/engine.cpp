@@ -520,8 +520,11 @@ private:
 
   /// The IR pipeline with Polly and code generation of `M`, by
   /// libvmjit_polly.so.
+  /// Once `Cancel` is set, the passes still to come are skipped and the
+  /// compile is abandoned before code generation.
   Expected<SmallVector<char, 0>> pollyCompile(Module &M, TargetMachine &TM,
-                                              double &OptimizeMs);
+                                              double &OptimizeMs,
+                                              const std::atomic<bool> *Cancel);
 
   Expected<std::unique_ptr<CompiledUnit>>
   compileUnit(Module &M, const std::map<std::string, uint64_t> &Absolute,
@@ -719,7 +722,8 @@ Error EngineImpl::probe() {
 }
 
 Expected<SmallVector<char, 0>>
-EngineImpl::pollyCompile(Module &M, TargetMachine &TM, double &OptimizeMs) {
+EngineImpl::pollyCompile(Module &M, TargetMachine &TM, double &OptimizeMs,
+                         const std::atomic<bool> *Cancel) {
   SmallVector<char, 0> Bitcode;
   {
     raw_svector_ostream OS(Bitcode);
@@ -740,6 +744,15 @@ EngineImpl::pollyCompile(Module &M, TargetMachine &TM, double &OptimizeMs) {
   Req.CodegenOptLevel =
       Opts.CodegenOptLevel >= 0 ? Opts.CodegenOptLevel : Opts.OptLevel;
   Req.FuseFMA = Opts.FastMath ? 1 : 0;
+  if (Cancel) {
+    Req.Cancelled = [](void *Ctx) {
+      return static_cast<const std::atomic<bool> *>(Ctx)->load(
+                 std::memory_order_relaxed)
+                 ? 1
+                 : 0;
+    };
+    Req.CancelCtx = const_cast<std::atomic<bool> *>(Cancel);
+  }
   VmjitPollyResult Res{};
   const int Rc = State->PollyCompile(&Req, &Res);
   OptimizeMs = Res.OptimizeMs;
@@ -749,6 +762,8 @@ EngineImpl::pollyCompile(Module &M, TargetMachine &TM, double &OptimizeMs) {
     Object.assign(Res.Object, Res.Object + Res.ObjectSize);
   State->PollyFree(Res.Object);
   State->PollyFree(Res.Error);
+  if (Rc == VMJIT_POLLY_ABANDONED)
+    return make_error<CompileAbandoned>();
   if (Rc != 0)
     return makeError("Polly compile of " + M.getModuleIdentifier() + ": " +
                      Error);
@@ -818,7 +833,7 @@ Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
   if (State->PollyCompile) {
     // Optimization and code generation in libvmjit_polly.so.
     double PollyOptimizeMs = 0;
-    Object = pollyCompile(M, **TM, PollyOptimizeMs);
+    Object = pollyCompile(M, **TM, PollyOptimizeMs, Cancel);
     if (!Object)
       return Object.takeError();
     // The module's time splits into its IR pipeline and the rest.

@@ -162,7 +162,8 @@ Error bindHost(Module &M, const std::string &Path,
 
 Expected<CompiledKernels>
 compileKernels(Engine &E, const std::string &Path,
-               const std::vector<std::string> &LibraryNames) {
+               const std::vector<std::string> &LibraryNames,
+               const std::atomic<bool> *Cancel) {
   auto Start = std::chrono::steady_clock::now();
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer = MemoryBuffer::getFile(Path);
   if (!Buffer)
@@ -198,7 +199,8 @@ compileKernels(Engine &E, const std::string &Path,
                   Hash.high64, Hash.low64, Host.CPU, Host.Features);
   (*M)->setModuleIdentifier(Path);
   Expected<std::unique_ptr<CompiledUnit>> Unit =
-      E.tryCompile(std::move(Ctx), std::move(*M), Absolute, Exports, CacheKey);
+      E.tryCompile(std::move(Ctx), std::move(*M), Absolute, Exports, CacheKey,
+                   Cancel);
   if (!Unit)
     return Unit.takeError();
 

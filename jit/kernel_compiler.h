@@ -16,6 +16,7 @@
 
 #include "vmjit/jit/engine.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -39,10 +40,12 @@ struct CompiledKernels {
 /// Compiles the kernels of the bitcode file `Path` with `E`.
 /// `LibraryNames` are the packed functions of the library the kernels
 /// replace (KernelLibrary::functionNames): the bitcode must define exactly
-/// these `__tvm_ffi_` entries, each `i32 (ptr, ptr, i32, ptr)`.
+/// these `__tvm_ffi_` entries, each `i32 (ptr, ptr, i32, ptr)`. `Cancel`
+/// as Engine::tryCompile takes it (a CompileAbandoned error once set).
 llvm::Expected<CompiledKernels>
 compileKernels(Engine &E, const std::string &Path,
-               const std::vector<std::string> &LibraryNames);
+               const std::vector<std::string> &LibraryNames,
+               const std::atomic<bool> *Cancel = nullptr);
 
 /// Fills the context slots of `K` as KernelLibrary::load fills those of a
 /// dlopen'ed library: each served host function's address

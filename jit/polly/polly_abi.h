@@ -20,7 +20,7 @@
 extern "C" {
 
 /// Bumped whenever a field changes.
-#define VMJIT_POLLY_ABI_VERSION 1
+#define VMJIT_POLLY_ABI_VERSION 2
 
 /// One module to optimize and compile, for the host.
 struct VmjitPollyRequest {
@@ -34,7 +34,15 @@ struct VmjitPollyRequest {
   int CodegenOptLevel;  ///< 0..3
   /// 0: llvm.fmuladd is never fused (FPOpFusion::Strict); 1: fused.
   int FuseFMA;
+  /// Optional: asked between passes; once it returns nonzero, the passes
+  /// still to come are skipped and the compile ends with
+  /// VMJIT_POLLY_ABANDONED, before code generation.
+  int (*Cancelled)(void *Ctx);
+  void *CancelCtx;
 };
+
+/// The return code of a compile abandoned through Cancelled.
+#define VMJIT_POLLY_ABANDONED 2
 
 /// What a compile produced: the object file or an error message, both
 /// allocated by the module and released with vmjitPollyFree.

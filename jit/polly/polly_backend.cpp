@@ -98,7 +98,12 @@ int compile(const VmjitPollyRequest *Req, VmjitPollyResult *Res) {
     PipelineTuningOptions Tuning;
     Tuning.LoopVectorization = Req->OptLevel >= 2;
     Tuning.SLPVectorization = Req->OptLevel >= 2;
-    PassBuilder PB(TM.get(), Tuning);
+    PassInstrumentationCallbacks PIC;
+    if (Req->Cancelled)
+      PIC.registerShouldRunOptionalPassCallback([Req](StringRef, Any) {
+        return Req->Cancelled(Req->CancelCtx) == 0;
+      });
+    PassBuilder PB(TM.get(), Tuning, std::nullopt, &PIC);
     getPollyPluginInfo().RegisterPassBuilderCallbacks(PB);
     PB.registerModuleAnalyses(MAM);
     PB.registerCGSCCAnalyses(CGAM);
@@ -112,6 +117,11 @@ int compile(const VmjitPollyRequest *Req, VmjitPollyResult *Res) {
   Res->OptimizeMs = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - Start)
                         .count();
+  // Code generation cannot be stopped once it runs: the last check.
+  if (Req->Cancelled && Req->Cancelled(Req->CancelCtx) != 0) {
+    fail(Res, "abandoned");
+    return VMJIT_POLLY_ABANDONED;
+  }
 
   Expected<SmallVector<char, 0>> Object = vmjit::jit::emitObjectFile(**M, *TM);
   if (!Object)

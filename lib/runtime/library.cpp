@@ -246,14 +246,13 @@ std::shared_ptr<KernelLibrary> KernelLibrary::load(const std::string &Path) {
   return Lib;
 }
 
-std::shared_ptr<KernelLibrary> KernelLibrary::fromEntries(
-    std::string Name,
-    std::map<std::string, VMJITSafeCallType, std::less<>> Entries,
+std::shared_ptr<KernelLibrary> KernelLibrary::fromFunctions(
+    std::string Name, std::map<std::string, Function, std::less<>> Functions,
     std::map<std::string, void *, std::less<>> Symbols,
     std::shared_ptr<void> KeepAlive) {
   std::shared_ptr<KernelLibrary> Lib(
       new KernelLibrary(std::move(Name), nullptr));
-  Lib->Entries = std::move(Entries);
+  Lib->Functions = std::move(Functions);
   Lib->Symbols = std::move(Symbols);
   Lib->KeepAlive = std::move(KeepAlive);
   return Lib;
@@ -299,6 +298,10 @@ VMJITObject *KernelLibrary::importHandle(const char *Name) noexcept {
       if (F)
         if (std::optional<Function> V = tvmAbiVariant(*F))
           F = std::move(V);
+      if (!F && !Handle)
+        if (auto It = Functions.find(std::string_view(Name));
+            It != Functions.end())
+          F = It->second;
       if (!F)
         if (VMJITSafeCallType Entry = findEntry(Name))
           F = Function::fromSafeCall(Entry, Name);
@@ -323,8 +326,10 @@ KernelLibrary::~KernelLibrary() {
 
 VMJITSafeCallType KernelLibrary::findEntry(std::string_view Name) const {
   if (!Handle) {
-    auto It = Entries.find(Name);
-    return It == Entries.end() ? nullptr : It->second;
+    auto It = Functions.find(Name);
+    return It == Functions.end() || !It->second.get()->isFreeEntry()
+               ? nullptr
+               : It->second.get()->entry();
   }
   for (std::string_view Prefix : kPrefixes) {
     std::string Symbol = std::string(Prefix) + std::string(Name);
@@ -335,6 +340,12 @@ VMJITSafeCallType KernelLibrary::findEntry(std::string_view Name) const {
 }
 
 std::optional<Function> KernelLibrary::find(std::string_view Name) {
+  if (!Handle) {
+    auto It = Functions.find(Name);
+    if (It == Functions.end())
+      return std::nullopt;
+    return It->second;
+  }
   VMJITSafeCallType Entry = findEntry(Name);
   if (!Entry)
     return std::nullopt;
@@ -344,7 +355,7 @@ std::optional<Function> KernelLibrary::find(std::string_view Name) {
 std::vector<std::string> KernelLibrary::functionNames() const {
   std::vector<std::string> Names;
   if (!Handle) {
-    for (const auto &[Name, Entry] : Entries)
+    for (const auto &[Name, F] : Functions)
       Names.push_back(Name);
     return Names;
   }

@@ -1,7 +1,7 @@
 //===- run_command.cpp - vmjit run ----------------------------------------===//
 //
 // vmjit run PROG [ARG...] [--func F] [--mode M] [--lib L]... [--repeat N]
-//           [--kernels BC] [--no-kernels]
+//           [--kernels BC] [--no-kernels] [--wait-kernels] [--fast-math]
 //           [--json] [--output OUT.npy] [--stats] [--tier-threshold N]
 //           [--max-steps N] [--timeout-ms MS] [--max-call-depth N] ...
 // Loads PROG (any format, by content; - is standard input), creates a VM,
@@ -55,6 +55,8 @@ struct RunOptions {
   std::vector<std::string> Libs;
   std::string Kernels; // --kernels: the kernels' bitcode
   bool NoKernels = false;
+  bool WaitKernels = false;
+  bool FastMath = false;
   int64_t TierThreshold = 0;     // 0: not given
   int64_t BaselineThreshold = 0; // 0: not given
   int OptLevel = -1;         // -1: the engine's default
@@ -73,6 +75,17 @@ struct RunOptions {
   bool WaitCompiles = false;
   /// The JIT options given on the command line (rows of kJitOptionUses).
   std::vector<const JitOptionUse *> GivenJitOptions;
+};
+
+/// The kernels a run found: notes on the kernel libraries found by
+/// themselves, and the kernel tier (model.bc compiled for this CPU).
+struct RunKernels {
+  std::vector<std::string> Found;
+#ifdef VMJIT_HAVE_JIT
+  std::shared_ptr<jit::KernelTier> Tier;
+  /// Whether the tier's warning was printed.
+  bool Warned = false;
+#endif
 };
 
 /// The VM a SIGINT interrupts (async-signal-safe: interrupt() is one
@@ -128,14 +141,40 @@ bool runsAotCode(const vm::VirtualMachine &VM) {
   return false;
 }
 
+#ifdef VMJIT_HAVE_JIT
+ordered_json kernelTierJson(const jit::KernelTierStatus &St) {
+  static constexpr const char *kStates[] = {"compiling", "ready", "failed"};
+  ordered_json J;
+  J["state"] = kStates[static_cast<int>(St.State)];
+  J["bitcode"] = St.Bitcode;
+  J["kernels"] = St.Kernels.size();
+  if (St.State == jit::KernelTierState::Ready) {
+    J["compile_ms"] = St.CompileMs;
+    J["cache_hit"] = St.CacheHit;
+  }
+  if (St.State == jit::KernelTierState::Failed)
+    J["warning"] = St.Warning;
+  J["tvm_calls"] = St.TvmCalls;
+  J["aligned_copies"] = St.AlignedCopies;
+  return J;
+}
+#endif
+
 ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
-                          double WallMs,
-                          const std::vector<std::string> &Kernels) {
+                          double WallMs, const RunKernels &Kernels) {
   ordered_json S;
   S["mode"] = O.Mode;
   S["jit"] = runsAotCode(VM) ? kAotNote : kJitNote;
-  // Kernel libraries found by themselves (none named on the command line).
-  S["kernels_found"] = Kernels;
+  // Kernel libraries found by themselves (none named on the command line),
+  // and the kernel tier's line.
+  S["kernels_found"] = Kernels.Found;
+#ifdef VMJIT_HAVE_JIT
+  if (Kernels.Tier) {
+    const jit::KernelTierStatus St = Kernels.Tier->status();
+    S["kernels_found"].push_back(St.note());
+    S["kernel_tier"] = kernelTierJson(St);
+  }
+#endif
   S["repeat"] = O.Repeat;
   S["wall_ms"] = WallMs;
 #ifdef VMJIT_HAVE_JIT
@@ -231,13 +270,26 @@ std::string usableCacheDir(const std::string &Dir, bool Given) {
 #endif
 
 #ifdef VMJIT_HAVE_JIT
+/// Prints the kernel tier's warning once it has failed (once; nothing for a
+/// compile the end of the process abandons).
+void warnIfKernelTierFailed(RunKernels &K) {
+  if (!K.Tier || K.Warned)
+    return;
+  const jit::KernelTierStatus St = K.Tier->status();
+  if (St.State != jit::KernelTierState::Failed)
+    return;
+  fmt::print(stderr, "vmjit: warning: {}\n", St.Warning);
+  K.Warned = true;
+}
+
 /// The kernel tier: TVM's kernels compiled for this CPU from the bitcode
 /// `--kernels` names or that lies beside the program (model.bc beside
-/// model.tvmexec or model.so), put ahead of the library they replace,
-/// the first of `Libs`. A bitcode that does not fit is one warning.
+/// model.tvmexec or model.so), in the background unless --wait-kernels;
+/// its library goes ahead of the library it replaces, the first of
+/// `Libs`.
 void addKernelTier(const RunOptions &O,
                    std::vector<std::shared_ptr<KernelLibrary>> &Libs,
-                   std::vector<std::string> &Notes) {
+                   RunKernels &K) {
   if (O.NoKernels)
     return;
   std::string Bitcode = O.Kernels;
@@ -257,13 +309,11 @@ void addKernelTier(const RunOptions &O,
   if (const std::string Dir = jit::cacheDirFor(O.CacheDir);
       !O.NoCache && !Dir.empty())
     KO.CacheDir = usableCacheDir(Dir, !O.CacheDir.empty());
-  jit::KernelTierResult R = jit::loadKernelTier(Bitcode, *Libs.front(), KO);
-  if (!R.Library) {
-    fmt::print(stderr, "vmjit: warning: {}\n", R.Warning);
-    return;
-  }
-  Notes.push_back(R.note());
-  Libs.insert(Libs.begin(), std::move(R.Library));
+  KO.FastMath = O.FastMath;
+  KO.Background = !O.WaitKernels;
+  K.Tier = jit::KernelTier::start(Bitcode, Libs.front(), KO);
+  warnIfKernelTierFailed(K);
+  Libs.insert(Libs.begin(), K.Tier->library());
 }
 #endif
 
@@ -306,7 +356,7 @@ bool attachAotCode(vm::VirtualMachine &VM, const vm::AotCode &Code,
 /// mistake costs no load.
 std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
                                           std::vector<Any> &Args,
-                                          std::vector<std::string> &Kernels) {
+                                          RunKernels &Kernels) {
   const std::optional<vm::ExecMode> Mode = vm::parseExecMode(O.Mode);
   if (!Mode)
     throwError("UsageError",
@@ -320,7 +370,7 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   if (!O.Output.empty())
     checkOutputPath(O.Output);
   vm::OpenedProgram Prog = vm::openProgram(O.Program);
-  Kernels = Prog.KernelNotes;
+  Kernels.Found = Prog.KernelNotes;
   if (O.Libs.empty())
     for (const std::string &M : Prog.MissingKernels)
       fmt::print(stderr, "vmjit: warning: {}: pass its kernels with --lib\n",
@@ -354,9 +404,9 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
 #ifdef VMJIT_HAVE_JIT
   addKernelTier(O, Opts.Libraries, Kernels);
 #else
-  if (!O.Kernels.empty())
-    fmt::print(stderr, "vmjit: warning: --kernels has no effect: this build "
-                       "has no JIT\n");
+  if (!O.Kernels.empty() || O.WaitKernels || O.FastMath)
+    fmt::print(stderr, "vmjit: warning: --kernels, --wait-kernels and "
+                       "--fast-math have no effect: this build has no JIT\n");
 #endif
   auto VM = vm::VirtualMachine::create(Exe, std::move(Opts));
   if (Aot && attachAotCode(*VM, *Prog.Aot, O))
@@ -389,13 +439,17 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   return checkedCall(std::move(VM), O, Args);
 }
 
-/// Waits for the tier-2 compiles the run queued (--wait-compiles).
-void waitForCompiles(vm::VirtualMachine &VM) {
+/// Waits for the tier-2 compiles the run queued and for the kernel tier
+/// (--wait-compiles).
+void waitForCompiles(vm::VirtualMachine &VM, const RunKernels &K) {
 #ifdef VMJIT_HAVE_JIT
   if (jit::TierManager *TM = jit::tierManagerOf(VM))
     TM->drain();
+  if (K.Tier)
+    K.Tier->wait();
 #else
   (void)VM;
+  (void)K;
 #endif
 }
 
@@ -421,7 +475,7 @@ int run(const RunOptions &O) {
   };
   std::unique_ptr<vm::VirtualMachine> VM;
   std::vector<Any> Args;
-  std::vector<std::string> Kernels;
+  RunKernels Kernels;
   try {
     VM = setUp(O, Args, Kernels);
   } catch (const Error &E) {
@@ -452,7 +506,10 @@ int run(const RunOptions &O) {
                       std::chrono::steady_clock::now() - Start)
                       .count();
   if (O.WaitCompiles)
-    waitForCompiles(*VM);
+    waitForCompiles(*VM, Kernels);
+#ifdef VMJIT_HAVE_JIT
+  warnIfKernelTierFailed(Kernels);
+#endif
   if (O.Stats)
     Stats = collectStats(*VM, O, WallMs, Kernels);
   if (RunError)
@@ -522,6 +579,14 @@ void addRunCommand(CLI::App &App, Runner &Run) {
   Cmd->add_flag("--no-kernels", O->NoKernels,
                 "run the kernel library's own machine code, not the kernels "
                 "compiled from model.bc");
+  Cmd->add_flag("--wait-kernels", O->WaitKernels,
+                "compile the kernels before the first call (default: in the "
+                "background, TVM's machine code running until they are "
+                "ready)");
+  Cmd->add_flag("--fast-math", O->FastMath,
+                "compile the kernels with fast math (FMA fusion, "
+                "reassociation): faster, but the outputs differ from TVM's "
+                "in the last bits");
 #ifdef VMJIT_HAVE_JIT
   const std::string TierDefault =
       fmt::format("; default {}", jit::kDefaultTierThreshold);
@@ -569,7 +634,8 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                 "change");
   Cmd->add_flag("--wait-compiles", O->WaitCompiles,
                 "after the calls, wait for the tier-2 compiles they queued "
-                "(so that --stats shows where the functions end up)");
+                "and for the kernel tier (so that --stats shows where the "
+                "functions end up)");
   Cmd->add_option("--max-steps", O->MaxSteps,
                   "fail a call after N steps (function entries and backward "
                   "jumps; default: unlimited)")

@@ -12,6 +12,7 @@
 #include "TvmModelCalls.h"
 #include "EveryMode.h"
 
+#include "compile_pool.h"
 #include "vmjit/files/npy.h"
 #include "vmjit/jit/kernel_tier.h"
 #include "vmjit/runtime/array.h"
@@ -27,6 +28,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 namespace vmjit::jittest {
@@ -57,6 +59,23 @@ jit::KernelTierOptions cachedOptions() {
   jit::KernelTierOptions O;
   O.CacheDir = testCache();
   return O;
+}
+
+/// The kernel tier of `Bc` for `Tvm`, compiled before it returns.
+std::shared_ptr<jit::KernelTier>
+startNow(const std::string &Bc, std::shared_ptr<KernelLibrary> Tvm,
+         jit::KernelTierOptions O = cachedOptions()) {
+  O.Background = false;
+  return jit::KernelTier::start(Bc, std::move(Tvm), O);
+}
+
+/// The kernel tier's library ahead of the model's.
+std::vector<std::shared_ptr<KernelLibrary>>
+withTier(const jit::KernelTier &K,
+         const std::vector<std::shared_ptr<KernelLibrary>> &Model) {
+  std::vector<std::shared_ptr<KernelLibrary>> Libs = {K.library()};
+  Libs.insert(Libs.end(), Model.begin(), Model.end());
+  return Libs;
 }
 
 using ModelCall = jittest::TvmModelCall;
@@ -139,10 +158,10 @@ TEST(KernelTierTest, CompiledKernelsGiveTvmsBitsInEveryMode) {
     SCOPED_TRACE(C.Name);
     vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
     ASSERT_FALSE(P.Libraries.empty());
-    jit::KernelTierResult K = jit::loadKernelTier(
-        bitcodeOf(C), *P.Libraries.front(), cachedOptions());
-    ASSERT_TRUE(K.Library) << K.Warning;
-    EXPECT_EQ(K.Kernels, P.Libraries.front()->functionNames());
+    auto K = startNow(bitcodeOf(C), P.Libraries.front());
+    const jit::KernelTierStatus St = K->status();
+    ASSERT_EQ(St.State, jit::KernelTierState::Ready) << St.Warning;
+    EXPECT_EQ(St.Kernels, P.Libraries.front()->functionNames());
     std::vector<Tensor> Inputs;
     for (const char *In : C.Inputs)
       Inputs.push_back(readNpy((kModels / In).string()));
@@ -151,11 +170,11 @@ TEST(KernelTierTest, CompiledKernelsGiveTvmsBitsInEveryMode) {
     const Any Expected = callThrice(*Tvm, C, Args);
     for (const TestMode &M : everyMode()) {
       SCOPED_TRACE(modeName(M));
-      std::vector<std::shared_ptr<KernelLibrary>> Libs = {K.Library};
-      Libs.insert(Libs.end(), P.Libraries.begin(), P.Libraries.end());
-      auto VM = vmWith(P.Exe, std::move(Libs), M);
+      auto VM = vmWith(P.Exe, withTier(*K, P.Libraries), M);
       EXPECT_TRUE(sameBits(callThrice(*VM, C, Args), Expected));
     }
+    // Every call ran the compiled kernels, none TVM's code.
+    EXPECT_EQ(K->status().TvmCalls, 0u);
     ++Ran;
   }
   if (Ran == 0)
@@ -200,16 +219,15 @@ TEST(KernelTierTest, TheLlmsDecodeStepsGiveTvmsBits) {
   if (!std::filesystem::exists(Bc))
     GTEST_SKIP() << "no " << Bc;
   vm::OpenedProgram P = vm::openProgram((kModels / "llm/model.so").string());
-  jit::KernelTierResult K =
-      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), cachedOptions());
-  ASSERT_TRUE(K.Library) << K.Warning;
+  auto K = startNow(Bc.string(), P.Libraries.front());
+  ASSERT_EQ(K->status().State, jit::KernelTierState::Ready)
+      << K->status().Warning;
   const std::vector<Any> Expected =
       llmDecodeSteps(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
   for (vm::ExecMode Mode : {vm::ExecMode::Bytecode, vm::ExecMode::Compiled}) {
     SCOPED_TRACE(vm::execModeName(Mode));
-    std::vector<std::shared_ptr<KernelLibrary>> Libs = {K.Library};
-    Libs.insert(Libs.end(), P.Libraries.begin(), P.Libraries.end());
-    const std::vector<Any> Got = llmDecodeSteps(P.Exe, Libs, {Mode});
+    const std::vector<Any> Got =
+        llmDecodeSteps(P.Exe, withTier(*K, P.Libraries), {Mode});
     ASSERT_EQ(Got.size(), Expected.size());
     for (size_t I = 0; I < Got.size(); ++I)
       EXPECT_TRUE(sameBits(Got[I], Expected[I])) << "step " << I;
@@ -239,18 +257,16 @@ TEST(KernelTierTest, FastMathIsOptInAndStaysCloseToTvm) {
   vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
   jit::KernelTierOptions O = cachedOptions();
   O.FastMath = true;
-  jit::KernelTierResult K =
-      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), O);
-  ASSERT_TRUE(K.Library) << K.Warning;
+  auto K = startNow(Bc.string(), P.Libraries.front(), O);
+  ASSERT_EQ(K->status().State, jit::KernelTierState::Ready)
+      << K->status().Warning;
   std::vector<Tensor> Inputs;
   for (const char *In : C.Inputs)
     Inputs.push_back(readNpy((kModels / In).string()));
   std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
   auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
   const Any Expected = callThrice(*Tvm, C, Args);
-  std::vector<std::shared_ptr<KernelLibrary>> Libs = {K.Library};
-  Libs.insert(Libs.end(), P.Libraries.begin(), P.Libraries.end());
-  auto VM = vmWith(P.Exe, std::move(Libs), {vm::ExecMode::Bytecode});
+  auto VM = vmWith(P.Exe, withTier(*K, P.Libraries), {vm::ExecMode::Bytecode});
   const double Diff = maxAbsDifference(callThrice(*VM, C, Args), Expected);
   std::ostringstream Text;
   Text << Diff;
@@ -269,16 +285,19 @@ TEST(KernelTierTest, TheSecondLoadComesFromTheObjectCache) {
   vm::OpenedProgram P = vm::openProgram((kModels / "mlp/model.so").string());
   jit::KernelTierOptions O;
   O.CacheDir = Cache.string();
-  jit::KernelTierResult First =
-      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), O);
-  jit::KernelTierResult Second =
-      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), O);
+  auto First = startNow(Bc.string(), P.Libraries.front(), O);
+  const jit::KernelTierStatus FirstSt = First->status();
+  // While it lives, a second start shares it.
+  EXPECT_EQ(startNow(Bc.string(), P.Libraries.front(), O), First);
+  First.reset();
+  const jit::KernelTierStatus SecondSt =
+      startNow(Bc.string(), P.Libraries.front(), O)->status();
   std::filesystem::remove_all(Cache);
-  ASSERT_TRUE(First.Library) << First.Warning;
-  ASSERT_TRUE(Second.Library) << Second.Warning;
-  EXPECT_FALSE(First.CacheHit);
-  EXPECT_TRUE(Second.CacheHit);
-  EXPECT_NE(Second.note().find("from the object cache"), std::string::npos);
+  ASSERT_EQ(FirstSt.State, jit::KernelTierState::Ready) << FirstSt.Warning;
+  ASSERT_EQ(SecondSt.State, jit::KernelTierState::Ready) << SecondSt.Warning;
+  EXPECT_FALSE(FirstSt.CacheHit);
+  EXPECT_TRUE(SecondSt.CacheHit);
+  EXPECT_NE(SecondSt.note().find("from the object cache"), std::string::npos);
 }
 
 TEST(KernelTierTest, AnotherModelsBitcodeIsAWarningAndTvmsKernelsRun) {
@@ -288,20 +307,22 @@ TEST(KernelTierTest, AnotherModelsBitcodeIsAWarningAndTvmsKernelsRun) {
     GTEST_SKIP() << "no mlp/model.bc or decoder/model.so in " << kModels;
   vm::OpenedProgram P =
       vm::openProgram((kModels / "decoder/model.so").string());
-  jit::KernelTierResult K =
-      jit::loadKernelTier(Bc.string(), *P.Libraries.front());
-  EXPECT_FALSE(K.Library);
-  EXPECT_NE(K.Warning.find("does not match the kernel library"),
+  auto K = startNow(Bc.string(), P.Libraries.front());
+  const jit::KernelTierStatus St = K->status();
+  EXPECT_EQ(St.State, jit::KernelTierState::Failed);
+  EXPECT_NE(St.Warning.find("does not match the kernel library"),
             std::string::npos)
-      << K.Warning;
-  EXPECT_NE(K.Warning.find("mlp/model.bc"), std::string::npos) << K.Warning;
-  // The model runs as before, on model.so's kernels.
+      << St.Warning;
+  EXPECT_NE(St.Warning.find("mlp/model.bc"), std::string::npos) << St.Warning;
+  // The model runs as before, on model.so's kernels, through the tier.
   Tensor X = readNpy((kModels / "decoder/in0.npy").string());
-  auto VM = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
+  auto VM =
+      vmWith(P.Exe, withTier(*K, P.Libraries), {vm::ExecMode::Bytecode});
   std::vector<AnyView> Args{AnyView(X)};
   Any R = VM->invoke("main", Args);
   EXPECT_TRUE(sameBits(R, Any(readNpy((kModels / "decoder/out.npy").string())))
               << "(TVM's own output; the same kernels)");
+  EXPECT_GT(K->status().TvmCalls, 0u);
 }
 
 TEST(KernelTierTest, TheContextSlotsAreFilled) {
@@ -311,13 +332,13 @@ TEST(KernelTierTest, TheContextSlotsAreFilled) {
     GTEST_SKIP() << "no " << Bc;
   vm::OpenedProgram P =
       vm::openProgram((kModels / "decoder/model.so").string());
-  jit::KernelTierResult K =
-      jit::loadKernelTier(Bc.string(), *P.Libraries.front(), cachedOptions());
-  ASSERT_TRUE(K.Library) << K.Warning;
+  auto K = startNow(Bc.string(), P.Libraries.front());
+  ASSERT_EQ(K->status().State, jit::KernelTierState::Ready)
+      << K->status().Warning;
   for (const char *Slot :
        {"__TVMBackendAllocWorkspace", "__TVMBackendFreeWorkspace"}) {
     SCOPED_TRACE(Slot);
-    auto *Cell = static_cast<void *const *>(K.Library->symbol(Slot));
+    auto *Cell = static_cast<void *const *>(K->compiledSymbol(Slot));
     ASSERT_NE(Cell, nullptr);
     EXPECT_NE(*Cell, nullptr);
     // The same host function as in the dlopen'ed model.so.
@@ -333,8 +354,8 @@ TEST(KernelTierTest, AMissingBitcodeFileIsAJITError) {
     GTEST_SKIP() << "no TVM models at " << kModels;
   vm::OpenedProgram P = vm::openProgram((kModels / "mlp/model.so").string());
   try {
-    jit::loadKernelTier((kModels / "mlp" / "no-such.bc").string(),
-                        *P.Libraries.front());
+    jit::KernelTier::start((kModels / "mlp" / "no-such.bc").string(),
+                           P.Libraries.front());
     FAIL() << "no error";
   } catch (const Error &E) {
     EXPECT_EQ(E.kind(), "JITError");
@@ -349,6 +370,119 @@ TEST(KernelTierTest, TheBitcodeBesideAProgramIsFound) {
   EXPECT_EQ(jit::kernelBitcodeBeside((kModels / "mlp/model.so").string()),
             (kModels / "mlp/model.bc").string());
   EXPECT_EQ(jit::kernelBitcodeBeside((kModels / "mlp/in0.bc").string()), "");
+}
+
+/// Holds the compile pool's thread for kernel compiles busy until
+/// released, so that a kernel compile queued meanwhile waits.
+class PoolHold {
+public:
+  PoolHold() {
+    jit::submitCompile(
+        this,
+        [this](const jit::CancelFlag &) {
+          while (!Released.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        },
+        jit::CompileLane::Long);
+  }
+  ~PoolHold() { release(); }
+  void release() {
+    Released.store(true);
+    jit::waitForCompiles(this);
+  }
+
+private:
+  std::atomic<bool> Released{false};
+};
+
+TEST(KernelTierTest, TvmsCodeRunsUntilTheCompiledKernelsAreSwappedIn) {
+  const std::filesystem::path Bc = kModels / "mlp" / "model.bc";
+  if (!std::filesystem::exists(Bc))
+    GTEST_SKIP() << "no " << Bc;
+  const ModelCall &C = modelCalls().front();
+  vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
+  std::vector<Tensor> Inputs;
+  for (const char *In : C.Inputs)
+    Inputs.push_back(readNpy((kModels / In).string()));
+  std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
+  auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
+  const Any Expected = callThrice(*Tvm, C, Args);
+
+  PoolHold Hold;
+  auto K = jit::KernelTier::start(Bc.string(), P.Libraries.front(),
+                                  cachedOptions());
+  std::vector<std::unique_ptr<vm::VirtualMachine>> VMs;
+  for (const TestMode &M : everyMode()) {
+    SCOPED_TRACE(modeName(M));
+    VMs.push_back(vmWith(P.Exe, withTier(*K, P.Libraries), M));
+    EXPECT_TRUE(sameBits(callThrice(*VMs.back(), C, Args), Expected));
+  }
+  jit::KernelTierStatus St = K->status();
+  EXPECT_EQ(St.State, jit::KernelTierState::Compiling);
+  EXPECT_NE(St.note().find("compiling"), std::string::npos) << St.note();
+  const uint64_t TvmCalls = St.TvmCalls;
+  EXPECT_GT(TvmCalls, 0u);
+
+  Hold.release();
+  St = K->wait();
+  ASSERT_EQ(St.State, jit::KernelTierState::Ready) << St.Warning;
+  // The next calls, in code compiled before the swap too, take the
+  // compiled kernels.
+  for (size_t I = 0; I < VMs.size(); ++I) {
+    SCOPED_TRACE(modeName(everyMode()[I]));
+    EXPECT_TRUE(sameBits(callThrice(*VMs[I], C, Args), Expected));
+  }
+  EXPECT_EQ(K->status().TvmCalls, TvmCalls);
+  EXPECT_NE(K->status().note().find("calls ran TVM's code"), std::string::npos);
+}
+
+/// A copy of `T` at an address 4 bytes past a 64-byte boundary, as a NumPy
+/// array may be.
+Tensor unalignedCopy(const Tensor &T) {
+  Tensor Block = Tensor::empty({static_cast<int64_t>(T.nbytes()) + 64},
+                               DLDataType{kDLUInt, 8, 1});
+  char *Data = Block.data<char>() + 4;
+  std::memcpy(Data, T.data(), T.nbytes());
+  return Tensor::view(Block, Data, T.shape(), T.dtype());
+}
+
+TEST(KernelTierTest, UnalignedTensorsAreCopiedInEveryMode) {
+  // The compiled kernels assume 64-byte aligned data (AVX code faults on
+  // an unaligned vector load); vmjit copies what is not.
+  int Ran = 0;
+  for (const ModelCall &C : modelCalls()) {
+    if (bitcodeOf(C).empty() || std::string_view(C.Name).find("compiled") !=
+                                    std::string_view::npos)
+      continue;
+    SCOPED_TRACE(C.Name);
+    vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
+    auto K = startNow(bitcodeOf(C), P.Libraries.front());
+    ASSERT_EQ(K->status().State, jit::KernelTierState::Ready);
+    std::vector<Tensor> Inputs, Unaligned;
+    for (const char *In : C.Inputs) {
+      Inputs.push_back(readNpy((kModels / In).string()));
+      Unaligned.push_back(unalignedCopy(Inputs.back()));
+      ASSERT_NE(reinterpret_cast<uintptr_t>(Unaligned.back().data()) % 64, 0u);
+    }
+    std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
+    auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
+    const Any Expected = callThrice(*Tvm, C, Args);
+    std::vector<AnyView> UArgs(Unaligned.begin(), Unaligned.end());
+    for (const TestMode &M : everyMode()) {
+      SCOPED_TRACE(modeName(M));
+      auto VM = vmWith(P.Exe, withTier(*K, P.Libraries), M);
+      EXPECT_TRUE(sameBits(callThrice(*VM, C, UArgs), Expected));
+    }
+    // The inputs are as they were.
+    for (size_t I = 0; I < Inputs.size(); ++I)
+      EXPECT_EQ(std::memcmp(Inputs[I].data(), Unaligned[I].data(),
+                            Inputs[I].nbytes()),
+                0);
+    EXPECT_GT(K->status().AlignedCopies, 0u);
+    ++Ran;
+  }
+  if (Ran == 0)
+    GTEST_SKIP() << "no model.bc in " << kModels;
 }
 
 } // namespace

@@ -1,12 +1,13 @@
 //===- vmjit/jit/kernel_tier.h - TVM's kernels for this CPU -----*- C++ -*-===//
 //
-// The kernel tier, first step: the LLVM bitcode TVM writes beside a model
-// library (`model.bc` beside `model.so`) compiled at load for the host CPU
-// (its features replacing TVM's generic target; O3 with Polly; strict
-// floating point, so the outputs are TVM's bit for bit), cached in the
-// object cache, and handed back as a KernelLibrary of in-process entries.
-// Passed in VMOptions::Libraries ahead of model.so, it makes the VM call
-// the compiled kernels instead of TVM's machine code. No LLVM type here.
+// The kernel tier: the LLVM bitcode TVM writes beside a model library
+// (`model.bc` beside `model.so`) compiled for the host CPU (its features
+// replacing TVM's generic target; O3 with Polly; strict floating point, so
+// the outputs are TVM's bit for bit) on the compile pool, cached in the
+// object cache, and swapped in for TVM's machine code while the program
+// runs. Its library, passed in VMOptions::Libraries ahead of model.so,
+// gives the VM one Function per kernel whose code changes at the swap.
+// No LLVM type here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace vmjit::jit {
@@ -32,40 +34,92 @@ struct KernelTierOptions {
   /// Polly in the pipeline (needs libvmjit_polly.so beside the JIT
   /// library).
   bool Polly = true;
+  /// Compile on the process's compile pool while TVM's machine code runs
+  /// (the default), or before KernelTier::start returns.
+  bool Background = true;
 };
 
-/// What loading the kernel tier gave.
-struct KernelTierResult {
-  /// The compiled kernels, to put ahead of the model library in
-  /// VMOptions::Libraries; null when TVM's machine code stays (Warning
-  /// says why).
-  std::shared_ptr<KernelLibrary> Library;
-  /// One line for a warning when Library is null.
+enum class KernelTierState {
+  /// Queued or compiling: TVM's machine code runs.
+  Compiling,
+  /// The compiled kernels run.
+  Ready,
+  /// The bitcode did not fit or did not compile (Warning says why), or
+  /// the compile was abandoned: TVM's machine code stays.
+  Failed,
+};
+
+/// Where a kernel tier stands.
+struct KernelTierStatus {
+  KernelTierState State = KernelTierState::Compiling;
+  /// The bitcode file.
+  std::string Bitcode;
+  /// Failed: one line saying why TVM's machine code stays.
   std::string Warning;
-  /// The packed functions compiled (sorted).
+  /// The packed functions of the kernel library (sorted): all of them run
+  /// the compiled code once Ready.
   std::vector<std::string> Kernels;
-  /// Wall time of reading, checking, compiling (or loading from the
-  /// cache) and linking, and whether the object came from the cache.
+  /// Ready: wall time of reading, checking, compiling (or loading from the
+  /// object cache) and linking, and whether the object was in the cache.
   double CompileMs = 0;
   bool CacheHit = false;
+  /// Calls of the kernels that ran TVM's machine code (before the swap, or
+  /// with an unaligned strided tensor), and calls of the compiled kernels
+  /// that copied an unaligned tensor into aligned storage.
+  uint64_t TvmCalls = 0;
+  uint64_t AlignedCopies = 0;
   /// One line for --stats: "kernels: 12 of 12 from vmjit's code (...)".
   std::string note() const;
 };
 
-/// Compiles the kernels of the bitcode file `BitcodePath` for the host,
-/// checked against `Tvm`, the kernel library they replace (the same
-/// `__tvm_ffi_*` entries, each with the safe-call signature). Content
-/// that does not fit (another model's bitcode, unreadable bitcode, a
-/// failed compile) gives a null Library and a Warning; TVM's code stays.
-/// Throws Error("JITError") if the file cannot be read.
-///
-/// TVM's IR assumes 64-byte aligned buffers, and the host's vector code
-/// relies on it: vmjit's own tensors are aligned; a tensor from outside
-/// (DLPack, a NumPy array without a copy) must be too, as nothing copies
-/// an unaligned one for the compiled kernels yet.
-KernelTierResult loadKernelTier(const std::string &BitcodePath,
-                                const KernelLibrary &Tvm,
-                                const KernelTierOptions &Opts = {});
+/// The kernel tier of one model: the bitcode TVM writes beside a model
+/// library compiled for this CPU and swapped in for the library's kernels
+/// while the program runs.
+class KernelTier {
+public:
+  /// Starts the kernel tier of bitcode file `BitcodePath` for the kernels
+  /// of `Tvm`, the library they replace. Its library() serves every
+  /// packed function of `Tvm`: TVM's machine code until the compiled
+  /// kernels are published (on the compile pool, or before start returns
+  /// when Opts.Background is off), those from the next call on. The
+  /// bitcode must define the same `__tvm_ffi_*` entries as `Tvm`, each
+  /// with the safe-call signature; content that does not fit (another
+  /// model's bitcode, unreadable bitcode, a failed compile) leaves the
+  /// tier Failed with a Warning, and TVM's code stays. A tier of the same
+  /// file (size and modification time), library and options that is still
+  /// alive in the process is shared. Throws Error("JITError") if the file
+  /// does not exist.
+  ///
+  /// TVM's IR assumes 64-byte aligned buffers, and the host's vector code
+  /// relies on it: a call with an unaligned tensor copies it into aligned
+  /// storage for the call (runtime/aligned_call.h).
+  static std::shared_ptr<KernelTier>
+  start(const std::string &BitcodePath, std::shared_ptr<KernelLibrary> Tvm,
+        const KernelTierOptions &Opts = {});
+  ~KernelTier();
+  KernelTier(const KernelTier &) = delete;
+  KernelTier &operator=(const KernelTier &) = delete;
+
+  /// The library to put ahead of the model library in
+  /// VMOptions::Libraries.
+  const std::shared_ptr<KernelLibrary> &library() const noexcept {
+    return Library;
+  }
+  KernelTierStatus status() const;
+  /// Waits until the compile has ended (Ready or Failed).
+  KernelTierStatus wait() const;
+  /// The address of a context slot the compiled code defines
+  /// (`__TVMBackendAllocWorkspace`, ...) once Ready, else null: for tests
+  /// and diagnostics.
+  const void *compiledSymbol(std::string_view Name) const;
+
+  struct Shared;
+
+private:
+  KernelTier() = default;
+  std::shared_ptr<Shared> Core;
+  std::shared_ptr<KernelLibrary> Library;
+};
 
 /// The bitcode TVM wrote beside program or library `Path`, if there is
 /// one: the same stem with `.bc` (model.bc beside model.so or

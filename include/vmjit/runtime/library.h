@@ -6,9 +6,9 @@
 // keep the library mapped; their entries ignore `self`, so the JIT may call
 // the symbols directly. The library itself may call the runtime's C API
 // (VMJITErrorSetRaisedFromCStr, ...), which libvmjit_runtime exports.
-// A library may also be a table of entries compiled in this process (the
+// A library may also be a table of functions made in this process (the
 // JIT's kernel tier, include/vmjit/jit/kernel_tier.h): the same lookups,
-// served from the table, with the compiled code kept alive by the library.
+// served from the table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,16 +33,16 @@ public:
   /// Loads the shared object at `Path`. Throws an Error of kind
   /// "LibraryError" naming the path and the loader's reason if it cannot.
   VMJIT_DLL static std::shared_ptr<KernelLibrary> load(const std::string &Path);
-  /// A library of entries compiled in-process: `Entries` maps a packed
-  /// function NAME to its safe-call entry, `Symbols` other exported symbol
-  /// names to addresses (what symbol() finds); `KeepAlive` owns the code.
-  /// `Name` stands for the path in messages. Not a dlopen'ed file: no
-  /// libraryBin.
+  /// A library of functions made in-process: `Functions` maps a packed
+  /// function NAME to its Function (what find() gives), `Symbols` other
+  /// exported symbol names to addresses (what symbol() finds);
+  /// `KeepAlive` owns what the symbols point into. `Name` stands for the
+  /// path in messages. Not a dlopen'ed file: no libraryBin.
   VMJIT_DLL static std::shared_ptr<KernelLibrary>
-  fromEntries(std::string Name,
-              std::map<std::string, VMJITSafeCallType, std::less<>> Entries,
-              std::map<std::string, void *, std::less<>> Symbols,
-              std::shared_ptr<void> KeepAlive);
+  fromFunctions(std::string Name,
+                std::map<std::string, Function, std::less<>> Functions,
+                std::map<std::string, void *, std::less<>> Symbols,
+                std::shared_ptr<void> KeepAlive);
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary &) = delete;
   KernelLibrary &operator=(const KernelLibrary &) = delete;
@@ -51,7 +51,7 @@ public:
   /// The packed function NAME (symbol `__vmjit_NAME` or `__tvm_ffi_NAME`),
   /// or nullopt if the library does not export it.
   VMJIT_DLL std::optional<Function> find(std::string_view Name);
-  /// The raw safe-call entry of NAME, or null.
+  /// The raw safe-call entry of NAME (one that ignores `self`), or null.
   VMJIT_DLL VMJITSafeCallType findEntry(std::string_view Name) const;
   /// Names of every exported packed function, sorted (read from the ELF
   /// dynamic symbol table of the file).
@@ -73,8 +73,8 @@ private:
       : Path(std::move(Path)), Handle(Handle) {}
   std::string Path;
   void *Handle;
-  /// fromEntries: the table and what keeps its code alive.
-  std::map<std::string, VMJITSafeCallType, std::less<>> Entries;
+  /// fromFunctions: the table and what keeps its symbols alive.
+  std::map<std::string, Function, std::less<>> Functions;
   std::map<std::string, void *, std::less<>> Symbols;
   std::shared_ptr<void> KeepAlive;
   std::mutex ImportMutex;
