@@ -302,6 +302,15 @@ OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
   if (std::shared_ptr<AotCode> Aot = AotCode::open(Lib, Name, Opts)) {
     auto Exe = Aot->executable();
     OpenedProgram P{std::move(Exe), {}, std::move(Aot), {}, {}};
+    if (P.Aot->hasKernels()) {
+      // Its kernels, compiled for this CPU, go ahead of the recorded ones.
+      P.Libraries.push_back(Lib);
+      P.KernelNotes.push_back(fmt::format(
+          "kernels: {} of {} from vmjit's code (compiled into {} for {} by "
+          "vmjit compile from {})",
+          Lib->functionNames().size(), Lib->functionNames().size(), Name,
+          P.Aot->kernelCPU(), P.Aot->kernelBitcode()));
+    }
     openRecordedKernels(P, Name);
     return P;
   }
