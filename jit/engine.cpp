@@ -41,6 +41,9 @@
 //   in libvmjit_polly.so (polly/polly_abi.h), loaded once from beside the
 //   JIT library, on the module's bitcode; the object it returns links and
 //   is cached like any other.
+// * tryEmitObject runs the same steps (verification, the target, the
+//   pipeline and codegen) and returns the object instead of linking it,
+//   for the system linker (`vmjit compile --kernels`); no cache.
 // * Units keep the engine's state alive (shared_ptr), so destroying the
 //   Engine before its units is safe.
 //
