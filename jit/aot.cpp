@@ -4,16 +4,21 @@
 // with the engine's pipeline, turns the declarations it calls (the native
 // helpers) into loads from an import table, adds the executable and the
 // manifest (vm/aot_library.h), emits position-independent code for a
-// generic CPU and links it into a shared library with the system linker.
+// generic CPU and links it into a shared library with the system linker;
+// with --kernels, beside it the object of TVM's kernels compiled for this
+// CPU as the kernel tier compiles them (kernel_compiler.h), and libm,
+// which they may call.
 //
 //===----------------------------------------------------------------------===//
 
 #include "vmjit/jit/aot.h"
 #include "call_size.h"
 #include "codegen.h"
+#include "kernel_compiler.h"
 #include "vmjit/formats/serialize.h"
 #include "vmjit/jit/engine.h"
 #include "vmjit/jit/host_info.h"
+#include "vmjit/jit/kernel_tier.h"
 #include "vmjit/jit/lowering.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/aot_library.h"
@@ -38,12 +43,14 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <filesystem>
 #include <unistd.h>
 
 using namespace llvm;
@@ -125,12 +132,19 @@ Constant *cString(Module &M, StringRef S, const char *Name) {
       Name, 1);
 }
 
+/// The manifest's fields of compiled kernels (version 3).
+struct RecordedKernels {
+  bool Present = false;
+  std::string Bitcode, CPU, Features;
+};
+
 /// Adds the executable, the tables and the exported manifest.
 llvm::Error addManifest(Module &M, const vm::Executable &Exe,
                         const std::map<int64_t, std::string> &Symbols,
                         const std::vector<std::string> &Imports,
                         const std::vector<uint32_t> &Inlined,
-                        const std::string &KernelLibraries) {
+                        const std::string &KernelLibraries,
+                        const RecordedKernels &Compiled) {
   LLVMContext &C = M.getContext();
   PointerType *Ptr = PointerType::getUnqual(C);
   Type *I32 = Type::getInt32Ty(C), *I64 = Type::getInt64Ty(C);
@@ -175,9 +189,15 @@ llvm::Error addManifest(Module &M, const vm::Executable &Exe,
       "vmjit.producer");
 
   Constant *Kernels = cString(M, KernelLibraries, "vmjit.kernel.libraries");
+  auto OrNull = [&](const std::string &S, const char *Name) -> Constant * {
+    if (!Compiled.Present)
+      return ConstantPointerNull::get(Ptr);
+    return cString(M, S, Name);
+  };
 
-  StructType *ManifestTy = StructType::get(
-      C, {I64, I32, I32, I32, I32, I64, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr});
+  StructType *ManifestTy =
+      StructType::get(C, {I64, I32, I32, I32, I32, I64, Ptr, Ptr, Ptr, Ptr, Ptr,
+                          Ptr, Ptr, Ptr, Ptr, Ptr});
   // The layout the loader reads (vm::AotManifest).
   const StructLayout *L = M.getDataLayout().getStructLayout(ManifestTy);
   const size_t Expected[] = {offsetof(vm::AotManifest, Magic),
@@ -192,7 +212,10 @@ llvm::Error addManifest(Module &M, const vm::Executable &Exe,
                              offsetof(vm::AotManifest, ImportNames),
                              offsetof(vm::AotManifest, Inlined),
                              offsetof(vm::AotManifest, Producer),
-                             offsetof(vm::AotManifest, KernelLibraries)};
+                             offsetof(vm::AotManifest, KernelLibraries),
+                             offsetof(vm::AotManifest, KernelBitcode),
+                             offsetof(vm::AotManifest, KernelCPU),
+                             offsetof(vm::AotManifest, KernelFeatures)};
   for (unsigned I = 0; I < std::size(Expected); ++I)
     if (L->getElementOffset(I) != Expected[I])
       return makeError("the target's layout of the manifest differs from "
@@ -204,7 +227,10 @@ llvm::Error addManifest(Module &M, const vm::Executable &Exe,
        ConstantInt::get(I32, Fns.size()), ConstantInt::get(I32, Imports.size()),
        ConstantInt::get(I32, Inlined.size()),
        ConstantInt::get(I64, Program.size()), ProgramG, FnTable, ImportTable,
-       NameTable, InlinedG, Producer, Kernels});
+       NameTable, InlinedG, Producer, Kernels,
+       OrNull(Compiled.Bitcode, "vmjit.kernel.bitcode"),
+       OrNull(Compiled.CPU, "vmjit.kernel.cpu"),
+       OrNull(Compiled.Features, "vmjit.kernel.features")});
   auto *G = new GlobalVariable(M, ManifestTy, /*isConstant=*/true,
                                GlobalValue::ExternalLinkage, Manifest,
                                vm::kAotManifestSymbol);
@@ -227,6 +253,45 @@ std::string recordedKernels(const std::vector<std::string> &Libs,
     Out += '\n';
   }
   return Out;
+}
+
+/// The kernels of Opts.KernelBitcode compiled for this CPU as the kernel
+/// tier compiles them (its engine options), or why not in R.KernelWarning.
+std::optional<KernelObject> compileKernelsFor(const AotOptions &Opts,
+                                              AotResult &R) {
+  const KernelTierOptions Tier;
+  EngineOptions EO;
+  EO.OptLevel = Tier.OptLevel;
+  EO.Polly = Tier.Polly;
+  EO.FastMath = Tier.FastMath;
+  Expected<std::unique_ptr<Engine>> E = Engine::tryCreate(EO);
+  if (!E) {
+    R.KernelWarning = fmt::format("{}: TVM's kernels are used: {}",
+                                  Opts.KernelBitcode, toString(E.takeError()));
+    return std::nullopt;
+  }
+  Expected<KernelObject> K =
+      compileKernelObject(**E, Opts.KernelBitcode, Opts.KernelFunctions);
+  if (!K) {
+    R.KernelWarning =
+        fmt::format("TVM's kernels are used: {}", toString(K.takeError()));
+    return std::nullopt;
+  }
+  R.Kernels = K->Entries;
+  R.KernelCompileMs = K->TotalMs;
+  R.KernelCPU = K->CPU;
+  R.KernelFeatures = K->Features;
+  return std::move(*K);
+}
+
+/// The file of the C math library this process uses (the kernels' calls
+/// of expf and the like bind to it), or "".
+std::string mathLibrary() {
+  Dl_info Info;
+  float (*Exp)(float) = ::expf;
+  if (::dladdr(reinterpret_cast<void *>(Exp), &Info) && Info.dli_fname)
+    return Info.dli_fname;
+  return "";
 }
 
 /// Position-independent code for a generic CPU of the host's architecture.
@@ -262,16 +327,26 @@ Expected<std::string> findLinker(const std::string &Given) {
                    : fmt::format("the linker '{}' was not found", Name));
 }
 
-/// Links `Object` into the shared library `Out`.
-llvm::Error link(const std::string &Linker, StringRef Object, StringRef Out) {
+/// Links `Inputs` (objects, then shared libraries it needs) into the
+/// shared library `Out`.
+llvm::Error link(const std::string &Linker, ArrayRef<std::string> Inputs,
+                 StringRef Out) {
   TempFile Log;
   if (std::error_code EC =
           sys::fs::createTemporaryFile("vmjit-link", "log", Log.Path))
     return makeError("cannot create a temporary file: " + EC.message());
-  std::vector<StringRef> Args = {Linker,     "-shared",     "--hash-style=gnu",
-                                 "-z",       "noexecstack", "-z",
-                                 "relro",    "-z",          "now",
-                                 "-o",       Out,           Object};
+  std::vector<StringRef> Args = {Linker,
+                                 "-shared",
+                                 "--hash-style=gnu",
+                                 "-z",
+                                 "noexecstack",
+                                 "-z",
+                                 "relro",
+                                 "-z",
+                                 "now",
+                                 "-o",
+                                 Out};
+  Args.insert(Args.end(), Inputs.begin(), Inputs.end());
   std::optional<StringRef> Redirects[] = {StringRef(""), Log.Path.str(),
                                           Log.Path.str()};
   std::string Message;
@@ -287,25 +362,38 @@ llvm::Error link(const std::string &Linker, StringRef Object, StringRef Out) {
                                Output.empty() ? "" : ": ", Output));
 }
 
-/// Links `Object` into the library `OutPath`: under a temporary name beside
-/// it, renamed when complete (an IOError-coded error if that fails).
-llvm::Error writeLibrary(ArrayRef<char> Object, const std::string &Linker,
-                         const std::string &OutPath) {
-  TempFile Obj;
+/// Writes `Object` to the temporary file `Obj`.
+llvm::Error writeObject(StringRef Object, TempFile &Obj) {
   if (std::error_code EC =
           sys::fs::createTemporaryFile("vmjit-aot", "o", Obj.Path))
     return makeError("cannot create a temporary file: " + EC.message());
-  {
-    std::error_code EC;
-    raw_fd_ostream OS(Obj.Path, EC);
-    if (EC)
-      return makeError("cannot write " + Obj.Path.str().str() + ": " +
-                       EC.message());
-    OS.write(Object.data(), Object.size());
+  std::error_code EC;
+  raw_fd_ostream OS(Obj.Path, EC);
+  if (EC)
+    return makeError("cannot write " + Obj.Path.str().str() + ": " +
+                     EC.message());
+  OS.write(Object.data(), Object.size());
+  return llvm::Error::success();
+}
+
+/// Links `Objects` (and the shared libraries `Needed`) into the library
+/// `OutPath`: under a temporary name beside it, renamed when complete (an
+/// IOError-coded error if that fails).
+llvm::Error writeLibrary(ArrayRef<StringRef> Objects,
+                         ArrayRef<std::string> Needed,
+                         const std::string &Linker,
+                         const std::string &OutPath) {
+  std::vector<TempFile> Objs(Objects.size());
+  std::vector<std::string> Inputs;
+  for (size_t I = 0; I < Objects.size(); ++I) {
+    if (llvm::Error E = writeObject(Objects[I], Objs[I]))
+      return E;
+    Inputs.push_back(Objs[I].Path.str().str());
   }
+  Inputs.insert(Inputs.end(), Needed.begin(), Needed.end());
   TempFile Tmp;
   Tmp.Path = OutPath + kTmpSuffix;
-  if (llvm::Error E = link(Linker, Obj.Path, Tmp.Path))
+  if (llvm::Error E = link(Linker, Inputs, Tmp.Path))
     return E;
   std::error_code EC;
   std::filesystem::rename(Tmp.Path.c_str(), OutPath, EC);
@@ -362,9 +450,20 @@ Expected<AotResult> compile(const vm::Executable &Exe,
       F.setLinkage(GlobalValue::InternalLinkage);
       F.setDSOLocal(true);
     }
+  std::optional<KernelObject> Kernels;
+  RecordedKernels Recorded;
+  if (!Opts.KernelBitcode.empty())
+    Kernels = compileKernelsFor(Opts, R);
+  if (Kernels) {
+    Recorded = {true,
+                std::filesystem::absolute(Opts.KernelBitcode)
+                    .lexically_normal()
+                    .string(),
+                Kernels->CPU, Kernels->Features};
+  }
   if (llvm::Error E =
           addManifest(M, Exe, LM->Symbols, *Imports, Inlined,
-                      recordedKernels(Opts.KernelLibraries, OutPath)))
+                      recordedKernels(Opts.KernelLibraries, OutPath), Recorded))
     return E;
   std::string VerifyText;
   raw_string_ostream VerifyOS(VerifyText);
@@ -377,7 +476,16 @@ Expected<AotResult> compile(const vm::Executable &Exe,
   auto Object = emitObjectFile(M, **TM);
   if (!Object)
     return Object.takeError();
-  R.ObjectBytes = Object->size();
+  std::vector<StringRef> Objects = {StringRef(Object->data(), Object->size())};
+  std::vector<std::string> Needed;
+  if (Kernels) {
+    Objects.push_back(Kernels->Object);
+    if (std::string Libm = mathLibrary(); !Libm.empty())
+      Needed.push_back(Libm);
+  }
+  R.ObjectBytes = 0;
+  for (StringRef O : Objects)
+    R.ObjectBytes += O.size();
   auto Compiled = Clock::now();
   R.CompileMs =
       std::chrono::duration<double, std::milli>(Compiled - Start).count();
@@ -386,7 +494,7 @@ Expected<AotResult> compile(const vm::Executable &Exe,
   if (!Linker)
     return Linker.takeError();
   R.Linker = *Linker;
-  if (llvm::Error E = writeLibrary(*Object, *Linker, OutPath))
+  if (llvm::Error E = writeLibrary(Objects, Needed, *Linker, OutPath))
     return E;
   R.LinkMs = std::chrono::duration<double, std::milli>(Clock::now() - Compiled)
                  .count();

@@ -163,4 +163,9 @@ void waitForCompiles(const void *Owner) { pool().wait(Owner); }
 void cancelCompiles(const void *Owner) { pool().cancel(Owner); }
 void shutdownCompilePool() { pool().shutdown(); }
 
+void shutdownCompilePoolAtExit() {
+  static std::once_flag AtExit;
+  std::call_once(AtExit, [] { std::atexit(shutdownCompilePool); });
+}
+
 } // namespace vmjit::jit

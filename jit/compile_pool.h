@@ -53,6 +53,10 @@ void waitForCompiles(const void *Owner);
 /// normally (the flag is per job).
 void cancelCompiles(const void *Owner);
 
+/// Registers shutdownCompilePool with atexit, once per process: a compile
+/// still running when the process exits would run into LLVM's static
+/// objects as they are destroyed (see stopBackgroundCompiles).
+void shutdownCompilePoolAtExit();
 /// For good: drops every queued job, cancels the running ones, waits for
 /// them and stops the threads; later submissions are refused.
 void shutdownCompilePool();

@@ -41,6 +41,9 @@
 //   in libvmjit_polly.so (polly/polly_abi.h), loaded once from beside the
 //   JIT library, on the module's bitcode; the object it returns links and
 //   is cached like any other.
+// * tryEmitObject runs the same steps (verification, the target, the
+//   pipeline and codegen) and returns the object instead of linking it,
+//   for the system linker (`vmjit compile --kernels`); no cache.
 // * Units keep the engine's state alive (shared_ptr), so destroying the
 //   Engine before its units is safe.
 //
@@ -512,6 +515,8 @@ public:
 
   void optimize(Module &M) override;
 
+  Expected<std::string> tryEmitObject(Module &M) override;
+
   const EngineOptions &options() const override { return State->Opts; }
 
 private:
@@ -525,6 +530,17 @@ private:
   Expected<SmallVector<char, 0>> pollyCompile(Module &M, TargetMachine &TM,
                                               double &OptimizeMs,
                                               const std::atomic<bool> *Cancel);
+
+  /// Verifies `M` and gives it the target machine's triple and data
+  /// layout (and the fast-math flags of EngineOptions::FastMath).
+  Expected<std::unique_ptr<TargetMachine>> prepare(Module &M);
+
+  /// The IR pipeline and code generation of the prepared `M` (in
+  /// libvmjit_polly.so with Polly): its object file; the pipeline's time
+  /// in Stats.OptimizeMs.
+  Expected<SmallVector<char, 0>> emitObject(Module &M, TargetMachine &TM,
+                                            CompileStats &Stats,
+                                            const std::atomic<bool> *Cancel);
 
   Expected<std::unique_ptr<CompiledUnit>>
   compileUnit(Module &M, const std::map<std::string, uint64_t> &Absolute,
@@ -770,13 +786,63 @@ EngineImpl::pollyCompile(Module &M, TargetMachine &TM, double &OptimizeMs,
   return Object;
 }
 
+Expected<std::unique_ptr<TargetMachine>> EngineImpl::prepare(Module &M) {
+  std::string VerifierMessages;
+  raw_string_ostream VerifierOS(VerifierMessages);
+  if (verifyModule(M, &VerifierOS))
+    return makeError("invalid module " + M.getModuleIdentifier() + ": " +
+                     StringRef(VerifierMessages).rtrim());
+  auto TM = State->createTargetMachine();
+  if (!TM)
+    return TM.takeError();
+  State->prepareModule(M, **TM);
+  if (State->Opts.FastMath)
+    addFastMathFlags(M);
+  return TM;
+}
+
+Expected<SmallVector<char, 0>>
+EngineImpl::emitObject(Module &M, TargetMachine &TM, CompileStats &Stats,
+                       const std::atomic<bool> *Cancel) {
+  auto Abandoned = [Cancel] {
+    return Cancel && Cancel->load(std::memory_order_relaxed);
+  };
+  if (Abandoned())
+    return make_error<CompileAbandoned>();
+  Expected<SmallVector<char, 0>> Object = SmallVector<char, 0>();
+  if (State->PollyCompile) {
+    // Optimization and code generation in libvmjit_polly.so.
+    Object = pollyCompile(M, TM, Stats.OptimizeMs, Cancel);
+  } else {
+    auto Start = Clock::now();
+    State->runIRPipeline(M, TM, Cancel);
+    Stats.OptimizeMs = msSince(Start);
+    // Code generation cannot be stopped once it runs: the last check.
+    if (Abandoned())
+      return make_error<CompileAbandoned>();
+    Object = emitObjectFile(M, TM);
+  }
+  if (Object && Abandoned())
+    return make_error<CompileAbandoned>();
+  return Object;
+}
+
+Expected<std::string> EngineImpl::tryEmitObject(Module &M) {
+  auto TM = prepare(M);
+  if (!TM)
+    return TM.takeError();
+  CompileStats Stats;
+  Expected<SmallVector<char, 0>> Object =
+      emitObject(M, **TM, Stats, /*Cancel=*/nullptr);
+  if (!Object)
+    return Object.takeError();
+  return std::string(Object->data(), Object->size());
+}
+
 Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
     Module &M, const std::map<std::string, uint64_t> &Absolute,
     const std::vector<std::string> &Exports, const std::string &CacheKey,
     const std::atomic<bool> *Cancel) {
-  auto Abandoned = [Cancel] {
-    return Cancel && Cancel->load(std::memory_order_relaxed);
-  };
   // The bindings: functions the module declares are Callable, everything
   // else (data, names the module does not mention) plain Exported.
   SymbolMap Bindings;
@@ -811,48 +877,17 @@ Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(
     }
   }
 
-  std::string VerifierMessages;
-  raw_string_ostream VerifierOS(VerifierMessages);
-  if (verifyModule(M, &VerifierOS))
-    return makeError("invalid module " + UnitName + ": " +
-                     StringRef(VerifierMessages).rtrim());
-
-  auto TM = State->createTargetMachine();
+  auto TM = prepare(M);
   if (!TM)
     return TM.takeError();
-  State->prepareModule(M, **TM);
-
-  if (State->Opts.FastMath)
-    addFastMathFlags(M);
-
   CompileStats Stats;
   auto Start = Clock::now();
-  if (Abandoned())
-    return make_error<CompileAbandoned>();
-  Expected<SmallVector<char, 0>> Object = SmallVector<char, 0>();
-  if (State->PollyCompile) {
-    // Optimization and code generation in libvmjit_polly.so.
-    double PollyOptimizeMs = 0;
-    Object = pollyCompile(M, **TM, PollyOptimizeMs, Cancel);
-    if (!Object)
-      return Object.takeError();
-    // The module's time splits into its IR pipeline and the rest.
-    Stats.OptimizeMs = PollyOptimizeMs;
-    Start += std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double, std::milli>(PollyOptimizeMs));
-  } else {
-    State->runIRPipeline(M, **TM, Cancel);
-    Stats.OptimizeMs = msSince(Start);
-    // Code generation cannot be stopped once it runs: the last check.
-    if (Abandoned())
-      return make_error<CompileAbandoned>();
-    Start = Clock::now();
-    Object = emitObjectFile(M, **TM);
-    if (!Object)
-      return Object.takeError();
-  }
-  if (Abandoned())
-    return make_error<CompileAbandoned>();
+  Expected<SmallVector<char, 0>> Object = emitObject(M, **TM, Stats, Cancel);
+  if (!Object)
+    return Object.takeError();
+  // The module's time splits into its IR pipeline and the rest.
+  Start += std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double, std::milli>(Stats.OptimizeMs));
   Stats.ObjectBytes = Object->size();
   std::map<std::string, uint64_t> Addresses;
   auto JD = State->link(

@@ -158,7 +158,56 @@ Error bindHost(Module &M, const std::string &Path,
   return Error::success();
 }
 
+/// The bitcode file `Path` read and checked as compileKernels does: its
+/// entries against `LibraryNames` (into `Entries`), its context slots
+/// made exported definitions, its target attributes the host's.
+Expected<std::unique_ptr<Module>>
+readKernelModule(LLVMContext &Ctx, const std::string &Path,
+                 const std::vector<std::string> &LibraryNames,
+                 std::vector<std::string> &Entries) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer = MemoryBuffer::getFile(Path);
+  if (!Buffer)
+    return makeError(
+        fmt::format("cannot read {}: {}", Path, Buffer.getError().message()));
+  Expected<std::unique_ptr<Module>> M =
+      parseBitcodeFile((*Buffer)->getMemBufferRef(), Ctx);
+  if (!M)
+    return makeError(fmt::format("{} is not LLVM bitcode this LLVM reads: {}",
+                                 Path, toString(M.takeError())));
+  if (Error Err = checkEntries(**M, Path, LibraryNames, Entries))
+    return Err;
+  std::vector<std::string> Slots;
+  std::map<std::string, uint64_t> Absolute;
+  if (Error Err = bindHost(**M, Path, Slots, Absolute))
+    return Err;
+  retarget(**M);
+  (*M)->setModuleIdentifier(Path);
+  return M;
+}
+
 } // namespace
+
+Expected<KernelObject>
+compileKernelObject(Engine &E, const std::string &Path,
+                    const std::vector<std::string> &LibraryNames) {
+  auto Start = std::chrono::steady_clock::now();
+  LLVMContext Ctx;
+  KernelObject K;
+  Expected<std::unique_ptr<Module>> M =
+      readKernelModule(Ctx, Path, LibraryNames, K.Entries);
+  if (!M)
+    return M.takeError();
+  Expected<std::string> Object = E.tryEmitObject(**M);
+  if (!Object)
+    return Object.takeError();
+  K.Object = std::move(*Object);
+  K.CPU = hostInfo().CPU;
+  K.Features = hostInfo().Features;
+  K.TotalMs = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - Start)
+                  .count();
+  return K;
+}
 
 Expected<CompiledKernels>
 compileKernels(Engine &E, const std::string &Path,

@@ -47,6 +47,32 @@ compileKernels(Engine &E, const std::string &Path,
                const std::vector<std::string> &LibraryNames,
                const std::atomic<bool> *Cancel = nullptr);
 
+/// The kernels of one bitcode file as an object file for the system
+/// linker (`vmjit compile --kernels`).
+struct KernelObject {
+  /// An ELF relocatable object of position-independent code: the
+  /// `__tvm_ffi_*` entries and the context slots are its exported
+  /// definitions; TVM's C API functions stay undefined, for the dynamic
+  /// loader to bind to vmjit's runtime (as in a dlopen'ed model.so).
+  std::string Object;
+  /// Packed function NAME (without `__tvm_ffi_`), sorted.
+  std::vector<std::string> Entries;
+  /// The CPU and features the code was compiled for (HostInfo's).
+  std::string CPU;
+  std::string Features;
+  /// Reading, checking and compiling, in milliseconds.
+  double TotalMs = 0;
+};
+
+/// Compiles the kernels of the bitcode file `Path` with `E` exactly as
+/// compileKernels does (the same checks against `LibraryNames`, TVM's
+/// target attributes replaced by the host's, the engine's pipeline and
+/// FP contract), into an object file instead of JIT memory; nothing is
+/// bound to this process's addresses and nothing is cached.
+llvm::Expected<KernelObject>
+compileKernelObject(Engine &E, const std::string &Path,
+                    const std::vector<std::string> &LibraryNames);
+
 /// Fills the context slots of `K` as KernelLibrary::load fills those of a
 /// dlopen'ed library: each served host function's address
 /// (tvm::contextSymbols()), and `LibraryCtx` in `__tvm_ffi__library_ctx`.

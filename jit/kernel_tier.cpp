@@ -13,8 +13,8 @@
 
 #include "compile_pool.h"
 #include "kernel_compiler.h"
-#include "kernel_slot.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/kernel_slot.h"
 #include "vmjit/runtime/logging.h"
 
 #include <condition_variable>
@@ -186,7 +186,8 @@ KernelTier::start(const std::string &BitcodePath,
     std::optional<Function> F = Tvm->find(Name);
     if (!F || !F->get()->isFreeEntry())
       continue;
-    Function Slot(ObjectPtr<Object>(makeObject<KernelSlotObj>(std::move(*F))));
+    Function Slot(
+        ObjectPtr<Object>(makeObject<KernelSlotObj>(Name, std::move(*F))));
     S->Names.push_back(Name);
     S->Slots.push_back(Slot);
     Functions.emplace(Name, std::move(Slot));
@@ -202,6 +203,8 @@ KernelTier::start(const std::string &BitcodePath,
   if (!Opts.Background) {
     S->compile(nullptr);
   } else {
+    // Also where no tier manager is made (the interpreter only).
+    shutdownCompilePoolAtExit();
     auto Guard = std::make_shared<JobGuard>(S);
     submitCompile(
         S.get(),

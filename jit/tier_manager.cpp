@@ -755,8 +755,7 @@ TierManager::create(const vm::VirtualMachine &VM, const JITOptions &Opts,
                            vm::FeedbackSlot{});
   }
   S.Bind = std::move(Bind);
-  static std::once_flag AtExit;
-  std::call_once(AtExit, [] { std::atexit(stopBackgroundCompiles); });
+  shutdownCompilePoolAtExit();
   return M;
 }
 

@@ -66,6 +66,10 @@ AlignedCopy &copyFor(std::vector<AlignedCopy> &Copies, const DLTensor &T,
 
 } // namespace
 
+bool isCompactTensor(const DLTensor &T) noexcept {
+  return compactBytes(T).has_value();
+}
+
 int callWithAlignedCopies(VMJITSafeCallType Entry, VMJITSafeCallType Fallback,
                           const VMJITAny *Args, int32_t Num, VMJITAny *Result,
                           AlignedCallKind &Kind) noexcept {

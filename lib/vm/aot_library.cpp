@@ -9,6 +9,7 @@
 #include "vmjit/vm/aot_library.h"
 #include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/vm/cpu_features.h"
 #include "vmjit/vm/native_helpers.h"
 #include "vmjit/vm/special_builtins.h"
 
@@ -46,6 +47,31 @@ void fillImports(const AotManifest &M, const std::string &Name) {
                              M.Producer ? M.Producer : "unknown"));
     M.Imports[I] = Address;
   }
+}
+
+/// The joined list of `Names`: "a, b and c".
+std::string joined(const std::vector<std::string> &Names) {
+  std::string S;
+  for (size_t I = 0; I < Names.size(); ++I)
+    S += (I == 0 ? "" : I + 1 == Names.size() ? " and " : ", ") + Names[I];
+  return S;
+}
+
+/// Refuses compiled kernels (version 3) that need CPU features this CPU
+/// lacks: they would die of an illegal instruction.
+void checkKernelCpu(const AotManifest &M, const std::string &Name) {
+  if (!M.KernelFeatures)
+    return;
+  const std::vector<std::string> Missing = missingCpuFeatures(M.KernelFeatures);
+  if (Missing.empty())
+    return;
+  throwError("LibraryError",
+             fmt::format("{}: its kernels were compiled by vmjit compile "
+                         "--kernels for a CPU ({}) with {}, which this CPU "
+                         "lacks; compile it again on this machine, or "
+                         "without --kernels",
+                         Name, M.KernelCPU ? M.KernelCPU : "unknown",
+                         joined(Missing)));
 }
 
 /// A TierController whose slots hold the library's code from the start.
@@ -95,8 +121,17 @@ std::shared_ptr<AotCode> AotCode::open(std::shared_ptr<KernelLibrary> Lib,
   if (!M->Program || !M->Functions || (M->NumImports && !M->Imports) ||
       (M->NumImports && !M->ImportNames) || (M->NumInlined && !M->Inlined))
     bad(Name, "a null table");
+  if (M->Version >= 3) {
+    if ((M->KernelCPU == nullptr) != (M->KernelFeatures == nullptr))
+      bad(Name, "kernels without their CPU or features");
+    checkKernelCpu(*M, Name);
+  }
   fillImports(*M, Name);
   std::shared_ptr<AotCode> Code(new AotCode);
+  if (M->Version >= 3 && M->KernelCPU) {
+    Code->KernelCPU = *M->KernelCPU ? M->KernelCPU : "unknown";
+    Code->KernelBitcode = M->KernelBitcode ? M->KernelBitcode : "";
+  }
   Code->Producer = M->Producer ? M->Producer : "";
   if (M->Version >= 2 && M->KernelLibraries) {
     std::string_view List = M->KernelLibraries;

@@ -5,6 +5,8 @@
 #include "vmjit/formats/serialize.h"
 #include "vmjit/formats/tvm_format.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/kernel_slot.h"
+#include "vmjit/runtime/library.h"
 #include "vmjit/runtime/tvm_backend.h"
 #include "vmjit/text/assembler.h"
 #include "vmjit/text/disassembler.h"
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -295,6 +298,32 @@ void openRecordedKernels(OpenedProgram &P, const std::string &Name) {
   }
 }
 
+/// Puts kernel slots (runtime/kernel_slot.h) ahead of the compiled
+/// kernels of `P.Libraries.front()`, a `vmjit compile --kernels` library:
+/// each published with the compiled entry, falling back to the recorded
+/// library's for a strided unaligned tensor, so that unaligned arguments
+/// are copied for code that assumes alignment.
+void serveThroughSlots(OpenedProgram &P) {
+  const std::shared_ptr<KernelLibrary> Lib = P.Libraries.front();
+  std::map<std::string, Function, std::less<>> Slots;
+  for (const std::string &Name : Lib->functionNames()) {
+    VMJITSafeCallType Compiled = Lib->findEntry(Name);
+    if (!Compiled)
+      continue;
+    Function Fallback;
+    for (size_t I = 1; I < P.Libraries.size() && !Fallback.defined(); ++I)
+      if (std::optional<Function> F = P.Libraries[I]->find(Name);
+          F && F->get()->isFreeEntry())
+        Fallback = std::move(*F);
+    auto Slot = makeObject<KernelSlotObj>(Name, std::move(Fallback));
+    Slot->publish(Compiled, Lib);
+    Slots.emplace(Name, Function(ObjectPtr<Object>(std::move(Slot))));
+  }
+  P.Libraries.insert(P.Libraries.begin(),
+                     KernelLibrary::fromFunctions(Lib->path(), std::move(Slots),
+                                                  {}, nullptr));
+}
+
 /// The executable of a `vmjit compile` library with its code, or the one
 /// in a model library's blob, with the library.
 OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
@@ -302,7 +331,18 @@ OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
   if (std::shared_ptr<AotCode> Aot = AotCode::open(Lib, Name, Opts)) {
     auto Exe = Aot->executable();
     OpenedProgram P{std::move(Exe), {}, std::move(Aot), {}, {}};
+    if (P.Aot->hasKernels()) {
+      // Its kernels, compiled for this CPU, go ahead of the recorded ones.
+      P.Libraries.push_back(Lib);
+      P.KernelNotes.push_back(fmt::format(
+          "kernels: {} of {} from vmjit's code (compiled into {} for {} by "
+          "vmjit compile from {})",
+          Lib->functionNames().size(), Lib->functionNames().size(), Name,
+          P.Aot->kernelCPU(), P.Aot->kernelBitcode()));
+    }
     openRecordedKernels(P, Name);
+    if (P.Aot->hasKernels())
+      serveThroughSlots(P);
     return P;
   }
   std::span<const char> Bin = Lib->libraryBin();

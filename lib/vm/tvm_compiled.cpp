@@ -18,6 +18,12 @@
 
 #include "vm_internal.h"
 #include "vmjit/formats/tvm_format.h"
+#include "vmjit/runtime/aligned_call.h"
+#include "vmjit/runtime/tensor.h"
+
+#include <cstring>
+#include <span>
+#include <vector>
 
 namespace vmjit::vm {
 
@@ -41,6 +47,31 @@ private:
                    VMJITAny *Result) noexcept;
 };
 
+namespace {
+
+/// `Args` with each unaligned compact CPU tensor replaced by an aligned
+/// copy. TVM's compiled-mode code calls its kernels from inside, where no
+/// kernel slot copies for them, and kernels assume 64-byte aligned data
+/// (TVM's generic x86-64 code loads with aligned SSE instructions; code
+/// compiled for this CPU with wider ones).
+std::vector<Any> alignedArguments(const VMJITAny *Args, int32_t NumArgs) {
+  std::vector<Any> Out;
+  for (int32_t I = 0; I < NumArgs; ++I) {
+    const DLTensor *T = argumentTensor(Args[I]);
+    Out.emplace_back(AnyView::fromRaw(Args[I]));
+    if (!T || tensorDataAligned(*T) || !isCompactTensor(*T))
+      continue;
+    Tensor Copy = Tensor::empty(std::span<const int64_t>(T->shape, T->ndim),
+                                T->dtype);
+    std::memcpy(Copy.data(), static_cast<const char *>(T->data) + T->byte_offset,
+                Copy.nbytes());
+    Out.back() = Any(std::move(Copy));
+  }
+  return Out;
+}
+
+} // namespace
+
 int TvmCompiledFunctionObj::entry(void *Self, const VMJITAny *Args,
                                   int32_t NumArgs, VMJITAny *Result) noexcept {
   auto *F = static_cast<TvmCompiledFunctionObj *>(Self);
@@ -61,6 +92,17 @@ int TvmCompiledFunctionObj::entry(void *Self, const VMJITAny *Args,
     return -1;
   }
   const AnyView *A = reinterpret_cast<const AnyView *>(Args);
+  std::vector<Any> Aligned;
+  std::vector<AnyView> AlignedViews;
+  if (!tensorArgumentsAligned(Args, NumArgs)) [[unlikely]] {
+    try {
+      Aligned = alignedArguments(Args, NumArgs);
+    } catch (...) {
+      return detail::raiseCurrentException();
+    }
+    AlignedViews.assign(Aligned.begin(), Aligned.end());
+    A = AlignedViews.data();
+  }
   Any *Regs;
   try {
     Regs = VM->enterFrame(F->Func, A, NumArgs, /*Native=*/true);

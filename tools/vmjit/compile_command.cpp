@@ -1,11 +1,14 @@
-//===- compile_command.cpp - vmjit compile ---------------------------------===//
+//===- compile_command.cpp - vmjit compile
+//---------------------------------===//
 //
-// vmjit compile PROG -o OUT.so [--opt-level N] [--linker PATH] [--verbose]:
-// tier-2 native code of every bytecode function plus the executable in one
-// shared library, which `vmjit run OUT.so` runs with no compile and no
-// LLVM (jit/aot.h). Exits 0, or 2 for bad usage, an input that cannot be
-// read, parsed or verified, or an output that cannot be written; 1 when
-// compiling or linking fails.
+// vmjit compile PROG -o OUT.so [--opt-level N] [--linker PATH] [--lib L]
+// [--kernels BC] [--no-kernels] [--verbose]: tier-2 native code of every
+// bytecode function plus the executable in one shared library, which
+// `vmjit run OUT.so` runs with no compile and no LLVM (jit/aot.h); with
+// the kernels' bitcode (given, or the STEM.bc beside PROG as `vmjit run`
+// finds it), TVM's kernels compiled for this CPU too. Exits 0, or 2 for
+// bad usage, an input that cannot be read, parsed or verified, or an
+// output that cannot be written; 1 when compiling or linking fails.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +18,10 @@
 
 #ifdef VMJIT_HAVE_JIT
 #include "vmjit/jit/aot.h"
+#include "vmjit/jit/kernel_tier.h"
 #endif
 
+#include <filesystem>
 #include <fmt/format.h>
 
 namespace vmjit::tool {
@@ -28,8 +33,60 @@ struct CompileOptions {
   int OptLevel = -1;
   std::string Linker;
   std::vector<std::string> Libs;
+  std::string Kernels; // --kernels: the kernels' bitcode
+  bool NoKernels = false;
   bool Verbose = false;
 };
+
+#ifdef VMJIT_HAVE_JIT
+/// The kernels' bitcode to compile into the output, as `vmjit run` takes
+/// it: --kernels, else the STEM.bc beside the program, checked against
+/// the first kernel library (the model library, else the first --lib);
+/// "" for none (with a warning when there is no library to check it
+/// against).
+std::string kernelBitcode(const CompileOptions &O,
+                          const std::vector<std::string> &Libs,
+                          jit::AotOptions &AO) {
+  if (O.NoKernels)
+    return "";
+  if (!O.Kernels.empty()) {
+    std::error_code EC;
+    if (!std::filesystem::is_regular_file(O.Kernels, EC))
+      throwError("UsageError",
+                 fmt::format("--kernels {}: no such file", O.Kernels));
+  }
+  std::string Bitcode = O.Kernels;
+  if (Bitcode.empty() && !Libs.empty() && !vm::isStreamPath(O.Program))
+    Bitcode = jit::kernelBitcodeBeside(O.Program);
+  if (Bitcode.empty())
+    return "";
+  if (Libs.empty()) {
+    fmt::print(stderr,
+               "vmjit: warning: --kernels {}: no kernel library to check it "
+               "against (give the model's with --lib); not used\n",
+               Bitcode);
+    return "";
+  }
+  AO.KernelFunctions = KernelLibrary::load(Libs.front())->functionNames();
+  return Bitcode;
+}
+
+/// What -v says of the kernels compiled into the output.
+void reportKernels(const CompileOptions &O, const jit::AotResult &R,
+                   const std::string &Bitcode) {
+  if (!R.KernelWarning.empty())
+    fmt::print(stderr, "vmjit: warning: {}\n", R.KernelWarning);
+  if (!O.Verbose || R.Kernels.empty())
+    return;
+  fmt::print(stderr,
+             "vmjit: {} holds {} kernels of {} compiled for this CPU ({}) "
+             "in {:.1f} ms\n",
+             O.Output, R.Kernels.size(), Bitcode, R.KernelCPU,
+             R.KernelCompileMs);
+  fmt::print(stderr, "vmjit: {} needs the CPU features {}\n", O.Output,
+             R.KernelFeatures);
+}
+#endif
 
 int runCompile(const CompileOptions &O) {
 #ifndef VMJIT_HAVE_JIT
@@ -52,11 +109,14 @@ int runCompile(const CompileOptions &O) {
       AO.KernelLibraries = O.Libs;
     } else {
       for (const auto &Lib : Prog.Libraries)
-        AO.KernelLibraries.push_back(Lib->path());
+        if (!Prog.Aot || Lib != Prog.Aot->library()) // not its own kernels
+          AO.KernelLibraries.push_back(Lib->path());
     }
     for (const std::string &L : AO.KernelLibraries)
       KernelLibrary::load(L); // a library that does not load is refused now
+    AO.KernelBitcode = kernelBitcode(O, AO.KernelLibraries, AO);
     jit::AotResult R = jit::compileAheadOfTime(*Prog.Exe, O.Output, AO);
+    reportKernels(O, R, AO.KernelBitcode);
     if (O.Verbose) {
       fmt::print(stderr,
                  "vmjit: wrote {}: {} functions, {} bytes of object code; "
@@ -98,6 +158,15 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
                   "a kernel library the output runs with, recorded in it "
                   "(relative to it where possible; repeatable; default: the "
                   "program's own, e.g. model.so, or the STEM.so beside it)");
+  Cmd->add_option("--kernels", O->Kernels,
+                  "LLVM bitcode of the kernels (TVM's model.bc), compiled "
+                  "for this CPU into the output, whose kernels then run "
+                  "instead of the kernel library's machine code (default: "
+                  "STEM.bc beside the program, if there is one); the output "
+                  "refuses a CPU without this one's features");
+  Cmd->add_flag("--no-kernels", O->NoKernels,
+                "compile no kernels into the output: it runs the kernel "
+                "library's own machine code");
   Cmd->add_flag("-v,--verbose", O->Verbose,
                 "say what was written and how long it took");
   Cmd->callback([&Run, O] { Run = [O] { return runCompile(*O); }; });

@@ -436,23 +436,12 @@ TEST(KernelTierTest, TvmsCodeRunsUntilTheCompiledKernelsAreSwappedIn) {
   EXPECT_NE(K->status().note().find("calls ran TVM's code"), std::string::npos);
 }
 
-/// A copy of `T` at an address 4 bytes past a 64-byte boundary, as a NumPy
-/// array may be.
-Tensor unalignedCopy(const Tensor &T) {
-  Tensor Block = Tensor::empty({static_cast<int64_t>(T.nbytes()) + 64},
-                               DLDataType{kDLUInt, 8, 1});
-  char *Data = Block.data<char>() + 4;
-  std::memcpy(Data, T.data(), T.nbytes());
-  return Tensor::view(Block, Data, T.shape(), T.dtype());
-}
-
 TEST(KernelTierTest, UnalignedTensorsAreCopiedInEveryMode) {
   // The compiled kernels assume 64-byte aligned data (AVX code faults on
   // an unaligned vector load); vmjit copies what is not.
   int Ran = 0;
   for (const ModelCall &C : modelCalls()) {
-    if (bitcodeOf(C).empty() || std::string_view(C.Name).find("compiled") !=
-                                    std::string_view::npos)
+    if (bitcodeOf(C).empty())
       continue;
     SCOPED_TRACE(C.Name);
     vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
@@ -478,7 +467,11 @@ TEST(KernelTierTest, UnalignedTensorsAreCopiedInEveryMode) {
       EXPECT_EQ(std::memcmp(Inputs[I].data(), Unaligned[I].data(),
                             Inputs[I].nbytes()),
                 0);
-    EXPECT_GT(K->status().AlignedCopies, 0u);
+    // TVM's compiled mode copies them at its entry (its kernels are called
+    // from inside its code, not through the slots).
+    if (std::string_view(C.Name).find("compiled") == std::string_view::npos) {
+      EXPECT_GT(K->status().AlignedCopies, 0u);
+    }
     ++Ran;
   }
   if (Ran == 0)

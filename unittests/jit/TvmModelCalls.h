@@ -3,13 +3,17 @@
 // The calls the execution tests over TVM's real models make: a model
 // library under ../shared/tvm-models (VMJIT_TVM_MODELS), its function and
 // its .npy inputs. Shared by the tests of the kernel tier and of warm
-// calls' allocations.
+// calls' allocations; and unalignedCopy, an input as NumPy may pass it.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef VMJIT_UNITTESTS_JIT_TVMMODELCALLS_H
 #define VMJIT_UNITTESTS_JIT_TVMMODELCALLS_H
 
+#include "vmjit/runtime/tensor.h"
+
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace vmjit::jittest {
@@ -63,6 +67,17 @@ inline const std::vector<TvmModelCall> &tvmModelCalls() {
        {"control/in0.npy", "control/in1.npy", "control/in2.npy"}},
   };
   return Calls;
+}
+
+/// A copy of `T` at an address 4 bytes past a 64-byte boundary, as a NumPy
+/// array may be (the kernels compiled for this CPU assume 64-byte aligned
+/// data: vmjit copies such an argument for them).
+inline Tensor unalignedCopy(const Tensor &T) {
+  Tensor Block = Tensor::empty({static_cast<int64_t>(T.nbytes()) + 64},
+                               DLDataType{kDLUInt, 8, 1});
+  char *Data = Block.data<char>() + 4;
+  std::memcpy(Data, T.data(), T.nbytes());
+  return Tensor::view(Block, Data, T.shape(), T.dtype());
 }
 
 } // namespace vmjit::jittest

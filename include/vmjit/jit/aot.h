@@ -1,4 +1,4 @@
-//===- vmjit/jit/aot.h - Ahead-of-time compilation ---------------*- C++ -*-===//
+//===- vmjit/jit/aot.h - Ahead-of-time compilation --------------*- C++ -*-===//
 //
 // `vmjit compile PROG -o OUT.so`: tier-2 code for every bytecode function
 // of an executable, with the executable itself, in one shared library that
@@ -12,7 +12,10 @@
 // the code calls are reached through an import table the loader fills. It
 // is position-independent code for a generic CPU of the host's
 // architecture (driver code gains nothing from newer vector units), linked
-// by the system linker (ld.lld or ld on PATH, or $VMJIT_LINKER).
+// by the system linker (ld.lld or ld on PATH, or $VMJIT_LINKER). With the
+// kernels' bitcode (`--kernels model.bc`), the library also holds TVM's
+// kernels compiled for this CPU as the kernel tier compiles them, and
+// records the CPU features they need.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +43,18 @@ struct AotOptions {
   /// (relative to it where they can be) so that openProgram loads them with
   /// it (vm::AotManifest::KernelLibraries).
   std::vector<std::string> KernelLibraries;
+  /// The kernels' LLVM bitcode (TVM's model.bc), compiled into the output
+  /// as the kernel tier compiles it (this CPU and its features, O3 with
+  /// Polly, strict floating point; position-independent), ahead of the
+  /// kernel libraries; empty: none. The output records the CPU features
+  /// (AotManifest::KernelFeatures), and its loader refuses a CPU without
+  /// them.
+  std::string KernelBitcode;
+  /// The packed functions of the kernel library the bitcode replaces
+  /// (KernelLibrary::functionNames): the bitcode must define exactly
+  /// these `__tvm_ffi_*` entries, each with the safe-call signature, else
+  /// the output is written without kernels (AotResult::KernelWarning).
+  std::vector<std::string> KernelFunctions;
 };
 
 /// What compileAheadOfTime did.
@@ -49,6 +64,16 @@ struct AotResult {
   double CompileMs = 0;   ///< lowering, optimization and codegen
   double LinkMs = 0;
   std::string Linker; ///< the linker that ran
+  /// With AotOptions::KernelBitcode: the kernels compiled into the output
+  /// (sorted), the time it took (reading, checking, compiling) and the
+  /// CPU they are for; or, when the bitcode did not fit (another model's,
+  /// unreadable, a failed compile), one line saying why the output holds
+  /// none.
+  std::vector<std::string> Kernels;
+  double KernelCompileMs = 0;
+  std::string KernelCPU;
+  std::string KernelFeatures; ///< LLVM's, "+avx2,+fma,..."
+  std::string KernelWarning;
 };
 
 /// Compiles `Exe` ahead of time and writes the library to `OutPath`

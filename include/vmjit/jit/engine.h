@@ -133,6 +133,13 @@ public:
   /// `vmjit ir --opt`).
   virtual void optimize(llvm::Module &M) = 0;
 
+  /// Optimizes and compiles `M` as tryCompile does (the same pipeline,
+  /// target, relocation model and floating-point contract; no object
+  /// cache) into an ELF relocatable object, returned instead of linked:
+  /// for code the system linker puts into a shared library (`vmjit
+  /// compile --kernels`). Its undefined symbols stay undefined.
+  virtual llvm::Expected<std::string> tryEmitObject(llvm::Module &M) = 0;
+
   virtual const EngineOptions &options() const = 0;
 };
 

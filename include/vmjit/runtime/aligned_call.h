@@ -45,6 +45,9 @@ inline bool tensorDataAligned(const DLTensor &T) noexcept {
          Data % kKernelDataAlignment == 0;
 }
 
+/// Whether `T`'s strides are null or those of a compact row-major layout.
+VMJIT_DLL bool isCompactTensor(const DLTensor &T) noexcept;
+
 /// Whether every tensor argument of a call is aligned (the fast check made
 /// before each call of a compiled kernel).
 inline bool tensorArgumentsAligned(const VMJITAny *Args, int32_t Num) noexcept {

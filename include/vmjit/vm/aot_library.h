@@ -36,8 +36,9 @@ namespace vmjit::vm {
 inline constexpr const char *kAotManifestSymbol = "vmjit_aot_manifest";
 /// "VMJITAOT", little-endian.
 inline constexpr uint64_t kAotMagic = 0x544f4154494a4d56ULL;
-/// Version 2 adds KernelLibraries; version 1 libraries still load.
-inline constexpr uint32_t kAotVersion = 2;
+/// Version 2 adds KernelLibraries, version 3 the compiled kernels' fields;
+/// libraries of versions 1 and 2 still load.
+inline constexpr uint32_t kAotVersion = 3;
 
 /// What a `vmjit compile` library exports as kAotManifestSymbol.
 struct AotManifest {
@@ -66,6 +67,14 @@ struct AotManifest {
   /// path a line, relative to this library's directory where `vmjit
   /// compile` could make it so; "" for none.
   const char *KernelLibraries;
+  /// (Version 3.) With kernels compiled in (`vmjit compile --kernels`;
+  /// the library then exports their `__tvm_ffi_NAME` entries and context
+  /// slots): the bitcode they came from (as recorded, for messages), the
+  /// CPU they were compiled for and its LLVM features ("+avx2,+fma,...");
+  /// all null without kernels.
+  const char *KernelBitcode;
+  const char *KernelCPU;
+  const char *KernelFeatures;
 };
 static_assert(offsetof(AotManifest, Magic) == 0);
 static_assert(offsetof(AotManifest, Version) == 8);
@@ -80,7 +89,10 @@ static_assert(offsetof(AotManifest, ImportNames) == 56);
 static_assert(offsetof(AotManifest, Inlined) == 64);
 static_assert(offsetof(AotManifest, Producer) == 72);
 static_assert(offsetof(AotManifest, KernelLibraries) == 80);
-static_assert(sizeof(AotManifest) == 88);
+static_assert(offsetof(AotManifest, KernelBitcode) == 88);
+static_assert(offsetof(AotManifest, KernelCPU) == 96);
+static_assert(offsetof(AotManifest, KernelFeatures) == 104);
+static_assert(sizeof(AotManifest) == 112);
 
 /// The native code of a loaded `vmjit compile` library and its executable.
 /// Any number of VMs may run it at once.
@@ -88,7 +100,9 @@ class AotCode : public std::enable_shared_from_this<AotCode> {
 public:
   /// The code of `Lib` if it has a manifest, else null. Throws
   /// FormatError (naming `Name` and the field) for a manifest this vmjit
-  /// cannot use, and the loader's errors for its executable.
+  /// cannot use, LibraryError (naming `Name` and the features) for
+  /// compiled kernels that need CPU features this CPU lacks
+  /// (cpu_features.h), and the loader's errors for its executable.
   static std::shared_ptr<AotCode> open(std::shared_ptr<KernelLibrary> Lib,
                                        const std::string &Name,
                                        const LoadOptions &Opts = {});
@@ -108,6 +122,16 @@ public:
     return KernelLibraries;
   }
 
+  /// Whether the library holds kernels compiled for this CPU (`vmjit
+  /// compile --kernels`): its `__tvm_ffi_NAME` entries then go ahead of
+  /// the kernel libraries (openProgram puts library() first).
+  bool hasKernels() const noexcept { return !KernelCPU.empty(); }
+  /// The kernels' bitcode and CPU, as recorded; "" without kernels.
+  const std::string &kernelBitcode() const noexcept { return KernelBitcode; }
+  const std::string &kernelCPU() const noexcept { return KernelCPU; }
+  /// The library itself.
+  const std::shared_ptr<KernelLibrary> &library() const noexcept { return Lib; }
+
   /// Makes `VM` (of executable()) run this code: every bytecode function
   /// is native before the call returns, and stays so (no tier-up, no
   /// compile). Returns an empty string, or why the code cannot run in
@@ -121,6 +145,8 @@ private:
   std::shared_ptr<Executable> Exe;
   std::string Producer;
   std::vector<std::string> KernelLibraries;
+  std::string KernelBitcode;
+  std::string KernelCPU;
 };
 
 /// Whether `Mode` runs ahead-of-time code when a program has it: compiled

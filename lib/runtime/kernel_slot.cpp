@@ -1,0 +1,53 @@
+//===- kernel_slot.cpp - A kernel's pool entry ----------------------------===//
+//
+// See include/vmjit/runtime/kernel_slot.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vmjit/runtime/kernel_slot.h"
+#include "vmjit/runtime/aligned_call.h"
+
+namespace vmjit {
+
+KernelSlotObj::KernelSlotObj(std::string Name, Function Fallback)
+    : FunctionObj(objectDeleter<KernelSlotObj>, &KernelSlotObj::call,
+                  std::move(Name), /*FreeEntry=*/false),
+      Fallback(std::move(Fallback)),
+      Tvm(this->Fallback.defined() ? this->Fallback.get()->entry() : nullptr) {}
+
+void KernelSlotObj::publish(VMJITSafeCallType C, std::shared_ptr<void> Keep) {
+  Code = std::move(Keep);
+  Compiled.store(C, std::memory_order_release);
+}
+
+int KernelSlotObj::call(void *Self, const VMJITAny *Args, int32_t Num,
+                        VMJITAny *Result) noexcept {
+  auto *S = static_cast<KernelSlotObj *>(Self);
+  VMJITSafeCallType Target = S->Compiled.load(std::memory_order_acquire);
+  if (!Target) [[unlikely]] {
+    S->TvmCalls.fetch_add(1, std::memory_order_relaxed);
+    Target = S->Tvm;
+    if (!Target) {
+      VMJITErrorSetRaisedFromCStr("InternalError",
+                                  "a kernel slot without code was called");
+      return -1;
+    }
+  }
+  // TVM's code assumes aligned data too (aligned SSE loads).
+  if (tensorArgumentsAligned(Args, Num)) [[likely]]
+    return Target(nullptr, Args, Num, Result);
+  return S->callUnaligned(Target, Args, Num, Result);
+}
+
+int KernelSlotObj::callUnaligned(VMJITSafeCallType Target,
+                                 const VMJITAny *Args, int32_t Num,
+                                 VMJITAny *Result) noexcept {
+  AlignedCallKind Kind = AlignedCallKind::Copied;
+  const int Rc = callWithAlignedCopies(Target, Tvm, Args, Num, Result, Kind);
+  if (Target != Tvm)
+    (Kind == AlignedCallKind::Copied ? AlignedCopies : TvmCalls)
+        .fetch_add(1, std::memory_order_relaxed);
+  return Rc;
+}
+
+} // namespace vmjit
