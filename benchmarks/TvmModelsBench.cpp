@@ -20,6 +20,14 @@
 // driver costs (allocation, shape checks, dispatch); scripts/bench-report.py
 // prints it. Counter `kernels`: kernel calls per iteration.
 //
+// tvm_models/MODEL+kernels/TIER and .../floor: the same with the kernel
+// tier (model.bc beside the model's library compiled for this CPU,
+// include/vmjit/jit/kernel_tier.h), compiled before the benchmark's first
+// iteration (cached in the user's object cache: the first run of a
+// benchmark binary compiles, later ones load) and swapped in: every call
+// runs vmjit's kernels. The floor is the same recorded calls through the
+// kernel tier's entries: how far each tier is from its new floor.
+//
 // A model whose function is not bytecode (TVM's exec_mode="compiled",
 // compiled_mode.so: a `__vmtir__NAME` function of TVM's own code, which
 // calls its kernels itself) has no floor: the instrument never sees those
@@ -37,6 +45,10 @@
 #include "vmjit/files/npy.h"
 #include "vmjit/runtime/library.h"
 #include "vmjit/vm/program.h"
+#ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/jit_environment.h"
+#include "vmjit/jit/kernel_tier.h"
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +70,7 @@ struct ModelCase {
 
 constexpr ModelCase kCases[] = {
     {"mlp", "mlp", "model.so", "main", 5},
+    {"decoder", "decoder", "model.so", "main", 1},
     {"dynshape", "dynshape", "model.so", "main", 3},
     {"control", "control", "model.so", "main", 3},
     {"many_small", "many_small", "model.so", "main", 1},
@@ -70,13 +83,54 @@ struct Model {
   std::string Func;
   std::vector<Any> Inputs;
   std::vector<AnyView> Views;
+  /// model.bc beside the library, or "".
+  std::string Bitcode;
+  /// With the kernel tier: its library ahead of the model's.
+  bool Kernels = false;
+  std::shared_ptr<KernelLibrary> KernelTierLibrary;
 
   VMOptions options() const {
     VMOptions O;
     O.Libraries = Prog.Libraries;
+    if (KernelTierLibrary)
+      O.Libraries.insert(O.Libraries.begin(), KernelTierLibrary);
     return O;
   }
 };
+
+#ifdef VMJIT_HAVE_JIT
+/// Compiles `M`'s kernel tier (once; kept for the process) and puts its
+/// library ahead of the model's; false, with the benchmark skipped, when
+/// it does not compile.
+bool startKernelTier(benchmark::State &State, Model &M) {
+  static std::vector<std::shared_ptr<jit::KernelTier>> Tiers;
+  if (M.KernelTierLibrary)
+    return true;
+  jit::KernelTierOptions O;
+  O.CacheDir = jit::cacheDirFor("");
+  O.Background = false;
+  auto T = jit::KernelTier::start(M.Bitcode, M.Prog.Libraries.front(), O);
+  const jit::KernelTierStatus St = T->status();
+  if (St.State != jit::KernelTierState::Ready) {
+    State.SkipWithError(St.Warning.c_str());
+    return false;
+  }
+  M.KernelTierLibrary = T->library();
+  Tiers.push_back(std::move(T));
+  return true;
+}
+#endif
+
+/// Makes `M` ready for a benchmark: with the kernel tier if it asks for it.
+bool prepare(benchmark::State &State, Model &M) {
+#ifdef VMJIT_HAVE_JIT
+  if (M.Kernels)
+    return startKernelTier(State, M);
+#else
+  (void)State;
+#endif
+  return true;
+}
 
 std::string modelsDir() {
   if (const char *E = std::getenv("VMJIT_TVM_MODELS"); E && *E)
@@ -84,7 +138,9 @@ std::string modelsDir() {
   return std::string(VMJIT_SOURCE_DIR) + "/../shared/tvm-models";
 }
 
-void runTier(benchmark::State &State, const Model &M, ExecMode Mode) {
+void runTier(benchmark::State &State, Model &M, ExecMode Mode) {
+  if (!prepare(State, M))
+    return;
   auto VM = bench::makeVM(M.Prog.Exe, M.options(), Mode,
                           [&](VirtualMachine &V) {
                             V.invoke(M.Func, M.Views);
@@ -116,7 +172,9 @@ bool isKernel(const CallEvent &E, const Model &M) {
   return false;
 }
 
-void runFloor(benchmark::State &State, const Model &M) {
+void runFloor(benchmark::State &State, Model &M) {
+  if (!prepare(State, M))
+    return;
   // The VM owns the kernels' function objects and the storage the
   // recorded tensors live in; its code runs only once, to record.
   auto VM = VirtualMachine::create(M.Prog.Exe, M.options());
@@ -169,7 +227,39 @@ std::unique_ptr<Model> loadModel(const std::filesystem::path &Dir,
         readNpy((Folder / ("in" + std::to_string(I) + ".npy")).string()));
   for (const Any &A : M->Inputs)
     M->Views.emplace_back(A);
+#ifdef VMJIT_HAVE_JIT
+  M->Bitcode = jit::kernelBitcodeBeside((Folder / C.Library).string());
+#endif
   return M;
+}
+
+/// Registers tvm_models/NAME/TIER for `Tiers`, and tvm_models/NAME/floor
+/// unless the function is TVM's compiled-mode code.
+void registerModel(
+    const std::string &Name, const char *Func, Model &M,
+    const std::vector<std::pair<std::string_view, ExecMode>> &Tiers) {
+  const std::string Prefix = "tvm_models/" + Name + "/";
+  for (const auto &[TierName, Mode] : Tiers) {
+    ExecMode T = Mode;
+    benchmark::RegisterBenchmark(
+        (Prefix + std::string(TierName)).c_str(),
+        [&M, T](benchmark::State &S) { runTier(S, M, T); })
+        ->Unit(benchmark::kMicrosecond);
+  }
+  const FunctionInfo &F =
+      M.Prog.Exe->function(*M.Prog.Exe->findFunction(M.Func));
+  if (F.Kind != FunctionKind::Bytecode) {
+    std::fprintf(stderr,
+                 "vmjit-bench: no tvm_models/%s/floor: its %s is a %s "
+                 "function (TVM's compiled mode), which calls its kernels "
+                 "itself, unseen by an instrument\n",
+                 Name.c_str(), Func,
+                 std::string(functionKindName(F.Kind)).c_str());
+    return;
+  }
+  benchmark::RegisterBenchmark((Prefix + "floor").c_str(),
+                               [&M](benchmark::State &S) { runFloor(S, M); })
+      ->Unit(benchmark::kMicrosecond);
 }
 
 } // namespace
@@ -203,28 +293,15 @@ void registerTvmModelBenchmarks() {
                    C.Name, E.what());
       continue;
     }
-    const Model &M = *Models.emplace_back(std::move(Loaded));
-    const std::string Prefix = std::string("tvm_models/") + C.Name + "/";
-    for (const auto &[TierName, Mode] : Tiers) {
-      ExecMode T = Mode;
-      benchmark::RegisterBenchmark(
-          (Prefix + std::string(TierName)).c_str(),
-          [&M, T](benchmark::State &S) { runTier(S, M, T); })
-          ->Unit(benchmark::kMicrosecond);
-    }
-    const FunctionInfo &F = M.Prog.Exe->function(*M.Prog.Exe->findFunction(M.Func));
-    if (F.Kind != FunctionKind::Bytecode) {
-      std::fprintf(stderr,
-                   "vmjit-bench: no tvm_models/%s/floor: its %s is a %s "
-                   "function (TVM's compiled mode), which calls its kernels "
-                   "itself, unseen by an instrument\n",
-                   C.Name, C.Func, std::string(functionKindName(F.Kind)).c_str());
+    Model &M = *Models.emplace_back(std::move(Loaded));
+    registerModel(C.Name, C.Func, M, Tiers);
+    if (M.Bitcode.empty())
       continue;
-    }
-    benchmark::RegisterBenchmark(
-        (Prefix + "floor").c_str(),
-        [&M](benchmark::State &S) { runFloor(S, M); })
-        ->Unit(benchmark::kMicrosecond);
+    // The same model with the kernel tier (its own VMs and recordings).
+    Models.push_back(loadModel(Dir, C));
+    Models.back()->Kernels = true;
+    registerModel(std::string(C.Name) + "+kernels", C.Func, *Models.back(),
+                  Tiers);
   }
   registerLlmBenchmarks(Dir);
 }
