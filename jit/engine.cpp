@@ -53,6 +53,7 @@
 #include "codegen.h"
 
 #include "object_cache.h"
+#include "compile_pool.h"
 #include "polly/polly_abi.h"
 #include "vmjit/jit/host_info.h"
 #include "vmjit/runtime/logging.h"
@@ -338,6 +339,10 @@ const PollyEntries &pollyEntries() {
         reinterpret_cast<VmjitPollyFreeFn>(::dlsym(Handle, "vmjitPollyFree"));
     if (!E.Compile || !E.Free)
       E.Error = Path + " lacks vmjitPollyCompile / vmjitPollyFree";
+    // The shared libLLVM's statics, made by this dlopen, are destroyed at
+    // exit before the handlers registered earlier run: stop the compile
+    // threads before them too (for programs that do not stop them first).
+    std::atexit(shutdownCompilePool);
     return E;
   }();
   return Entries;

@@ -96,5 +96,12 @@ int main(int Argc, char **Argv) {
     std::fputs(App.help().c_str(), stdout);
     return 0;
   }
-  return Run();
+  const int Code = Run();
+#ifdef VMJIT_HAVE_JIT
+  // Background compiles (tier 2, the kernel tier) stop here, before any
+  // static is destroyed: the atexit fallback would run after the static
+  // destructors of libraries loaded later (libvmjit_polly.so's libLLVM).
+  vmjit::jit::stopBackgroundCompiles();
+#endif
+  return Code;
 }
