@@ -294,3 +294,20 @@ def test_missing_kernels_file_is_an_error(tmp_path):
         vmjit.VirtualMachine(_exe("mlp"), "bytecode", kernels=missing)
     with pytest.raises(TypeError):
         vmjit.load(_library("mlp"), kernels=True)
+
+
+def test_without_the_jit_the_kernels_are_ignored(monkeypatch, cache_dir):
+    """A build without the JIT (as the package sees it): kernels given
+    explicitly are one RuntimeWarning and TVM's machine code runs; the
+    default says nothing."""
+    monkeypatch.setattr(vmjit._vmjit, "jit_available", False)
+    bitcode = MODELS / "mlp" / "model.bc"
+    with pytest.warns(RuntimeWarning, match="kernels") as caught:
+        vm = vmjit.VirtualMachine(_exe("mlp"), "bytecode", kernels=bitcode,
+                                  wait_kernels=True, cache_dir=cache_dir)
+    assert len(caught) == 1
+    assert "kernel_tier" not in vm.stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vm = vmjit.VirtualMachine(_exe("mlp"), "bytecode", cache_dir=cache_dir)
+    assert "kernel_tier" not in vm.stats()
