@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <system_error>
 #include <unordered_map>
 
@@ -278,6 +279,23 @@ std::string KernelTierStatus::note() const {
     Note += fmt::format("; {} call{} copied unaligned tensors", AlignedCopies,
                         AlignedCopies == 1 ? "" : "s");
   return Note + ")";
+}
+
+std::string KernelTierStatus::json() const {
+  static constexpr const char *kStates[] = {"compiling", "ready", "failed"};
+  nlohmann::ordered_json J;
+  J["state"] = kStates[static_cast<int>(State)];
+  J["bitcode"] = Bitcode;
+  J["kernels"] = Kernels.size();
+  if (State == KernelTierState::Ready) {
+    J["compile_ms"] = CompileMs;
+    J["cache_hit"] = CacheHit;
+  }
+  if (State == KernelTierState::Failed)
+    J["warning"] = Warning;
+  J["tvm_calls"] = TvmCalls;
+  J["aligned_copies"] = AlignedCopies;
+  return J.dump();
 }
 
 std::string kernelBitcodeBeside(const std::string &Path) {

@@ -4,7 +4,8 @@
 // layer on top). Values cross between Python and vmjit in convert.cpp,
 // errors in errors.cpp; machine.cpp holds a VM with its lock,
 // function_object.cpp the callable type whose calls release the GIL, and
-// global_functions.cpp Python callables registered as packed functions.
+// global_functions.cpp Python callables registered as packed functions;
+// machine_kernels.cpp a VM's kernel tier (kernels=, model.bc).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#include <nlohmann/json_fwd.hpp>
 #include <pybind11/pybind11.h>
 
 #include <atomic>
@@ -25,6 +27,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+namespace vmjit::jit {
+class KernelTier;
+} // namespace vmjit::jit
 
 namespace vmjit::python {
 
@@ -121,6 +127,11 @@ public:
   /// The instrument's Python callback (the VM's InstrumentFn refers to it
   /// without a reference of its own). Before VM: destroyed after it.
   py::object Instrument;
+  /// The kernel tier whose library the VM calls (null: TVM's machine code
+  /// only, or no JIT in the build). Before VM: destroyed after it.
+  std::shared_ptr<jit::KernelTier> Kernels;
+  /// Whether the kernel tier's failure was given as a warning.
+  bool KernelsWarned = false;
   std::unique_ptr<vm::VirtualMachine> VM;
   std::string Mode;
   /// Held (with the GIL released) while a call runs; recursive so that a
@@ -156,6 +167,42 @@ template <typename F> bool runUnlocked(Machine &M, F &&Body) {
 }
 
 void registerMachine(py::module_ &M);
+
+//===--- machine_kernels.cpp ----------------------------------------------===//
+
+/// What VirtualMachine(kernels=...) chose (vmjit/virtual_machine.py).
+struct KernelChoice {
+  /// The bitcode file kernels= named ("": none named).
+  std::string Bitcode;
+  /// No bitcode named: look for the STEM.bc beside program file Program.
+  bool FindBeside = false;
+  std::string Program;
+  bool Wait = false;
+  bool FastMath = false;
+  /// The VM's object cache (cache_dir, no_cache; VMJIT_CACHE_DIR).
+  std::string CacheDir;
+  bool NoCache = false;
+};
+
+/// Starts `M`'s kernel tier as `C` asks, for the kernels of the first of
+/// `Libs` (the model library), and puts its library ahead of them. Runs
+/// without the GIL; returns a warning to give ("" none): a bitcode named
+/// with no library to check it against. Does nothing without the JIT.
+std::string startKernelTier(Machine &M, const KernelChoice &C,
+                            std::vector<std::shared_ptr<KernelLibrary>> &Libs);
+/// Gives the kernel tier's failure as a RuntimeWarning, once per Machine,
+/// when the tier is Failed (GIL held; throws error_already_set when the
+/// warning is an error).
+void warnIfKernelsFailed(Machine &M);
+/// Waits for the kernel tier's compile (GIL released).
+void waitForKernels(Machine &M);
+/// "kernel_tier" in `Stats` and its line ahead of `Table`, when there is a
+/// tier (the machine's lock held).
+void addKernelTierStats(Machine &M, nlohmann::ordered_json &Stats,
+                        std::string &Table);
+/// A Python object holding `M`'s kernel tier alive (None without one): the
+/// Executable keeps it, so that later VMs of it share the compiled kernels.
+py::object kernelTierHandle(Machine &M);
 
 //===--- function_object.cpp ----------------------------------------------===//
 

@@ -2,8 +2,9 @@
 //
 // Creating a VM (mode, JIT options, libraries, limits), TVM's stateful API,
 // saved functions, the instrument, statistics, interrupt and the timing
-// loop of time_evaluator. Every call into the VM runs with the GIL
-// released and the Machine's lock held (runUnlocked).
+// loop of time_evaluator (the kernel tier: machine_kernels.cpp). Every call
+// into the VM runs with the GIL released and the Machine's lock held
+// (runUnlocked).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +38,32 @@ struct MachineOptions {
   std::vector<std::string> Libs;
   uint64_t MaxSteps = 0;
   double TimeoutSeconds = 0;
+  /// The kernel tier (kernels=, wait_kernels=, fast_math=).
+  std::string Kernels;
+  bool FindKernels = false;
+  std::string Program;
+  bool WaitKernels = false;
+  bool FastMath = false;
 };
+
+KernelChoice kernelChoiceOf(const MachineOptions &O) {
+  KernelChoice C;
+  C.Bitcode = O.Kernels;
+  C.FindBeside = O.FindKernels;
+  C.Program = O.Program;
+  C.Wait = O.WaitKernels;
+  C.FastMath = O.FastMath;
+  C.CacheDir = O.CacheDir;
+  C.NoCache = O.NoCache;
+  return C;
+}
+
+/// Gives `Message` as a RuntimeWarning ("" none).
+void warnRuntime(const std::string &Message) {
+  if (!Message.empty() &&
+      PyErr_WarnEx(PyExc_RuntimeWarning, Message.c_str(), 1) < 0)
+    throw py::error_already_set();
+}
 
 vm::CallLimits limitsOf(uint64_t MaxSteps, double TimeoutSeconds) {
   vm::CallLimits L;
@@ -75,12 +101,14 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
   auto M = std::make_shared<Machine>();
   M->Mode = O.Mode;
   std::string AotUnused; // why the program's ahead-of-time code is not used
+  std::string KernelsUnused; // why the kernels named are not used
   {
     GilRelease NoGil;
     vm::VMOptions VO;
     VO.Libraries = P.Libraries;
     for (const std::string &Path : O.Libs)
       VO.Libraries.push_back(KernelLibrary::load(Path));
+    KernelsUnused = startKernelTier(*M, kernelChoiceOf(O), VO.Libraries);
     VO.Limits = limitsOf(O.MaxSteps, O.TimeoutSeconds);
     M->VM = vm::VirtualMachine::create(P.Exe, std::move(VO));
     // A `vmjit compile` library's code, where the mode runs native code;
@@ -93,14 +121,11 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
     if (!Attached)
       enableTier(*M, O, *Mode);
   }
-  if (!AotUnused.empty() &&
-      PyErr_WarnEx(PyExc_RuntimeWarning,
-                   fmt::format("the program's ahead-of-time code is not "
-                               "used: {}",
-                               AotUnused)
-                       .c_str(),
-                   1) < 0)
-    throw py::error_already_set();
+  if (!AotUnused.empty())
+    warnRuntime(fmt::format("the program's ahead-of-time code is not used: {}",
+                            AotUnused));
+  warnRuntime(KernelsUnused);
+  warnIfKernelsFailed(*M);
   return M;
 }
 
@@ -296,15 +321,18 @@ py::object boundFunction(std::shared_ptr<Machine> Self, const std::string &Name,
       makeBoundFunction(Self, FuncIndex, std::move(Fn), Name));
 }
 
-/// Machine.wait_compiles(): waits for the background compiles queued so far.
+/// Machine.wait_compiles(): waits for the background compiles queued so far
+/// and for the kernel tier.
 void waitCompiles(Machine &Self) {
+  {
+    GilRelease NoGil;
 #ifdef VMJIT_HAVE_JIT
-  GilRelease NoGil;
-  if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM))
-    TM->drain();
-#else
-  (void)Self;
+    if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM))
+      TM->drain();
 #endif
+    waitForKernels(Self);
+  }
+  warnIfKernelsFailed(Self);
 }
 
 /// Machine.stats(): the statistics document and its table.
@@ -315,8 +343,15 @@ py::tuple machineStats(Machine &Self) {
   constexpr bool Counts = false;
 #endif
   nlohmann::ordered_json Stats;
-  run(Self, [&] { Stats = report::vmStatsJson(*Self.VM, Counts); });
-  return py::make_tuple(Stats.dump(), report::vmStatsTable(Stats));
+  std::string Table;
+  run(Self, [&] {
+    nlohmann::ordered_json VMStats = report::vmStatsJson(*Self.VM, Counts);
+    Table = report::vmStatsTable(VMStats);
+    addKernelTierStats(Self, Stats, Table);
+    Stats.update(VMStats);
+  });
+  warnIfKernelsFailed(Self);
+  return py::make_tuple(Stats.dump(), Table);
 }
 
 /// Machine.thresholds(): the tier thresholds in effect (empty without a
@@ -345,7 +380,12 @@ void registerMachineOptions(py::module_ &M) {
       .def_readwrite("no_cache", &MachineOptions::NoCache)
       .def_readwrite("libs", &MachineOptions::Libs)
       .def_readwrite("max_steps", &MachineOptions::MaxSteps)
-      .def_readwrite("timeout", &MachineOptions::TimeoutSeconds);
+      .def_readwrite("timeout", &MachineOptions::TimeoutSeconds)
+      .def_readwrite("kernels", &MachineOptions::Kernels)
+      .def_readwrite("find_kernels", &MachineOptions::FindKernels)
+      .def_readwrite("program", &MachineOptions::Program)
+      .def_readwrite("wait_kernels", &MachineOptions::WaitKernels)
+      .def_readwrite("fast_math", &MachineOptions::FastMath);
 }
 
 using MachineClass = py::class_<Machine, std::shared_ptr<Machine>>;
@@ -398,6 +438,7 @@ void registerMachineClass(py::module_ &M) {
       .def("steps_taken", [](Machine &Self) { return Self.VM->stepsTaken(); })
       .def("wait_compiles", &waitCompiles)
       .def("stats", &machineStats)
+      .def("kernel_tier", &kernelTierHandle)
       .def("thresholds", &tierThresholds)
       .def("profile_call", &profileCall)
       .def("time_calls", [](Machine &Self, const std::string &Name,

@@ -6,10 +6,31 @@ import json
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
-from . import _python_view, _vmjit
+from . import _python_view, _vmjit, errors
 
 #: A file's path, as ``open`` takes one.
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: What ``kernels=`` takes: None (the ``STEM.bc`` beside the program's
+#: file, if there is one), a bitcode file's path, or False (TVM's machine
+#: code only).
+KernelsChoice = Union[None, bool, PathLike]
+
+
+def _checked_kernels(kernels: KernelsChoice) -> Union[None, bool, str]:
+    """``kernels`` as a VM takes it: None, False or the path of a file that
+    exists (else vmjit.IOError, as ``vmjit run --kernels`` refuses one)."""
+    if kernels is None or kernels is False:
+        return kernels
+    if kernels is True or not isinstance(kernels, (str, os.PathLike)):
+        raise TypeError("kernels must be None, False or the path of a "
+                        "bitcode file, not %r" % (kernels,))
+    where = os.fspath(kernels)
+    if not os.path.isfile(where):
+        message = "kernels %s: no such file" % where
+        raise errors.IOError("IOError: " + message, kind="IOError",
+                             message=message)
+    return where
 
 
 class FunctionInfo(NamedTuple):
@@ -42,9 +63,17 @@ class Executable:
     """
 
     def __init__(self, handle: _vmjit.Executable,
-                 name: Optional[str] = None) -> None:
+                 name: Optional[str] = None,
+                 kernels: KernelsChoice = None) -> None:
         self._handle = handle
         self.name = name
+        #: The kernels its VMs run by default (``load``'s ``kernels=``):
+        #: None (the ``STEM.bc`` beside the file, if there is one), the
+        #: bitcode file's path, or False (TVM's machine code only).
+        self.kernels = kernels
+        # The kernel tiers its VMs started (by their options), kept alive so
+        # that later VMs of it share the compiled kernels.
+        self._kernel_tiers: Dict[Tuple[object, ...], object] = {}
 
     @property
     def functions(self) -> List[FunctionInfo]:
@@ -91,13 +120,21 @@ class Executable:
             self.name or "(assembled)", len(self._handle.functions))
 
 
-def load(path: PathLike) -> Executable:
+def load(path: PathLike, kernels: KernelsChoice = None) -> Executable:
     """Loads a program file of any format vmjit reads, recognised by its
     content: vmasm text, vmjit's binary format, TVM's VMExecutable
     (``ex.mod.write_to_file``) or a TVM model library (``ex.export_library``,
-    whose compiled kernels come with it)."""
+    whose compiled kernels come with it).
+
+    ``kernels``: the kernel tier of its VMs (docs/tvm.md, "The kernel
+    tier"), recorded on the Executable (a VM's own ``kernels=`` overrides
+    it): None, the LLVM bitcode TVM wrote beside the file (``model.bc``
+    beside ``model.so`` or ``model.tvmexec``), if there is one, compiled
+    for this CPU; a path, that bitcode file (one that does not exist:
+    vmjit.IOError); False, TVM's machine code only."""
     where = os.fspath(path)
-    return Executable(_vmjit.load(where), where)
+    checked = _checked_kernels(kernels)
+    return Executable(_vmjit.load(where), where, checked)
 
 
 def assemble(text: str, name: str = "<string>") -> Executable:

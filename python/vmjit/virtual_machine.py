@@ -13,7 +13,8 @@ from typing import (Any, Callable, Dict, Iterable, List, NamedTuple, Optional,
                     Tuple, Union)
 
 from . import _vmjit
-from .executable import Executable, PathLike, Stats, load
+from .executable import (Executable, KernelsChoice, PathLike, Stats,
+                         _checked_kernels, load)
 from .values import Device, DeviceLike, Value
 from .values import device as _device
 
@@ -160,6 +161,40 @@ def _steps(max_steps: Optional[int]) -> int:
     return int(max_steps)
 
 
+def _kernel_options(opts: _vmjit.MachineOptions, exe: Executable,
+                    kernels: KernelsChoice, wait_kernels: bool,
+                    fast_math: bool) -> None:
+    """Fills the kernel tier's options: ``kernels`` (checked), else the
+    executable's choice; without the JIT, one RuntimeWarning when they
+    were given."""
+    choice = exe.kernels if kernels is None else kernels
+    if not _vmjit.jit_available:
+        if choice not in (None, False) or wait_kernels or fast_math:
+            warnings.warn("the JIT is not in this build: kernels, "
+                          "wait_kernels and fast_math are ignored (TVM's "
+                          "machine code runs)", RuntimeWarning, stacklevel=3)
+        return
+    if choice is False:
+        return
+    if choice is None:
+        opts.find_kernels = exe.name is not None
+        opts.program = exe.name or ""
+    else:
+        opts.kernels = str(choice)
+    opts.wait_kernels = bool(wait_kernels)
+    opts.fast_math = bool(fast_math)
+
+
+def _keep_kernel_tier(exe: Executable, opts: _vmjit.MachineOptions,
+                      tier: object) -> None:
+    """Keeps a VM's kernel tier alive with its executable: later VMs of it
+    with the same options share the compiled kernels."""
+    if tier is not None:
+        key = (opts.kernels, opts.program, opts.fast_math, opts.cache_dir,
+               opts.no_cache, tuple(opts.libs))
+        exe._kernel_tiers[key] = tier
+
+
 class VirtualMachine:
     """Runs an :class:`Executable` (or a program file's path).
 
@@ -168,6 +203,18 @@ class VirtualMachine:
     "compiled" (every function at that JIT tier before the first call). A
     device such as ``vmjit.cpu()`` in its place is accepted, as in
     ``tvm.relax.VirtualMachine(ex, tvm.cpu())``; vmjit runs on the CPU.
+
+    ``kernels``: TVM's kernels compiled for this CPU from their LLVM
+    bitcode (the kernel tier, docs/tvm.md): None, the executable's choice
+    (``load(path, kernels=...)``; by default the ``STEM.bc`` beside the
+    program's file, if there is one); a path, that bitcode file; False,
+    TVM's machine code only. The compile runs in the background (TVM's
+    code runs until the compiled kernels are swapped in), or before the VM
+    is made with ``wait_kernels=True``; ``fast_math=True`` lets it fuse and
+    reassociate floating-point operations (the outputs then differ from
+    TVM's in the last bits). A bitcode that does not match the model is
+    one RuntimeWarning, and TVM's code runs; ``stats()["kernel_tier"]``
+    says where the tier stands.
 
     Calls (``vm["main"](x)``) release the GIL. One VirtualMachine runs one
     call at a time: a second thread calling it waits; create one per thread
@@ -184,7 +231,9 @@ class VirtualMachine:
                  timeout: Optional[float] = None,
                  cache_dir: Optional[PathLike] = None, no_cache: bool = False,
                  device: Union[DeviceLike, List[DeviceLike], None] = None,
-                 profile: bool = False) -> None:
+                 profile: bool = False, kernels: KernelsChoice = None,
+                 wait_kernels: bool = False,
+                 fast_math: bool = False) -> None:
         if _is_device(mode) or (isinstance(mode, list) and mode
                                 and all(_is_device(d) for d in mode)):
             device, mode = mode, "tiered"
@@ -193,6 +242,7 @@ class VirtualMachine:
         if not isinstance(mode, str) or mode not in MODES:
             raise ValueError("mode %r: expected one of %s"
                              % (mode, ", ".join(MODES)))
+        kernels = _checked_kernels(kernels)
         if not isinstance(exe, Executable):
             exe = load(exe)
         aot = exe.aot_producer is not None and mode in ("compiled", "tiered")
@@ -210,8 +260,10 @@ class VirtualMachine:
         opts.libs = [str(p) for p in libs]
         opts.max_steps = _steps(max_steps)
         opts.timeout = _seconds(timeout)
+        _kernel_options(opts, exe, kernels, wait_kernels, fast_math)
         self.executable = exe
         self._m = _vmjit.Machine(exe._handle, opts)
+        _keep_kernel_tier(exe, opts, self._m.kernel_tier())
         self._limits = (opts.max_steps, opts.timeout)
         self._funcs: Dict[str, _vmjit.Function] = {}
 

@@ -141,25 +141,6 @@ bool runsAotCode(const vm::VirtualMachine &VM) {
   return false;
 }
 
-#ifdef VMJIT_HAVE_JIT
-ordered_json kernelTierJson(const jit::KernelTierStatus &St) {
-  static constexpr const char *kStates[] = {"compiling", "ready", "failed"};
-  ordered_json J;
-  J["state"] = kStates[static_cast<int>(St.State)];
-  J["bitcode"] = St.Bitcode;
-  J["kernels"] = St.Kernels.size();
-  if (St.State == jit::KernelTierState::Ready) {
-    J["compile_ms"] = St.CompileMs;
-    J["cache_hit"] = St.CacheHit;
-  }
-  if (St.State == jit::KernelTierState::Failed)
-    J["warning"] = St.Warning;
-  J["tvm_calls"] = St.TvmCalls;
-  J["aligned_copies"] = St.AlignedCopies;
-  return J;
-}
-#endif
-
 ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
                           double WallMs, const RunKernels &Kernels) {
   ordered_json S;
@@ -172,7 +153,7 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
   if (Kernels.Tier) {
     const jit::KernelTierStatus St = Kernels.Tier->status();
     S["kernels_found"].push_back(St.note());
-    S["kernel_tier"] = kernelTierJson(St);
+    S["kernel_tier"] = ordered_json::parse(St.json());
   }
 #endif
   S["repeat"] = O.Repeat;

@@ -70,6 +70,11 @@ struct KernelTierStatus {
   uint64_t AlignedCopies = 0;
   /// One line for --stats: "kernels: 12 of 12 from vmjit's code (...)".
   std::string note() const;
+  /// The JSON object (text) that `vmjit run --json --stats` and Python's
+  /// `vm.stats()` give as "kernel_tier": state, bitcode, kernels (a
+  /// count), compile_ms and cache_hit (Ready), warning (Failed),
+  /// tvm_calls, aligned_copies.
+  std::string json() const;
 };
 
 /// The kernel tier of one model: the bitcode TVM writes beside a model
