@@ -158,31 +158,45 @@ Error bindHost(Module &M, const std::string &Path,
   return Error::success();
 }
 
-/// The bitcode file `Path` read and checked as compileKernels does: its
-/// entries against `LibraryNames` (into `Entries`), its context slots
-/// made exported definitions, its target attributes the host's.
-Expected<std::unique_ptr<Module>>
+/// A kernel module read and checked (readKernelModule).
+struct KernelModule {
+  std::unique_ptr<Module> M;
+  /// The packed functions it defines (checked against the library's).
+  std::vector<std::string> Entries;
+  /// Its context slots, made exported definitions.
+  std::vector<std::string> Slots;
+  /// The C API functions it calls, bound to the runtime's.
+  std::map<std::string, uint64_t> Absolute;
+  /// XXH3-128 of the file's bytes.
+  XXH128_hash_t Hash;
+};
+
+/// The bitcode file `Path` read into `Ctx` and checked: its entries against
+/// `LibraryNames`, its context slots made exported definitions, its C API
+/// calls bound, its target attributes the host's.
+Expected<KernelModule>
 readKernelModule(LLVMContext &Ctx, const std::string &Path,
-                 const std::vector<std::string> &LibraryNames,
-                 std::vector<std::string> &Entries) {
+                 const std::vector<std::string> &LibraryNames) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer = MemoryBuffer::getFile(Path);
   if (!Buffer)
     return makeError(
         fmt::format("cannot read {}: {}", Path, Buffer.getError().message()));
+  KernelModule K;
+  const StringRef Bytes = (*Buffer)->getBuffer();
+  K.Hash = XXH3_128bits(Bytes.data(), Bytes.size());
   Expected<std::unique_ptr<Module>> M =
       parseBitcodeFile((*Buffer)->getMemBufferRef(), Ctx);
   if (!M)
     return makeError(fmt::format("{} is not LLVM bitcode this LLVM reads: {}",
                                  Path, toString(M.takeError())));
-  if (Error Err = checkEntries(**M, Path, LibraryNames, Entries))
+  K.M = std::move(*M);
+  if (Error Err = checkEntries(*K.M, Path, LibraryNames, K.Entries))
     return Err;
-  std::vector<std::string> Slots;
-  std::map<std::string, uint64_t> Absolute;
-  if (Error Err = bindHost(**M, Path, Slots, Absolute))
+  if (Error Err = bindHost(*K.M, Path, K.Slots, K.Absolute))
     return Err;
-  retarget(**M);
-  (*M)->setModuleIdentifier(Path);
-  return M;
+  retarget(*K.M);
+  K.M->setModuleIdentifier(Path);
+  return K;
 }
 
 } // namespace
@@ -192,12 +206,12 @@ compileKernelObject(Engine &E, const std::string &Path,
                     const std::vector<std::string> &LibraryNames) {
   auto Start = std::chrono::steady_clock::now();
   LLVMContext Ctx;
-  KernelObject K;
-  Expected<std::unique_ptr<Module>> M =
-      readKernelModule(Ctx, Path, LibraryNames, K.Entries);
+  Expected<KernelModule> M = readKernelModule(Ctx, Path, LibraryNames);
   if (!M)
     return M.takeError();
-  Expected<std::string> Object = E.tryEmitObject(**M);
+  KernelObject K;
+  K.Entries = std::move(M->Entries);
+  Expected<std::string> Object = E.tryEmitObject(*M->M);
   if (!Object)
     return Object.takeError();
   K.Object = std::move(*Object);
@@ -214,27 +228,13 @@ compileKernels(Engine &E, const std::string &Path,
                const std::vector<std::string> &LibraryNames,
                const std::atomic<bool> *Cancel) {
   auto Start = std::chrono::steady_clock::now();
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer = MemoryBuffer::getFile(Path);
-  if (!Buffer)
-    return makeError(
-        fmt::format("cannot read {}: {}", Path, Buffer.getError().message()));
-  const StringRef Bytes = (*Buffer)->getBuffer();
-  const XXH128_hash_t Hash = XXH3_128bits(Bytes.data(), Bytes.size());
-
   auto Ctx = std::make_unique<LLVMContext>();
-  Expected<std::unique_ptr<Module>> M =
-      parseBitcodeFile((*Buffer)->getMemBufferRef(), *Ctx);
+  Expected<KernelModule> M = readKernelModule(*Ctx, Path, LibraryNames);
   if (!M)
-    return makeError(fmt::format("{} is not LLVM bitcode this LLVM reads: {}",
-                                 Path, toString(M.takeError())));
-  std::vector<std::string> Entries;
-  if (Error Err = checkEntries(**M, Path, LibraryNames, Entries))
-    return Err;
-  std::vector<std::string> Slots;
-  std::map<std::string, uint64_t> Absolute;
-  if (Error Err = bindHost(**M, Path, Slots, Absolute))
-    return Err;
-  retarget(**M);
+    return M.takeError();
+  const std::vector<std::string> &Entries = M->Entries;
+  const std::vector<std::string> &Slots = M->Slots;
+  const XXH128_hash_t Hash = M->Hash;
 
   std::vector<std::string> Exports = Slots;
   for (const std::string &Name : Entries)
@@ -246,10 +246,9 @@ compileKernels(Engine &E, const std::string &Path,
       fmt::format("vmjit kernel tier 1\nbitcode {:016x}{:016x}\ncpu {}\n"
                   "features {}\n",
                   Hash.high64, Hash.low64, Host.CPU, Host.Features);
-  (*M)->setModuleIdentifier(Path);
   Expected<std::unique_ptr<CompiledUnit>> Unit =
-      E.tryCompile(std::move(Ctx), std::move(*M), Absolute, Exports, CacheKey,
-                   Cancel);
+      E.tryCompile(std::move(Ctx), std::move(M->M), M->Absolute, Exports,
+                   CacheKey, Cancel);
   if (!Unit)
     return Unit.takeError();
 

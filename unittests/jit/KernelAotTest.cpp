@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SameBits.h"
 #include "TvmModelCalls.h"
 
 #include "vmjit/files/npy.h"
@@ -58,32 +59,6 @@ public:
 };
 [[maybe_unused]] ::testing::Environment *const RemoveOutDirEnv =
     ::testing::AddGlobalTestEnvironment(new RemoveOutDir);
-
-/// The tensors of a result (a tensor or a tuple of them, nested), in order.
-void flatten(const Any &V, std::vector<Tensor> &Out) {
-  if (auto T = V.as<Tensor>()) {
-    Out.push_back(*T);
-    return;
-  }
-  if (auto A = V.as<Array>())
-    for (size_t I = 0; I < A->size(); ++I)
-      flatten((*A)[I], Out);
-}
-
-/// Whether `A` and `B` hold the same tensors, bit for bit.
-::testing::AssertionResult sameBits(const Any &A, const Any &B) {
-  std::vector<Tensor> TA, TB;
-  flatten(A, TA);
-  flatten(B, TB);
-  if (TA.empty() || TA.size() != TB.size())
-    return ::testing::AssertionFailure()
-           << TA.size() << " against " << TB.size() << " tensors";
-  for (size_t I = 0; I < TA.size(); ++I)
-    if (TA[I].nbytes() != TB[I].nbytes() ||
-        std::memcmp(TA[I].data(), TB[I].data(), TA[I].nbytes()) != 0)
-      return ::testing::AssertionFailure() << "tensor " << I << " differs";
-  return ::testing::AssertionSuccess();
-}
 
 /// The library `vmjit compile --kernels BITCODE` writes of model library
 /// `Library`, named `Name`.so in outDir().

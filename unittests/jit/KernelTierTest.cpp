@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SameBits.h"
 #include "TvmModelCalls.h"
 #include "EveryMode.h"
 
@@ -82,38 +83,6 @@ using ModelCall = jittest::TvmModelCall;
 
 const std::vector<ModelCall> &modelCalls() { return jittest::tvmModelCalls(); }
 
-/// The tensors of a result (a tensor or a tuple of them, nested), in order.
-void flatten(const Any &V, std::vector<Tensor> &Out) {
-  if (auto T = V.as<Tensor>()) {
-    Out.push_back(*T);
-    return;
-  }
-  if (auto A = V.as<Array>())
-    for (size_t I = 0; I < A->size(); ++I)
-      flatten((*A)[I], Out);
-}
-
-/// Whether `A` and `B` hold the same tensors, bit for bit.
-::testing::AssertionResult sameBits(const Any &A, const Any &B) {
-  std::vector<Tensor> TA, TB;
-  flatten(A, TA);
-  flatten(B, TB);
-  if (TA.empty() || TA.size() != TB.size())
-    return ::testing::AssertionFailure()
-           << TA.size() << " against " << TB.size() << " tensors";
-  for (size_t I = 0; I < TA.size(); ++I) {
-    const Tensor &X = TA[I], &Y = TB[I];
-    if (!std::equal(X.shape().begin(), X.shape().end(), Y.shape().begin(),
-                    Y.shape().end()) ||
-        X.nbytes() != Y.nbytes())
-      return ::testing::AssertionFailure() << "tensor " << I << ": shapes";
-    if (std::memcmp(X.data(), Y.data(), X.nbytes()) != 0)
-      return ::testing::AssertionFailure()
-             << "tensor " << I << ": the bits differ";
-  }
-  return ::testing::AssertionSuccess();
-}
-
 /// A VM of `Exe` with `Libs` in mode `M` (as vmInMode).
 std::unique_ptr<vm::VirtualMachine>
 vmWith(std::shared_ptr<vm::Executable> Exe,
@@ -143,6 +112,23 @@ Any callThrice(vm::VirtualMachine &VM, const ModelCall &C,
   return R;
 }
 
+/// The inputs of `C` and the result of calling it on TVM's kernels (the
+/// interpreter; three calls, as callThrice).
+struct TvmRun {
+  std::vector<Tensor> Inputs;
+  std::vector<AnyView> Args;
+  Any Expected;
+};
+TvmRun runOnTvm(const vm::OpenedProgram &P, const ModelCall &C) {
+  TvmRun R;
+  for (const char *In : C.Inputs)
+    R.Inputs.push_back(readNpy((kModels / In).string()));
+  R.Args.assign(R.Inputs.begin(), R.Inputs.end());
+  auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
+  R.Expected = callThrice(*Tvm, C, R.Args);
+  return R;
+}
+
 /// The bitcode beside the model's library, or "".
 std::string bitcodeOf(const ModelCall &C) {
   return jit::kernelBitcodeBeside((kModels / C.Library).string());
@@ -162,12 +148,9 @@ TEST(KernelTierTest, CompiledKernelsGiveTvmsBitsInEveryMode) {
     const jit::KernelTierStatus St = K->status();
     ASSERT_EQ(St.State, jit::KernelTierState::Ready) << St.Warning;
     EXPECT_EQ(St.Kernels, P.Libraries.front()->functionNames());
-    std::vector<Tensor> Inputs;
-    for (const char *In : C.Inputs)
-      Inputs.push_back(readNpy((kModels / In).string()));
-    std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
-    auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
-    const Any Expected = callThrice(*Tvm, C, Args);
+    const TvmRun Run = runOnTvm(P, C);
+    const std::vector<AnyView> &Args = Run.Args;
+    const Any &Expected = Run.Expected;
     for (const TestMode &M : everyMode()) {
       SCOPED_TRACE(modeName(M));
       auto VM = vmWith(P.Exe, withTier(*K, P.Libraries), M);
@@ -260,12 +243,9 @@ TEST(KernelTierTest, FastMathIsOptInAndStaysCloseToTvm) {
   auto K = startNow(Bc.string(), P.Libraries.front(), O);
   ASSERT_EQ(K->status().State, jit::KernelTierState::Ready)
       << K->status().Warning;
-  std::vector<Tensor> Inputs;
-  for (const char *In : C.Inputs)
-    Inputs.push_back(readNpy((kModels / In).string()));
-  std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
-  auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
-  const Any Expected = callThrice(*Tvm, C, Args);
+  const TvmRun Run = runOnTvm(P, C);
+  const std::vector<AnyView> &Args = Run.Args;
+  const Any &Expected = Run.Expected;
   auto VM = vmWith(P.Exe, withTier(*K, P.Libraries), {vm::ExecMode::Bytecode});
   const double Diff = maxAbsDifference(callThrice(*VM, C, Args), Expected);
   std::ostringstream Text;
@@ -401,12 +381,9 @@ TEST(KernelTierTest, TvmsCodeRunsUntilTheCompiledKernelsAreSwappedIn) {
     GTEST_SKIP() << "no " << Bc;
   const ModelCall &C = modelCalls().front();
   vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
-  std::vector<Tensor> Inputs;
-  for (const char *In : C.Inputs)
-    Inputs.push_back(readNpy((kModels / In).string()));
-  std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
-  auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
-  const Any Expected = callThrice(*Tvm, C, Args);
+  const TvmRun Run = runOnTvm(P, C);
+  const std::vector<AnyView> &Args = Run.Args;
+  const Any &Expected = Run.Expected;
 
   PoolHold Hold;
   auto K = jit::KernelTier::start(Bc.string(), P.Libraries.front(),
