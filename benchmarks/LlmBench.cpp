@@ -19,6 +19,11 @@
 //
 // TIER is bytecode, baseline, compiled, tiered (steady state).
 //
+// llm+kernels/...: the same with the kernel tier (model.bc compiled for
+// this CPU before the generator is made, cached in the user's object
+// cache; every call runs vmjit's kernels), its floor through the tier's
+// entries.
+//
 //===----------------------------------------------------------------------===//
 
 #include "BenchUtil.h"
@@ -27,7 +32,10 @@
 #include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/library.h"
 #ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/jit_environment.h"
+#include "vmjit/jit/kernel_tier.h"
 #include "vmjit/jit/tier_manager.h"
+#include "vmjit/vm/program.h"
 #endif
 
 #include <cstdio>
@@ -43,8 +51,35 @@ namespace {
 const std::vector<int32_t> kPrompt = {1, 17, 42, 99, 5, 64, 127, 3};
 constexpr int64_t kFirstLength = 9, kLastLength = 58;
 
+/// The kernel tier's library for the llm (compiled now, or loaded from the
+/// user's object cache), kept for the process; throws if it fails.
+std::vector<std::shared_ptr<KernelLibrary>>
+kernelTierOf(const std::filesystem::path &Dir) {
+#ifdef VMJIT_HAVE_JIT
+  static std::shared_ptr<jit::KernelTier> Tier;
+  if (!Tier) {
+    OpenedProgram P = openProgram((Dir / "model.so").string());
+    jit::KernelTierOptions O;
+    O.CacheDir = jit::cacheDirFor("");
+    O.Background = false;
+    Tier = jit::KernelTier::start((Dir / "model.bc").string(),
+                                  P.Libraries.front(), O);
+  }
+  const jit::KernelTierStatus St = Tier->status();
+  if (St.State != jit::KernelTierState::Ready)
+    throwError("JITError", St.Warning);
+  return {Tier->library()};
+#else
+  (void)Dir;
+  throwError("JITError", "the kernel tier needs the JIT");
+#endif
+}
+
 std::unique_ptr<llm::Generator> makeGenerator(const std::filesystem::path &Dir,
-                                              ExecMode Mode) {
+                                              ExecMode Mode, bool Kernels) {
+  std::vector<std::shared_ptr<KernelLibrary>> Ahead;
+  if (Kernels)
+    Ahead = kernelTierOf(Dir);
   auto G = std::make_unique<llm::Generator>(Dir, [&](VirtualMachine &VM) {
 #ifdef VMJIT_HAVE_JIT
     jit::JITOptions O;
@@ -55,7 +90,7 @@ std::unique_ptr<llm::Generator> makeGenerator(const std::filesystem::path &Dir,
     (void)VM;
     (void)Mode;
 #endif
-  });
+  }, std::move(Ahead));
   // Warm up as bench::makeVM does: past the tier-up threshold, compiles
   // drained, then more.
   Any Cache = G->newCache();
@@ -191,30 +226,43 @@ void registerLlmBenchmarks(const std::filesystem::path &ModelsDir) {
 #endif
   // Made on first use (a tiered generator warms up for a while), kept
   // until the process exits.
-  static std::map<ExecMode, std::unique_ptr<llm::Generator>> Generators;
-  auto generator = [Dir](ExecMode T) -> llm::Generator & {
-    auto &G = Generators[T];
+  static std::map<std::pair<ExecMode, bool>, std::unique_ptr<llm::Generator>>
+      Generators;
+  auto generator = [Dir](ExecMode T, bool Kernels) -> llm::Generator & {
+    auto &G = Generators[{T, Kernels}];
     if (!G)
-      G = makeGenerator(Dir, T);
+      G = makeGenerator(Dir, T, Kernels);
     return *G;
   };
-  for (ExecMode T : Tiers) {
-    std::string Name(execModeName(T));
+  std::vector<bool> Variants = {false};
+#ifdef VMJIT_HAVE_JIT
+  if (std::filesystem::exists(Dir / "model.bc"))
+    Variants.push_back(true);
+#endif
+  for (bool K : Variants) {
+    const std::string Prefix = K ? "llm+kernels/" : "llm/";
+    for (ExecMode T : Tiers) {
+      std::string Name(execModeName(T));
+      benchmark::RegisterBenchmark(
+          (Prefix + "prefill/" + Name).c_str(),
+          [generator, T, K](benchmark::State &S) {
+            runPrefill(S, generator(T, K));
+          })
+          ->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(
+          (Prefix + "decode_step/" + Name).c_str(),
+          [generator, T, K](benchmark::State &S) {
+            runDecodeStep(S, generator(T, K));
+          })
+          ->Unit(benchmark::kMicrosecond);
+    }
     benchmark::RegisterBenchmark(
-        ("llm/prefill/" + Name).c_str(),
-        [generator, T](benchmark::State &S) { runPrefill(S, generator(T)); })
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(
-        ("llm/decode_step/" + Name).c_str(),
-        [generator, T](benchmark::State &S) { runDecodeStep(S, generator(T)); })
+        (Prefix + "decode_step/floor").c_str(),
+        [generator, K](benchmark::State &S) {
+          runDecodeFloor(S, generator(ExecMode::Bytecode, K));
+        })
         ->Unit(benchmark::kMicrosecond);
   }
-  benchmark::RegisterBenchmark("llm/decode_step/floor",
-                               [generator](benchmark::State &S) {
-                                 runDecodeFloor(S,
-                                                generator(ExecMode::Bytecode));
-                               })
-      ->Unit(benchmark::kMicrosecond);
 }
 
 } // namespace vmjit::bench

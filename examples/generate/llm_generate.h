@@ -48,13 +48,19 @@ public:
   /// (max batch size, max total sequence length, prefill chunk, page size)
   static constexpr int64_t kCacheConfig[4] = {1, 256, 64, 16};
 
-  /// Loads the model; `Setup` may attach the JIT to the new VM.
+  /// Loads the model; `Setup` may attach the JIT to the new VM. `Ahead`:
+  /// kernel libraries searched before the model's (the JIT's kernel tier,
+  /// vmjit/jit/kernel_tier.h).
   template <typename SetupFn>
-  Generator(const std::filesystem::path &Dir, SetupFn Setup) : Dir(Dir) {
+  Generator(const std::filesystem::path &Dir, SetupFn Setup,
+            std::vector<std::shared_ptr<vmjit::KernelLibrary>> Ahead = {})
+      : Dir(Dir) {
     vmjit::vm::OpenedProgram P =
         vmjit::vm::openProgram((Dir / "model.so").string());
     vmjit::vm::VMOptions Opts;
-    Opts.Libraries = P.Libraries;
+    Opts.Libraries = std::move(Ahead);
+    Opts.Libraries.insert(Opts.Libraries.end(), P.Libraries.begin(),
+                          P.Libraries.end());
     VM = vmjit::vm::VirtualMachine::create(P.Exe, std::move(Opts));
     Setup(*VM);
     std::vector<vmjit::Any> Params;
