@@ -46,7 +46,6 @@ constexpr const char *kAbandoned =
 
 struct KernelTier::Shared {
   std::string Bitcode;
-  std::shared_ptr<KernelLibrary> Tvm;
   KernelTierOptions Opts;
   /// The kernels, sorted, and their slots (KernelSlotObj).
   std::vector<std::string> Names;
@@ -193,7 +192,6 @@ KernelTier::start(const std::string &BitcodePath,
     S->Slots.push_back(Slot);
     Functions.emplace(Name, std::move(Slot));
   }
-  S->Tvm = std::move(Tvm);
   std::shared_ptr<KernelTier> T(new KernelTier());
   T->Core = S;
   T->Library = KernelLibrary::fromFunctions(BitcodePath, std::move(Functions),

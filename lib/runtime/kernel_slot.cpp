@@ -9,6 +9,18 @@
 
 namespace vmjit {
 
+namespace {
+
+/// Adds one to a statistics counter without a locked read-modify-write (a
+/// `lock xadd` on every call of a kernel whose tier failed would cost more
+/// than the check around it): VMs on other threads may lose a count.
+void countCall(std::atomic<uint64_t> &Counter) noexcept {
+  Counter.store(Counter.load(std::memory_order_relaxed) + 1,
+                std::memory_order_relaxed);
+}
+
+} // namespace
+
 KernelSlotObj::KernelSlotObj(std::string Name, Function Fallback)
     : FunctionObj(objectDeleter<KernelSlotObj>, &KernelSlotObj::call,
                   std::move(Name), /*FreeEntry=*/false),
@@ -25,7 +37,7 @@ int KernelSlotObj::call(void *Self, const VMJITAny *Args, int32_t Num,
   auto *S = static_cast<KernelSlotObj *>(Self);
   VMJITSafeCallType Target = S->Compiled.load(std::memory_order_acquire);
   if (!Target) [[unlikely]] {
-    S->TvmCalls.fetch_add(1, std::memory_order_relaxed);
+    countCall(S->TvmCalls);
     Target = S->Tvm;
     if (!Target) {
       VMJITErrorSetRaisedFromCStr("InternalError",
@@ -45,8 +57,7 @@ int KernelSlotObj::callUnaligned(VMJITSafeCallType Target,
   AlignedCallKind Kind = AlignedCallKind::Copied;
   const int Rc = callWithAlignedCopies(Target, Tvm, Args, Num, Result, Kind);
   if (Target != Tvm)
-    (Kind == AlignedCallKind::Copied ? AlignedCopies : TvmCalls)
-        .fetch_add(1, std::memory_order_relaxed);
+    countCall(Kind == AlignedCallKind::Copied ? AlignedCopies : TvmCalls);
   return Rc;
 }
 

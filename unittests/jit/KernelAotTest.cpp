@@ -110,16 +110,26 @@ TEST(KernelAotTest, KernelsInTheLibraryGiveTvmsBits) {
     vm::VMOptions TvmOpts;
     TvmOpts.Libraries = Tvm.Libraries;
     auto TvmVM = vm::VirtualMachine::create(Tvm.Exe, std::move(TvmOpts));
-    auto VM = vm::openVM(Out);
     const Any Expected = TvmVM->invoke(C.Func, Args);
-    EXPECT_TRUE(sameBits(VM->invoke(C.Func, Args), Expected));
     // Inputs at odd addresses are copied for the kernels, which assume
     // 64-byte alignment.
     std::vector<Tensor> Unaligned;
     for (const Tensor &T : Inputs)
       Unaligned.push_back(unalignedCopy(T));
     std::vector<AnyView> UArgs(Unaligned.begin(), Unaligned.end());
-    EXPECT_TRUE(sameBits(VM->invoke(C.Func, UArgs), Expected));
+    // The interpreter, and the library's own code (what compiled and
+    // tiered mode run; a library has no baseline code).
+    for (bool AotCode : {false, true}) {
+      SCOPED_TRACE(AotCode ? "the library's code" : "interpreter");
+      vm::VMOptions Opts;
+      Opts.Libraries = P.Libraries;
+      auto VM = vm::VirtualMachine::create(P.Exe, std::move(Opts));
+      if (AotCode) {
+        ASSERT_EQ(P.Aot->attach(*VM), "");
+      }
+      EXPECT_TRUE(sameBits(VM->invoke(C.Func, Args), Expected));
+      EXPECT_TRUE(sameBits(VM->invoke(C.Func, UArgs), Expected));
+    }
     ++Ran;
   }
   if (Ran == 0)

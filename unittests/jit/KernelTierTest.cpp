@@ -424,15 +424,14 @@ TEST(KernelTierTest, UnalignedTensorsAreCopiedInEveryMode) {
     vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
     auto K = startNow(bitcodeOf(C), P.Libraries.front());
     ASSERT_EQ(K->status().State, jit::KernelTierState::Ready);
-    std::vector<Tensor> Inputs, Unaligned;
-    for (const char *In : C.Inputs) {
-      Inputs.push_back(readNpy((kModels / In).string()));
-      Unaligned.push_back(unalignedCopy(Inputs.back()));
+    const TvmRun Run = runOnTvm(P, C);
+    const std::vector<Tensor> &Inputs = Run.Inputs;
+    const Any &Expected = Run.Expected;
+    std::vector<Tensor> Unaligned;
+    for (const Tensor &T : Inputs) {
+      Unaligned.push_back(unalignedCopy(T));
       ASSERT_NE(reinterpret_cast<uintptr_t>(Unaligned.back().data()) % 64, 0u);
     }
-    std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
-    auto Tvm = vmWith(P.Exe, P.Libraries, {vm::ExecMode::Bytecode});
-    const Any Expected = callThrice(*Tvm, C, Args);
     std::vector<AnyView> UArgs(Unaligned.begin(), Unaligned.end());
     for (const TestMode &M : everyMode()) {
       SCOPED_TRACE(modeName(M));

@@ -41,8 +41,8 @@ inline const DLTensor *argumentTensor(const VMJITAny &A) noexcept {
 inline bool tensorDataAligned(const DLTensor &T) noexcept {
   const uintptr_t Data =
       reinterpret_cast<uintptr_t>(T.data) + static_cast<uintptr_t>(T.byte_offset);
-  return T.device.device_type != kDLCPU ||
-         Data % kKernelDataAlignment == 0;
+  // The device is read only for the rare unaligned address.
+  return Data % kKernelDataAlignment == 0 || T.device.device_type != kDLCPU;
 }
 
 /// Whether `T`'s strides are null or those of a compact row-major layout.

@@ -40,7 +40,8 @@ public:
     return Compiled.load(std::memory_order_acquire);
   }
   /// Calls that ran TVM's code: before the swap, or with an unaligned
-  /// strided tensor the copy could not take.
+  /// strided tensor the copy could not take (statistics: calls made on
+  /// several threads at once may be undercounted).
   uint64_t tvmCalls() const noexcept {
     return TvmCalls.load(std::memory_order_relaxed);
   }
