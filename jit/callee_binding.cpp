@@ -7,6 +7,7 @@
 #include "vmjit/jit/callee_binding.h"
 #include "vmjit/builtins/builtins.h"
 #include "vmjit/bytecode/executable.h"
+#include "vmjit/runtime/kernel_slot.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <fmt/format.h>
@@ -22,10 +23,22 @@ namespace {
 
 /// Appends binding `B` to the key text.
 void addToKey(std::string &Key, const CalleeBinding &B) {
-  Key += fmt::format("{}:{:x}:{:x}:{}:{}:{};", static_cast<int>(B.How), B.Entry,
-                     B.Self, static_cast<int>(B.Inline),
+  Key += fmt::format("{}:{:x}:{:x}:{}:{}:{}:{:x};", static_cast<int>(B.How),
+                     B.Entry, B.Self, static_cast<int>(B.Inline),
                      static_cast<int>(B.Standard),
-                     static_cast<int>(B.CountAtCall));
+                     static_cast<int>(B.CountAtCall), B.KernelCell);
+}
+
+/// A kernel slot whose entry checks alignment: its published entry called
+/// directly (the slot as `self`), or, before the swap, the slot's cell read
+/// at the call site (tier 2).
+void bindKernel(CalleeBinding &CB, const KernelSlotObj *Slot) {
+  if (!Slot || !Slot->checksAlignment())
+    return;
+  if (VMJITSafeCallType Compiled = Slot->compiled())
+    CB.Entry = reinterpret_cast<uint64_t>(Compiled);
+  else
+    CB.KernelCell = reinterpret_cast<uint64_t>(Slot->compiledCell());
 }
 
 } // namespace
@@ -50,6 +63,7 @@ BoundCallees bindCallees(const vm::VirtualMachine &VM, bool InlineBuiltins) {
         CB.Inline = vm::specialBuiltinFor(F.Name);
       CB.CountAtCall = vm::countedAtCall(
           VM.countsAtCall(static_cast<int64_t>(K)), CB.Inline);
+      bindKernel(CB, KernelSlotObj::from(P));
       Out.KeepAlive.push_back(Function(ObjectPtr<Object>::share(P)));
     }
     if (CB.Inline != SpecialBuiltin::None)

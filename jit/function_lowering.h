@@ -293,6 +293,8 @@ private:
   /// The call as bound (a site helper, a builtin's entry, the pool or a
   /// direct entry) of the arguments on the stack; returns the return code.
   Value *emitBoundCall(int64_t PC, InstrView I);
+  Value *emitKernelCall(int64_t PC, int64_t Callee, int64_t N,
+                        FunctionCallee Slot, Value *Self);
   /// invoke_closure of a closure the function makes (closure_call.h):
   /// the target's direct entry when the closure is one of it, else the
   /// bound call.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernel_compiler.h"
+#include "kernel_entries.h"
 
 #include "vmjit/jit/host_info.h"
 #include "vmjit/runtime/tvm_backend.h"
@@ -236,14 +237,15 @@ compileKernels(Engine &E, const std::string &Path,
   const std::vector<std::string> &Slots = M->Slots;
   const XXH128_hash_t Hash = M->Hash;
 
+  addAlignedEntries(*M->M, Entries, M->Absolute);
   std::vector<std::string> Exports = Slots;
   for (const std::string &Name : Entries)
-    Exports.push_back((kEntryPrefix + Name).str());
+    Exports.push_back(alignedEntrySymbol(Name));
   // The engine's fingerprint holds the CPU, its features and the engine's
   // options too; the key says what else the object depends on.
   const HostInfo &Host = hostInfo();
   const std::string CacheKey =
-      fmt::format("vmjit kernel tier 1\nbitcode {:016x}{:016x}\ncpu {}\n"
+      fmt::format("vmjit kernel tier 2\nbitcode {:016x}{:016x}\ncpu {}\n"
                   "features {}\n",
                   Hash.high64, Hash.low64, Host.CPU, Host.Features);
   Expected<std::unique_ptr<CompiledUnit>> Unit =
@@ -254,7 +256,7 @@ compileKernels(Engine &E, const std::string &Path,
 
   CompiledKernels K;
   for (const std::string &Name : Entries)
-    K.Entries[Name] = (*Unit)->address((kEntryPrefix + Name).str());
+    K.Entries[Name] = (*Unit)->address(alignedEntrySymbol(Name));
   for (const std::string &Name : Slots)
     K.Slots[Name] = (*Unit)->address(Name);
   K.Unit = std::move(*Unit);

@@ -28,7 +28,8 @@ namespace vmjit::jit {
 /// The compiled kernels of one bitcode file.
 struct CompiledKernels {
   std::unique_ptr<CompiledUnit> Unit;
-  /// Packed function NAME (without `__tvm_ffi_`) -> its entry.
+  /// Packed function NAME (without `__tvm_ffi_`) -> its entry, which checks
+  /// its tensors' alignment (kernel_entries.h).
   std::map<std::string, uint64_t> Entries;
   /// Context slot symbol (`__TVMBackendAllocWorkspace`, ...) -> the
   /// address of the slot, still to be filled (fillKernelSlots).

@@ -187,7 +187,8 @@ KernelTier::start(const std::string &BitcodePath,
     if (!F || !F->get()->isFreeEntry())
       continue;
     Function Slot(
-        ObjectPtr<Object>(makeObject<KernelSlotObj>(Name, std::move(*F))));
+        ObjectPtr<Object>(makeObject<KernelSlotObj>(
+            Name, std::move(*F), KernelSlotObj::Entry::AlignmentChecking)));
     S->Names.push_back(Name);
     S->Slots.push_back(Slot);
     Functions.emplace(Name, std::move(Slot));

@@ -87,6 +87,8 @@ Value *FunctionLowering::emitBoundCall(int64_t PC, InstrView I) {
       Self =
           new GlobalVariable(M, B.getInt8Ty(), /*isConstant=*/true,
                              GlobalValue::ExternalLinkage, nullptr, SelfName);
+    if (Bind.KernelCell)
+      return emitKernelCall(PC, Callee, N, Target, Self);
     return B.CreateCall(Target, {Self, ArgStack, B.getInt32(N), ResSlot});
   }
   Value *Obj = PoolEntry();
@@ -94,6 +96,31 @@ Value *FunctionLowering::emitBoundCall(int64_t PC, InstrView I) {
       B.CreateAlignedLoad(Ptr, bytePtr(Obj, kOffsetFuncCell), Align(8));
   return B.CreateCall(SafeCallTy, Entry,
                       {Obj, ArgStack, B.getInt32(N), ResSlot});
+}
+
+Value *FunctionLowering::emitKernelCall(int64_t PC, int64_t Callee, int64_t N,
+                                        FunctionCallee Slot, Value *Self) {
+  Key.record("kernel", Callee, PC);
+  BasicBlock *Direct = BasicBlock::Create(C, fmt::format("i{}.kernel", PC), Fn);
+  BasicBlock *ViaSlot =
+      BasicBlock::Create(C, fmt::format("i{}.kernel.slot", PC), Fn);
+  BasicBlock *Join =
+      BasicBlock::Create(C, fmt::format("i{}.kernel.called", PC), Fn);
+  // The kernel's entry once published (KernelSlotObj::compiledCell), called
+  // from here, so that this site's indirect branch has one target; it
+  // checks the tensors' alignment itself. TVM's code runs before the swap.
+  LoadInst *Code = B.CreateAlignedLoad(
+      Ptr, externalByte(fmt::format("__vmjit_kcell_{}", Callee)), Align(8));
+  Code->setAtomic(AtomicOrdering::Acquire);
+  B.CreateCondBr(B.CreateICmpNE(Code, ConstantPointerNull::get(Ptr)), Direct,
+                 ViaSlot, Likely);
+  B.SetInsertPoint(Direct);
+  Value *DirectRc =
+      B.CreateCall(SafeCallTy, Code, {Self, ArgStack, B.getInt32(N), ResSlot});
+  B.CreateBr(Join);
+  B.SetInsertPoint(ViaSlot);
+  Value *SlotRc = B.CreateCall(Slot, {Self, ArgStack, B.getInt32(N), ResSlot});
+  return joinReturnCodes(Join, DirectRc, Direct, SlotRc, ViaSlot);
 }
 
 bool FunctionLowering::callsDirect(int64_t Callee, int64_t N) const {

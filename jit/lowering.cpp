@@ -486,6 +486,8 @@ lowerFunctions(const vm::Executable &Exe, std::span<const int64_t> Funcs,
       continue;
     Out.Absolute[Name] = Callees[K].Entry;
     Out.Absolute[fmt::format("__vmjit_self_{}", K)] = Callees[K].Self;
+    if (Callees[K].KernelCell)
+      Out.Absolute[fmt::format("__vmjit_kcell_{}", K)] = Callees[K].KernelCell;
     Out.Key.record("callee", K, Exe.function(K).Name, Callees[K].Inline);
   }
   // Which callees the code counts (pool-bound ones have no symbol).

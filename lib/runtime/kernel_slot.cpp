@@ -21,11 +21,18 @@ void countCall(std::atomic<uint64_t> &Counter) noexcept {
 
 } // namespace
 
-KernelSlotObj::KernelSlotObj(std::string Name, Function Fallback)
+KernelSlotObj::KernelSlotObj(std::string Name, Function Fallback, Entry Kind)
     : FunctionObj(objectDeleter<KernelSlotObj>, &KernelSlotObj::call,
                   std::move(Name), /*FreeEntry=*/false),
       Fallback(std::move(Fallback)),
-      Tvm(this->Fallback.defined() ? this->Fallback.get()->entry() : nullptr) {}
+      Tvm(this->Fallback.defined() ? this->Fallback.get()->entry() : nullptr),
+      Kind(Kind) {}
+
+const KernelSlotObj *KernelSlotObj::from(const FunctionObj *F) noexcept {
+  return F && F->entry() == &KernelSlotObj::call
+             ? static_cast<const KernelSlotObj *>(F)
+             : nullptr;
+}
 
 void KernelSlotObj::publish(VMJITSafeCallType C, std::shared_ptr<void> Keep) {
   Code = std::move(Keep);
@@ -36,6 +43,8 @@ int KernelSlotObj::call(void *Self, const VMJITAny *Args, int32_t Num,
                         VMJITAny *Result) noexcept {
   auto *S = static_cast<KernelSlotObj *>(Self);
   VMJITSafeCallType Target = S->Compiled.load(std::memory_order_acquire);
+  if (Target && S->checksAlignment()) [[likely]]
+    return Target(Self, Args, Num, Result);
   if (!Target) [[unlikely]] {
     countCall(S->TvmCalls);
     Target = S->Tvm;
@@ -62,3 +71,14 @@ int KernelSlotObj::callUnaligned(VMJITSafeCallType Target,
 }
 
 } // namespace vmjit
+
+int vmjitKernelUnalignedCall(void *Self, VMJITSafeCallType Kernel,
+                             const VMJITAny *Args, int32_t Num,
+                             VMJITAny *Result) noexcept {
+  using namespace vmjit;
+  if (Self)
+    return static_cast<KernelSlotObj *>(Self)->callUnaligned(Kernel, Args, Num,
+                                                             Result);
+  AlignedCallKind Kind = AlignedCallKind::Copied;
+  return callWithAlignedCopies(Kernel, nullptr, Args, Num, Result, Kind);
+}

@@ -45,6 +45,12 @@ struct CalleeBinding {
   /// (NativeContext::CallCounts) before each call, inlined or not
   /// (vm::countedAtCall).
   bool CountAtCall = false;
+  /// Direct, the callee a kernel slot whose entry checks alignment
+  /// (runtime/kernel_slot.h) not yet published: the address of its
+  /// compiled-entry cell, which tier 2 reads at the call site to call the
+  /// entry once published (the slot before); 0 otherwise. Once published,
+  /// Entry is the kernel's entry itself, called with the slot as Self.
+  uint64_t KernelCell = 0;
 };
 
 /// The builtin calls of a callee bound `B` are inlined as when builtins

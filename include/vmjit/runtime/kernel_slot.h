@@ -22,23 +22,68 @@
 #include <memory>
 
 namespace vmjit {
+class KernelSlotObj;
+}
+
+extern "C" {
+/// Where an alignment-checking kernel entry sends a call with an unaligned
+/// tensor: `Self` is its kernel slot (or null), `Kernel` the entry that
+/// assumes aligned data. Copies the unaligned tensors for the call
+/// (runtime/aligned_call.h; counted by the slot, whose TVM code takes a
+/// strided one). A safe call.
+VMJIT_DLL int vmjitKernelUnalignedCall(void *Self, VMJITSafeCallType Kernel,
+                                       const VMJITAny *Args, int32_t Num,
+                                       VMJITAny *Result) noexcept;
+}
+
+namespace vmjit {
+
+/// vmjitKernelUnalignedCall's name, for code that binds it (declared once).
+inline constexpr char kKernelUnalignedCallSymbol[] = "vmjitKernelUnalignedCall";
 
 class KernelSlotObj : public FunctionObj {
 public:
+  /// How the entry a slot publishes treats unaligned tensors.
+  enum class Entry {
+    /// It assumes aligned data: the slot checks before each call.
+    Raw,
+    /// It checks the tensors' alignment itself and hands an unaligned call
+    /// to kKernelUnalignedCallSymbol with the `self` it was given (the
+    /// kernel tier's aligned entries, jit/kernel_entries.h): the slot
+    /// calls it at once, and native code may call it directly with the
+    /// slot as `self`.
+    AlignmentChecking,
+  };
+
   /// A slot of kernel `Name` calling `Fallback` (a Function with a free
   /// entry: TVM's machine code) until publish(). Without a fallback, the
   /// slot must be published before its first call, and a strided
   /// unaligned tensor is an error.
-  VMJIT_DLL KernelSlotObj(std::string Name, Function Fallback);
+  VMJIT_DLL KernelSlotObj(std::string Name, Function Fallback,
+                          Entry Kind = Entry::Raw);
 
-  /// From the next call on, calls run `Compiled` (a free entry in `Code`,
-  /// which the slot keeps alive). Once only; any thread.
+  /// From the next call on, calls run `Compiled` (an entry of this slot's
+  /// Entry kind in `Code`, which the slot keeps alive; `self` ignored
+  /// except as Entry::AlignmentChecking says). Once only; any thread.
   VMJIT_DLL void publish(VMJITSafeCallType Compiled,
                          std::shared_ptr<void> Code);
+  /// Whether the published entry checks alignment itself.
+  bool checksAlignment() const noexcept {
+    return Kind == Entry::AlignmentChecking;
+  }
   /// The compiled entry, or null while TVM's code runs.
   VMJITSafeCallType compiled() const noexcept {
     return Compiled.load(std::memory_order_acquire);
   }
+  /// Where the compiled entry is published (null until then). Of a slot
+  /// whose entry checks alignment, tier-2 code compiled before the swap
+  /// loads it at each call site and calls it with the slot as `self`, so
+  /// that each site's indirect branch has one target (jit/lower_calls.cpp).
+  const std::atomic<VMJITSafeCallType> *compiledCell() const noexcept {
+    return &Compiled;
+  }
+  /// `F` as a kernel slot, or null when it is another function.
+  VMJIT_DLL static const KernelSlotObj *from(const FunctionObj *F) noexcept;
   /// Calls that ran TVM's code: before the swap, or with an unaligned
   /// strided tensor the copy could not take (statistics: calls made on
   /// several threads at once may be undercounted).
@@ -55,10 +100,17 @@ private:
                   VMJITAny *Result) noexcept;
   int callUnaligned(VMJITSafeCallType Target, const VMJITAny *Args,
                     int32_t Num, VMJITAny *Result) noexcept;
+  friend int ::vmjitKernelUnalignedCall(void *, VMJITSafeCallType,
+                                        const VMJITAny *, int32_t,
+                                        VMJITAny *) noexcept;
 
   Function Fallback;
   VMJITSafeCallType Tvm; ///< Fallback's entry, or null
+  Entry Kind;
   std::atomic<VMJITSafeCallType> Compiled{nullptr};
+  // Generated code loads the cell as a plain pointer.
+  static_assert(sizeof(std::atomic<VMJITSafeCallType>) == sizeof(void *) &&
+                std::atomic<VMJITSafeCallType>::is_always_lock_free);
   std::shared_ptr<void> Code;
   std::atomic<uint64_t> TvmCalls{0};
   std::atomic<uint64_t> AlignedCopies{0};
