@@ -332,8 +332,10 @@ Fact FunctionFacts::transfer(const Instruction &I) const {
     return join(of(Sel->getTrueValue()), of(Sel->getFalseValue()));
   if (isa<BitCastInst>(I) || isa<AddrSpaceCastInst>(I) || isa<FreezeInst>(I))
     return of(I.getOperand(0));
+  // A vector of pointers loaded would hold several arguments' pointers.
   if (const auto *L = dyn_cast<LoadInst>(&I))
-    return loaded(of(L->getPointerOperand()));
+    return L->getType()->isVectorTy() ? fact(Region::Unknown)
+                                      : loaded(of(L->getPointerOperand()));
   if (const auto *II = dyn_cast<IntrinsicInst>(&I))
     if (II->getIntrinsicID() == Intrinsic::ptrmask)
       return offsetBy(of(II->getArgOperand(0)), std::nullopt);
@@ -416,12 +418,16 @@ void FunctionFacts::access(const Fact &P, ModRefInfo MR, const Instruction &I) {
 void FunctionFacts::checkDeclared(const CallBase &CB, const Function &F) {
   if (isErrorFunction(F.getName()))
     return;
+  // A math function of the C library (floating point in and out, no
+  // pointer): only errno besides its arguments (not rand, drand48).
   LibFunc LF;
+  auto IsFP = [](const Argument &A) { return A.getType()->isFPOrFPVectorTy(); };
+  auto IsPtr = [](const Argument &A) {
+    return A.getType()->isPtrOrPtrVectorTy();
+  };
   const bool Math = TLI.getLibFunc(F, LF) && !F.isVarArg() &&
-                    !F.getReturnType()->isPtrOrPtrVectorTy() &&
-                    none_of(F.args(), [](const Argument &A) {
-                      return A.getType()->isPtrOrPtrVectorTy();
-                    });
+                    F.getReturnType()->isFPOrFPVectorTy() &&
+                    any_of(F.args(), IsFP) && none_of(F.args(), IsPtr);
   if (Math)
     return;
   if (const auto *II = dyn_cast<IntrinsicInst>(&CB)) {

@@ -337,6 +337,21 @@ TEST(KernelEffectsTest, AKernelCallingAnUnknownFunctionIsConservative) {
   EXPECT_EQ(E, (KernelEffects{false, {RW, RW}}));
 }
 
+TEST(KernelEffectsTest, MathFunctionsAreAllowedButNotHiddenState) {
+  EXPECT_EQ(effectsOfIR(tvmShaped(R"(
+  %e = call float @expf(float %x)
+  store float %e, ptr %out)",
+                                  "declare float @expf(float)")),
+            pure({R, W}));
+  // drand48 reads and writes the C library's hidden seed.
+  EXPECT_EQ(effectsOfIR(tvmShaped(R"(
+  %r = call double @drand48()
+  %f = fptrunc double %r to float
+  store float %f, ptr %out)",
+                                  "declare double @drand48()")),
+            (KernelEffects{false, {RW, RW}}));
+}
+
 TEST(KernelEffectsTest, APointerOfUnknownOriginIsConservative) {
   // The output's data pointer read through a pointer loaded from the
   // input's data: anything may be written.
