@@ -73,10 +73,21 @@ enum class Region : uint8_t {
   Slot,
   /// A backend function loaded from a context slot (Arg: its SlotKind).
   Backend,
+  /// A parallel launch's closure data (Arg: its ClosureTables index).
+  Closure,
+  /// A parallel launch's TVMParallelGroupEnv (read only).
+  LaunchEnv,
   Unknown,
 };
 
-enum SlotKind : int32_t { AllocSlot, FreeSlot, ErrorSlot, OtherSlot };
+enum SlotKind : int32_t {
+  AllocSlot,
+  FreeSlot,
+  ErrorSlot,
+  LaunchSlot,
+  BarrierSlot,
+  OtherSlot
+};
 
 struct Fact {
   Region R = Region::Bottom;
@@ -98,8 +109,8 @@ Fact fact(Region R, int32_t Arg = -1, int64_t Offset = kAnyOffset) {
   if (R == Region::Data)
     return Arg >= 0 && Arg < 64 ? Fact{R, -1, kAnyOffset, uint64_t(1) << Arg}
                                 : Fact{Region::Unknown};
-  const bool HasOffset =
-      R == Region::ArgArray || R == Region::AnyValue || R == Region::Tensor;
+  const bool HasOffset = R == Region::ArgArray || R == Region::AnyValue ||
+                         R == Region::Tensor || R == Region::Closure;
   return {R, Arg, HasOffset ? Offset : kAnyOffset};
 }
 
@@ -140,8 +151,12 @@ Fact offsetBy(Fact F, std::optional<int64_t> Bytes) {
   return F;
 }
 
+/// What each parallel launch stored into its closure data: byte offset
+/// -> the pointer stored there.
+using ClosureTables = std::vector<std::map<int64_t, Fact>>;
+
 /// The pointer loaded from memory that `P` points to.
-Fact loaded(const Fact &P) {
+Fact loaded(const Fact &P, const ClosureTables &Closures) {
   switch (P.R) {
   case Region::ArgArray:
     if (P.Offset != kAnyOffset && P.Offset >= 0 &&
@@ -167,6 +182,11 @@ Fact loaded(const Fact &P) {
     return fact(Region::Unknown);
   case Region::Slot:
     return fact(Region::Backend, P.Arg);
+  case Region::Closure: {
+    const auto &Table = Closures[P.Arg];
+    auto It = Table.find(P.Offset);
+    return It == Table.end() ? fact(Region::Unknown) : It->second;
+  }
   default:
     return fact(Region::Unknown);
   }
@@ -180,6 +200,10 @@ SlotKind slotKind(StringRef Name) {
   if (Name == "__TVMFFIErrorSetRaisedFromCStr" ||
       Name == "__TVMFFIErrorSetRaisedFromCStrParts")
     return ErrorSlot;
+  if (Name == "__TVMBackendParallelLaunch")
+    return LaunchSlot;
+  if (Name == "__TVMBackendParallelBarrier")
+    return BarrierSlot;
   return OtherSlot;
 }
 
@@ -241,6 +265,7 @@ private:
   TargetLibraryInfo TLI;
   std::map<Key, Summary> Done;
   std::set<Key> Active;
+  ClosureTables Closures;
 
   Summary analyzeBody(Function &F, const std::vector<Fact> &Params,
                       unsigned Depth);
@@ -250,14 +275,17 @@ private:
 class FunctionFacts {
 public:
   FunctionFacts(const DataLayout &DL, const TargetLibraryInfo &TLI,
-                const std::vector<Fact> &Params)
-      : DL(DL), TLI(TLI), Params(Params) {}
+                const std::vector<Fact> &Params, ClosureTables &Closures)
+      : DL(DL), TLI(TLI), Params(Params), Closures(Closures) {}
 
   /// Runs the fixpoint; false if it did not settle.
   bool solve(Function &F);
-  /// Checks every instruction of `F`; calls of defined functions through
-  /// `Callee`.
-  template <typename CalleeFn> void check(Function &F, CalleeFn Callee);
+  /// What analyzing a defined function under parameter Facts gives.
+  using CalleeFn =
+      function_ref<Summary(Function &, const std::vector<Fact> &)>;
+  /// Checks every instruction of `F`; defined functions called or launched
+  /// through `Callee`.
+  void check(Function &F, CalleeFn Callee);
 
   Fact of(const Value *V) const;
   Summary S;
@@ -266,14 +294,16 @@ private:
   const DataLayout &DL;
   const TargetLibraryInfo &TLI;
   const std::vector<Fact> &Params;
+  ClosureTables &Closures;
   DenseMap<const Value *, Fact> Facts;
 
   Fact ofConstant(const Constant *C) const;
   Fact transfer(const Instruction &I) const;
   void access(const Fact &P, ModRefInfo MR, const Instruction &I);
-  void checkCall(const CallBase &CB);
   void checkDeclared(const CallBase &CB, const Function &F);
-  void checkBackend(const CallBase &CB, const Fact &Callee);
+  void checkBackend(const CallBase &CB, const Fact &Backend, CalleeFn Callee);
+  void checkLaunch(const CallBase &CB, CalleeFn Callee);
+  std::optional<Fact> closureOf(const Value *Data, const CallBase &Launch);
 };
 
 Fact FunctionFacts::ofConstant(const Constant *C) const {
@@ -335,7 +365,8 @@ Fact FunctionFacts::transfer(const Instruction &I) const {
   // A vector of pointers loaded would hold several arguments' pointers.
   if (const auto *L = dyn_cast<LoadInst>(&I))
     return L->getType()->isVectorTy() ? fact(Region::Unknown)
-                                      : loaded(of(L->getPointerOperand()));
+                                      : loaded(of(L->getPointerOperand()),
+                                               Closures);
   if (const auto *II = dyn_cast<IntrinsicInst>(&I))
     if (II->getIntrinsicID() == Intrinsic::ptrmask)
       return offsetBy(of(II->getArgOperand(0)), std::nullopt);
@@ -395,6 +426,8 @@ void FunctionFacts::access(const Fact &P, ModRefInfo MR, const Instruction &I) {
   case Region::Header:
   case Region::Constant:
   case Region::Slot:
+  case Region::Closure:
+  case Region::LaunchEnv:
     if (isModSet(MR))
       S.note(&Summary::Lost, where(I) + " writes an argument's header, a "
                                         "constant or a context slot");
@@ -459,10 +492,12 @@ void FunctionFacts::checkDeclared(const CallBase &CB, const Function &F) {
 }
 
 /// A call of a backend function loaded from a context slot.
-void FunctionFacts::checkBackend(const CallBase &CB, const Fact &Callee) {
-  switch (Callee.Arg) {
+void FunctionFacts::checkBackend(const CallBase &CB, const Fact &Backend,
+                                 CalleeFn Callee) {
+  switch (Backend.Arg) {
   case AllocSlot:
   case ErrorSlot:
+  case BarrierSlot:
     return;
   case FreeSlot:
     for (const Use &A : CB.args())
@@ -471,14 +506,78 @@ void FunctionFacts::checkBackend(const CallBase &CB, const Fact &Callee) {
         S.note(&Summary::Lost,
                where(CB) + " frees memory that is not a workspace");
     return;
+  case LaunchSlot:
+    return checkLaunch(CB, Callee);
   default:
     S.note(&Summary::Lost, where(CB) + " calls a backend function other "
-                                       "than workspaces and errors "
-                                       "(a parallel launch, a packed call)");
+                                       "than workspaces, errors and "
+                                       "parallel launches");
   }
 }
 
-template <typename CalleeFn>
+/// The closure data `Data` of parallel launch `Launch` (TVM's: a stack
+/// struct of the captured values, stored field by field), as a Closure
+/// Fact whose table holds the pointers stored into it; null data gives
+/// Bottom; anything else done with it (its address stored, passed
+/// elsewhere, written at a non-constant offset) gives none.
+std::optional<Fact> FunctionFacts::closureOf(const Value *Data,
+                                             const CallBase &Launch) {
+  if (isa<ConstantPointerNull>(Data))
+    return Fact{};
+  if (!isa<AllocaInst>(Data))
+    return std::nullopt;
+  std::map<int64_t, Fact> Table;
+  SmallVector<std::pair<const Value *, int64_t>, 8> Work = {{Data, 0}};
+  while (!Work.empty()) {
+    auto [V, Off] = Work.pop_back_val();
+    for (const User *U : V->users()) {
+      if (const auto *GEP = dyn_cast<GetElementPtrInst>(U)) {
+        APInt C(DL.getIndexTypeSizeInBits(GEP->getType()), 0);
+        if (GEP->getType()->isVectorTy() ||
+            !GEP->accumulateConstantOffset(DL, C))
+          return std::nullopt;
+        Work.push_back({GEP, Off + C.getSExtValue()});
+      } else if (const auto *St = dyn_cast<StoreInst>(U)) {
+        const Value *Stored = St->getValueOperand();
+        // Its address stored escapes; a vector or aggregate may hold
+        // pointers not tracked here.
+        if (Stored == V || Stored->getType()->isVectorTy() ||
+            Stored->getType()->isAggregateType())
+          return std::nullopt;
+        if (Stored->getType()->isPointerTy())
+          Table[Off] = join(Table[Off], of(Stored));
+      } else if (const auto *II = dyn_cast<IntrinsicInst>(U);
+                 II && II->isLifetimeStartOrEnd()) {
+        continue;
+      } else if (!isa<LoadInst>(U) &&
+                 !(U == &Launch && Launch.getArgOperand(1) == V &&
+                   Launch.getArgOperand(0) != V)) {
+        return std::nullopt;
+      }
+    }
+  }
+  Closures.push_back(std::move(Table));
+  return fact(Region::Closure, static_cast<int32_t>(Closures.size() - 1), 0);
+}
+
+/// A parallel launch `TVMBackendParallelLaunch(lambda, cdata, n)`: the
+/// lambda `i32 (i32 task, ptr env, ptr cdata)` analyzed with the pointers
+/// stored into its closure data.
+void FunctionFacts::checkLaunch(const CallBase &CB, CalleeFn Callee) {
+  const auto *Lambda =
+      CB.arg_size() == 3
+          ? dyn_cast<Function>(CB.getArgOperand(0)->stripPointerCasts())
+          : nullptr;
+  std::optional<Fact> Data;
+  if (Lambda && !Lambda->isDeclaration() && Lambda->arg_size() == 3)
+    Data = closureOf(CB.getArgOperand(1), CB);
+  if (!Data)
+    return S.note(&Summary::Lost, where(CB) + " launches code or closure "
+                                              "data not understood");
+  S.merge(Callee(*const_cast<Function *>(Lambda),
+                 {Fact{}, fact(Region::LaunchEnv), *Data}));
+}
+
 void FunctionFacts::check(Function &F, CalleeFn Callee) {
   for (Instruction &I : instructions(F)) {
     if (isa<DbgInfoIntrinsic>(I) || !I.mayReadOrWriteMemory())
@@ -499,12 +598,12 @@ void FunctionFacts::check(Function &F, CalleeFn Callee) {
         std::vector<Fact> Args;
         for (const Use &A : CB->args())
           Args.push_back(of(A));
-        S.merge(Callee(*const_cast<Function *>(Target), Args, *CB));
+        S.merge(Callee(*const_cast<Function *>(Target), Args));
       } else if (Target) {
         checkDeclared(*CB, *Target);
       } else if (const Fact C = of(CB->getCalledOperand());
                  C.R == Region::Backend) {
-        checkBackend(*CB, C);
+        checkBackend(*CB, C, Callee);
       } else {
         S.note(&Summary::Lost, where(I) + " calls through a pointer");
       }
@@ -533,15 +632,15 @@ Summary Analyzer::analyze(Function &F, const std::vector<Fact> &Params,
 
 Summary Analyzer::analyzeBody(Function &F, const std::vector<Fact> &Params,
                               unsigned Depth) {
-  FunctionFacts FF(DL, TLI, Params);
+  FunctionFacts FF(DL, TLI, Params, Closures);
   if (!FF.solve(F)) {
     FF.S.note(&Summary::Lost, F.getName() + ": the pointer facts did not "
                                             "settle");
     return FF.S;
   }
-  FF.check(F,
-           [&](Function &Callee, const std::vector<Fact> &Args,
-               const CallBase &) { return analyze(Callee, Args, Depth + 1); });
+  FF.check(F, [&](Function &Callee, const std::vector<Fact> &Args) {
+    return analyze(Callee, Args, Depth + 1);
+  });
   return FF.S;
 }
 

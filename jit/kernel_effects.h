@@ -34,13 +34,17 @@ namespace vmjit::jit {
 /// (argument K's memory), the kernel's own stack and workspaces
 /// (TVMBackendAllocWorkspace), constant globals. Internal functions called
 /// (compute bodies, error helpers) are analyzed with their parameters
-/// mapped to the caller's pointers; intrinsics and declared functions by
+/// mapped to the caller's pointers, and so is the lambda of a parallel
+/// launch (TVMBackendParallelLaunch), with the pointers stored into its
+/// closure data (a stack struct whose address goes nowhere else) mapped to
+/// the lambda's loads from it; intrinsics and declared functions by
 /// their memory attributes; math library functions touch only errno;
 /// raising an error (TVMFFIErrorSetRaisedFromCStr*) is allowed. A read or
 /// write of other memory (a mutable global, the result slot) makes the
 /// kernel not OnlyArgumentMemory; a pointer of unknown origin dereferenced,
 /// a header written or a call not understood (another packed function, a
-/// parallel launch, an unknown external) also makes every argument
+/// launch of closure data used otherwise, an unknown external) also makes
+/// every argument
 /// ReadWrite; an argument array indexed at a non-constant offset, or an
 /// argument count that is not fixed, leaves Args empty.
 ///
