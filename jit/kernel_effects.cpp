@@ -300,6 +300,7 @@ private:
   Fact ofConstant(const Constant *C) const;
   Fact transfer(const Instruction &I) const;
   void access(const Fact &P, ModRefInfo MR, const Instruction &I);
+  void readsArguments(const CallBase &CB);
   void checkDeclared(const CallBase &CB, const Function &F);
   void checkBackend(const CallBase &CB, const Fact &Backend, CalleeFn Callee);
   void checkLaunch(const CallBase &CB, CalleeFn Callee);
@@ -446,11 +447,19 @@ void FunctionFacts::access(const Fact &P, ModRefInfo MR, const Instruction &I) {
   }
 }
 
+/// A call that reads what its pointer arguments point to (raising an
+/// error: the message's parts).
+void FunctionFacts::readsArguments(const CallBase &CB) {
+  for (const Use &A : CB.args())
+    if (A->getType()->isPtrOrPtrVectorTy())
+      access(of(A), ModRefInfo::Ref, CB);
+}
+
 /// A call of a declared function: by name (raising errors, math), else
 /// by its memory attributes.
 void FunctionFacts::checkDeclared(const CallBase &CB, const Function &F) {
   if (isErrorFunction(F.getName()))
-    return;
+    return readsArguments(CB);
   // A math function of the C library (floating point in and out, no
   // pointer): only errno besides its arguments (not rand, drand48).
   LibFunc LF;
@@ -495,8 +504,9 @@ void FunctionFacts::checkDeclared(const CallBase &CB, const Function &F) {
 void FunctionFacts::checkBackend(const CallBase &CB, const Fact &Backend,
                                  CalleeFn Callee) {
   switch (Backend.Arg) {
-  case AllocSlot:
   case ErrorSlot:
+    return readsArguments(CB);
+  case AllocSlot:
   case BarrierSlot:
     return;
   case FreeSlot:
@@ -597,7 +607,7 @@ void FunctionFacts::check(Function &F, CalleeFn Callee) {
       if (Target && !Target->isDeclaration()) {
         std::vector<Fact> Args;
         for (const Use &A : CB->args())
-          Args.push_back(of(A));
+          Args.push_back(A->getType()->isPtrOrPtrVectorTy() ? of(A) : Fact{});
         S.merge(Callee(*const_cast<Function *>(Target), Args));
       } else if (Target) {
         checkDeclared(*CB, *Target);
