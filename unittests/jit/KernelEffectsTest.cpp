@@ -10,10 +10,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernel_compiler.h"
+#include "TvmModelCalls.h"
 #include "kernel_effects.h"
 #include "vmjit/jit/kernel_tier.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/files/npy.h"
+#include "vmjit/runtime/array.h"
+#include "vmjit/runtime/registry.h"
+#include "vmjit/runtime/shape.h"
 #include "vmjit/vm/program.h"
+#include "vmjit/vm/virtual_machine.h"
 
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
@@ -132,6 +138,117 @@ TEST(KernelEffectsTest, WhatTheMlpsKernelsOnlyReadStaysUnchanged) {
       EXPECT_EQ(Same, !writes(E.Args[I])) << "argument " << I;
     }
   }
+}
+
+/// A library whose kernels call `Lib`'s and check, call by call, that a
+/// tensor argument `Effects` says is not written keeps its bytes; counts
+/// the calls and the arguments changed against the claim.
+struct CheckingLibrary {
+  std::shared_ptr<KernelLibrary> Library;
+  std::shared_ptr<int> Calls = std::make_shared<int>(0);
+  std::shared_ptr<std::vector<std::string>> Broken =
+      std::make_shared<std::vector<std::string>>();
+};
+
+CheckingLibrary checking(const std::shared_ptr<KernelLibrary> &Lib,
+                         const std::map<std::string, KernelEffects> &Effects) {
+  CheckingLibrary C;
+  std::map<std::string, Function, std::less<>> Functions;
+  for (const auto &[Name, E] : Effects) {
+    std::optional<Function> Orig = Lib->find(Name);
+    if (!Orig)
+      continue;
+    auto Check = [Orig = *Orig, E, Name, Calls = C.Calls,
+                  Broken = C.Broken](PackedArgs Args, Any *Result) {
+      std::vector<std::pair<int32_t, std::vector<char>>> Kept;
+      for (int32_t I = 0; I < Args.size(); ++I) {
+        std::optional<Tensor> T = Args[I].as<Tensor>();
+        if (T && static_cast<size_t>(I) < E.Args.size() &&
+            !writes(E.Args[I])) {
+          const char *D = static_cast<const char *>(T->data());
+          Kept.emplace_back(I, std::vector<char>(D, D + T->nbytes()));
+        }
+      }
+      *Result = Orig.callPacked(Args.data(), Args.size());
+      ++*Calls;
+      for (const auto &[I, Bytes] : Kept)
+        if (std::memcmp(Args[I].as<Tensor>()->data(), Bytes.data(),
+                        Bytes.size()) != 0)
+          Broken->push_back(Name + " argument " + std::to_string(I));
+    };
+    Functions.emplace(Name, Function::fromPacked(Name, std::move(Check)));
+  }
+  C.Library =
+      KernelLibrary::fromFunctions("checking", std::move(Functions), {}, {});
+  return C;
+}
+
+TEST(KernelEffectsTest, WhatEveryModelsKernelsAreSaidNotToWriteStaysUnchanged) {
+  // Each model's call with TVM's kernels behind a check of every call.
+  bool Ran = false;
+  for (const TvmModelCall &Call : tvmModelCalls()) {
+    const std::filesystem::path Lib = kModels / Call.Library;
+    const std::string Bc = jit::kernelBitcodeBeside(Lib.string());
+    if (Bc.empty() || Call.Inputs.empty())
+      continue;
+    SCOPED_TRACE(Call.Name);
+    vm::OpenedProgram P = vm::openProgram(Lib.string());
+    llvm::Expected<std::map<std::string, KernelEffects>> E =
+        jit::kernelEffectsOfFile(Bc, kernelNames(*P.Libraries.front()));
+    ASSERT_TRUE(static_cast<bool>(E)) << llvm::toString(E.takeError());
+    CheckingLibrary C = checking(P.Libraries.front(), *E);
+    vm::VMOptions Opts;
+    Opts.Libraries = {C.Library};
+    Opts.Libraries.insert(Opts.Libraries.end(), P.Libraries.begin(),
+                          P.Libraries.end());
+    auto VM = vm::VirtualMachine::create(P.Exe, std::move(Opts));
+    std::vector<Tensor> Inputs;
+    for (const char *In : Call.Inputs)
+      Inputs.push_back(vm::readNpy((kModels / In).string()));
+    std::vector<AnyView> Args(Inputs.begin(), Inputs.end());
+    VM->invoke(Call.Func, Args);
+    EXPECT_EQ(*C.Broken, std::vector<std::string>{});
+    EXPECT_GT(*C.Calls, 0);
+    Ran = true;
+  }
+  if (!Ran)
+    GTEST_SKIP() << "no model with model.bc in " << kModels;
+}
+
+TEST(KernelEffectsTest, WhatTheLlmsKernelsAreSaidNotToWriteStaysUnchanged) {
+  // Two decode steps on TVM's paged KV cache: attention, cache appends,
+  // rotary embedding, matmuls, the weight transposes.
+  const std::filesystem::path Dir = kModels / "llm";
+  if (!std::filesystem::exists(Dir / "model.bc"))
+    GTEST_SKIP() << "no " << Dir / "model.bc";
+  vm::OpenedProgram P = vm::openProgram((Dir / "model.so").string());
+  llvm::Expected<std::map<std::string, KernelEffects>> E =
+      jit::kernelEffectsOfFile((Dir / "model.bc").string(),
+                               kernelNames(*P.Libraries.front()));
+  ASSERT_TRUE(static_cast<bool>(E)) << llvm::toString(E.takeError());
+  CheckingLibrary C = checking(P.Libraries.front(), *E);
+  vm::VMOptions Opts;
+  Opts.Libraries = {C.Library, P.Libraries.front()};
+  auto VM = vm::VirtualMachine::create(P.Exe, std::move(Opts));
+  std::vector<Any> Params;
+  for (int I = 0; I < 15; ++I)
+    Params.emplace_back(
+        vm::readNpy((Dir / ("param_" + std::to_string(I) + ".npy")).string()));
+  Array Weights(std::move(Params));
+  Any Cache = VM->call("create_tir_paged_kv_cache", Shape{1}, Shape{256},
+                       Shape{64}, Shape{16});
+  auto Fn = [](const char *Name) { return *Registry::global().find(Name); };
+  Fn("vm.builtin.kv_state_add_sequence")(Cache, 0);
+  for (int I = 0; I < 2; ++I) {
+    Tensor H = Tensor::empty({1, 1, 64}, DLDataType{kDLFloat, 32, 1});
+    std::fill_n(H.data<float>(), 64, 0.25f * float(I + 1));
+    Fn("vm.builtin.kv_state_begin_forward")(Cache, Shape{0}, Shape{1});
+    std::vector<AnyView> Args{H, Cache, Weights};
+    VM->invoke("decode", Args);
+    Fn("vm.builtin.kv_state_end_forward")(Cache);
+  }
+  EXPECT_EQ(*C.Broken, std::vector<std::string>{});
+  EXPECT_GT(*C.Calls, 20);
 }
 
 /// The bitcode files of ../shared/tvm-models and their libraries.
