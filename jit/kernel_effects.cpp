@@ -529,7 +529,8 @@ void FunctionFacts::checkBackend(const CallBase &CB, const Fact &Backend,
 /// struct of the captured values, stored field by field), as a Closure
 /// Fact whose table holds the pointers stored into it; null data gives
 /// Bottom; anything else done with it (its address stored, passed
-/// elsewhere, written at a non-constant offset) gives none.
+/// elsewhere, written at a non-constant offset, a pointer in it overwritten
+/// by a scalar) gives none.
 std::optional<Fact> FunctionFacts::closureOf(const Value *Data,
                                              const CallBase &Launch) {
   if (isa<ConstantPointerNull>(Data))
@@ -537,6 +538,8 @@ std::optional<Fact> FunctionFacts::closureOf(const Value *Data,
   if (!isa<AllocaInst>(Data))
     return std::nullopt;
   std::map<int64_t, Fact> Table;
+  // Bytes [begin, end) where something else than a pointer is stored.
+  SmallVector<std::pair<int64_t, int64_t>, 8> Scalars;
   SmallVector<std::pair<const Value *, int64_t>, 8> Work = {{Data, 0}};
   while (!Work.empty()) {
     auto [V, Off] = Work.pop_back_val();
@@ -556,6 +559,10 @@ std::optional<Fact> FunctionFacts::closureOf(const Value *Data,
           return std::nullopt;
         if (Stored->getType()->isPointerTy())
           Table[Off] = join(Table[Off], of(Stored));
+        else
+          Scalars.push_back(
+              {Off, Off + static_cast<int64_t>(DL.getTypeStoreSize(
+                              Stored->getType()))});
       } else if (const auto *II = dyn_cast<IntrinsicInst>(U);
                  II && II->isLifetimeStartOrEnd()) {
         continue;
@@ -566,6 +573,12 @@ std::optional<Fact> FunctionFacts::closureOf(const Value *Data,
       }
     }
   }
+  // A pointer's bytes overwritten by a scalar: not its Fact any more.
+  const int64_t PtrSize = DL.getPointerSize();
+  for (const auto &[Begin, End] : Scalars)
+    for (const auto &Entry : Table)
+      if (Begin < Entry.first + PtrSize && Entry.first < End)
+        return std::nullopt;
   Closures.push_back(std::move(Table));
   return fact(Region::Closure, static_cast<int32_t>(Closures.size() - 1), 0);
 }

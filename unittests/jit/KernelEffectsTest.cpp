@@ -496,9 +496,11 @@ TEST(KernelEffectsTest, AParallelLaunchIsFollowedIntoItsLambda) {
   // What the lambda does counts.
   EXPECT_EQ(effectsOfIR(parallelKernel("  store float 0.0, ptr %in")),
             pure({RW, W}));
-  // Closure data whose own address is stored in it, or that the lambda
-  // writes: not followed.
+  // Closure data whose own address is stored in it, whose pointer is
+  // overwritten by an integer, or that the lambda writes: not followed.
   EXPECT_EQ(effectsOfIR(parallelKernel("", "  store ptr %c, ptr %c1")),
+            (KernelEffects{false, {RW, RW}}));
+  EXPECT_EQ(effectsOfIR(parallelKernel("", "  store i64 64, ptr %c1")),
             (KernelEffects{false, {RW, RW}}));
   EXPECT_EQ(effectsOfIR(parallelKernel("  store ptr null, ptr %cdata")),
             (KernelEffects{false, {RW, RW}}));
