@@ -264,6 +264,7 @@ std::optional<KernelObject> compileKernelsFor(const AotOptions &Opts,
   EO.OptLevel = Tier.OptLevel;
   EO.Polly = Tier.Polly;
   EO.FastMath = Tier.FastMath;
+  EO.CacheDir = Opts.CacheDir;
   Expected<std::unique_ptr<Engine>> E = Engine::tryCreate(EO);
   if (!E) {
     R.KernelWarning = fmt::format("{}: TVM's kernels are used: {}",
@@ -281,6 +282,7 @@ std::optional<KernelObject> compileKernelsFor(const AotOptions &Opts,
   R.KernelCompileMs = K->TotalMs;
   R.KernelCPU = K->CPU;
   R.KernelFeatures = K->Features;
+  R.KernelCacheHit = K->CacheHit;
   return std::move(*K);
 }
 

@@ -43,7 +43,8 @@
 //   is cached like any other.
 // * tryEmitObject runs the same steps (verification, the target, the
 //   pipeline and codegen) and returns the object instead of linking it,
-//   for the system linker (`vmjit compile --kernels`); no cache.
+//   for the system linker (`vmjit compile --kernels`), cached under its
+//   own key when the caller gives one.
 // * Units keep the engine's state alive (shared_ptr), so destroying the
 //   Engine before its units is safe.
 //
@@ -520,7 +521,8 @@ public:
 
   void optimize(Module &M) override;
 
-  Expected<std::string> tryEmitObject(Module &M) override;
+  Expected<std::string> tryEmitObject(Module &M, const std::string &CacheKey,
+                                      bool *CacheHit) override;
 
   const EngineOptions &options() const override { return State->Opts; }
 
@@ -832,7 +834,21 @@ EngineImpl::emitObject(Module &M, TargetMachine &TM, CompileStats &Stats,
   return Object;
 }
 
-Expected<std::string> EngineImpl::tryEmitObject(Module &M) {
+Expected<std::string> EngineImpl::tryEmitObject(Module &M,
+                                                const std::string &CacheKey,
+                                                bool *CacheHit) {
+  // Not the key of a linked unit's object: a relocatable one is its own.
+  const bool UseCache = State->Cache && !CacheKey.empty();
+  const std::string FullKey =
+      State->Fingerprint + "relocatable object\n" + CacheKey;
+  if (CacheHit)
+    *CacheHit = false;
+  if (UseCache)
+    if (std::optional<std::string> Cached = State->Cache->load(FullKey)) {
+      if (CacheHit)
+        *CacheHit = true;
+      return std::move(*Cached);
+    }
   auto TM = prepare(M);
   if (!TM)
     return TM.takeError();
@@ -841,7 +857,10 @@ Expected<std::string> EngineImpl::tryEmitObject(Module &M) {
       emitObject(M, **TM, Stats, /*Cancel=*/nullptr);
   if (!Object)
     return Object.takeError();
-  return std::string(Object->data(), Object->size());
+  std::string Bytes(Object->data(), Object->size());
+  if (UseCache)
+    State->Cache->store(FullKey, Bytes);
+  return Bytes;
 }
 
 Expected<std::unique_ptr<CompiledUnit>> EngineImpl::compileUnit(

@@ -202,6 +202,16 @@ readKernelModule(LLVMContext &Ctx, const std::string &Path,
   return K;
 }
 
+/// What compiled kernels depend on beyond the engine's options (its
+/// fingerprint holds the CPU, its features, the optimization level, Polly
+/// and the FP mode): the bitcode, and the entries added to it.
+std::string kernelCacheKey(const XXH128_hash_t &Hash) {
+  const HostInfo &Host = hostInfo();
+  return fmt::format("vmjit kernel tier 2\nbitcode {:016x}{:016x}\ncpu {}\n"
+                     "features {}\n",
+                     Hash.high64, Hash.low64, Host.CPU, Host.Features);
+}
+
 } // namespace
 
 Expected<KernelObject>
@@ -214,7 +224,8 @@ compileKernelObject(Engine &E, const std::string &Path,
     return M.takeError();
   KernelObject K;
   K.Entries = std::move(M->Entries);
-  Expected<std::string> Object = E.tryEmitObject(*M->M);
+  Expected<std::string> Object =
+      E.tryEmitObject(*M->M, kernelCacheKey(M->Hash), &K.CacheHit);
   if (!Object)
     return Object.takeError();
   K.Object = std::move(*Object);
@@ -243,13 +254,7 @@ compileKernels(Engine &E, const std::string &Path,
   std::vector<std::string> Exports = Slots;
   for (const std::string &Name : Entries)
     Exports.push_back(alignedEntrySymbol(Name));
-  // The engine's fingerprint holds the CPU, its features and the engine's
-  // options too; the key says what else the object depends on.
-  const HostInfo &Host = hostInfo();
-  const std::string CacheKey =
-      fmt::format("vmjit kernel tier 2\nbitcode {:016x}{:016x}\ncpu {}\n"
-                  "features {}\n",
-                  Hash.high64, Hash.low64, Host.CPU, Host.Features);
+  const std::string CacheKey = kernelCacheKey(Hash);
   Expected<std::unique_ptr<CompiledUnit>> Unit =
       E.tryCompile(std::move(Ctx), std::move(M->M), M->Absolute, Exports,
                    CacheKey, Cancel);

@@ -64,13 +64,16 @@ struct KernelObject {
   std::string Features;
   /// Reading, checking and compiling, in milliseconds.
   double TotalMs = 0;
+  /// The object came from the engine's object cache.
+  bool CacheHit = false;
 };
 
 /// Compiles the kernels of the bitcode file `Path` with `E` exactly as
 /// compileKernels does (the same checks against `LibraryNames`, TVM's
 /// target attributes replaced by the host's, the engine's pipeline and
 /// FP contract), into an object file instead of JIT memory; nothing is
-/// bound to this process's addresses and nothing is cached.
+/// bound to this process's addresses. Cached in the engine's object cache
+/// (under a key of its own: the object is not a linked unit's).
 llvm::Expected<KernelObject>
 compileKernelObject(Engine &E, const std::string &Path,
                     const std::vector<std::string> &LibraryNames);

@@ -1,12 +1,12 @@
-//===- compile_command.cpp - vmjit compile
-//---------------------------------===//
+//===- compile_command.cpp - vmjit compile --------------------------------===//
 //
 // vmjit compile PROG -o OUT.so [--opt-level N] [--linker PATH] [--lib L]
-// [--kernels BC] [--no-kernels] [--verbose]: tier-2 native code of every
-// bytecode function plus the executable in one shared library, which
-// `vmjit run OUT.so` runs with no compile and no LLVM (jit/aot.h); with
-// the kernels' bitcode (given, or the STEM.bc beside PROG as `vmjit run`
-// finds it), TVM's kernels compiled for this CPU too. Exits 0, or 2 for
+// [--kernels BC] [--no-kernels] [--cache-dir DIR] [--no-cache] [--verbose]:
+// tier-2 native code of every bytecode function plus the executable in one
+// shared library, which `vmjit run OUT.so` runs with no compile and no LLVM
+// (jit/aot.h); with the kernels' bitcode (given, or the STEM.bc beside PROG
+// as `vmjit run` finds it), TVM's kernels compiled for this CPU too (kept
+// in the object cache, as the kernel tier's). Exits 0, or 2 for
 // bad usage, an input that cannot be read, parsed or verified, or an
 // output that cannot be written; 1 when compiling or linking fails.
 //
@@ -18,6 +18,7 @@
 
 #ifdef VMJIT_HAVE_JIT
 #include "vmjit/jit/aot.h"
+#include "vmjit/jit/jit_environment.h"
 #include "vmjit/jit/kernel_tier.h"
 #endif
 
@@ -35,6 +36,8 @@ struct CompileOptions {
   std::vector<std::string> Libs;
   std::string Kernels; // --kernels: the kernels' bitcode
   bool NoKernels = false;
+  std::string CacheDir; // --cache-dir: the kernels' object cache
+  bool NoCache = false;
   bool Verbose = false;
 };
 
@@ -80,9 +83,9 @@ void reportKernels(const CompileOptions &O, const jit::AotResult &R,
     return;
   fmt::print(stderr,
              "vmjit: {} holds {} kernels of {} compiled for this CPU ({}) "
-             "in {:.1f} ms\n",
+             "in {:.1f} ms{}\n",
              O.Output, R.Kernels.size(), Bitcode, R.KernelCPU,
-             R.KernelCompileMs);
+             R.KernelCompileMs, R.KernelCacheHit ? " (from the object cache)" : "");
   fmt::print(stderr, "vmjit: {} needs the CPU features {}\n", O.Output,
              R.KernelFeatures);
 }
@@ -115,6 +118,8 @@ int runCompile(const CompileOptions &O) {
     for (const std::string &L : AO.KernelLibraries)
       KernelLibrary::load(L); // a library that does not load is refused now
     AO.KernelBitcode = kernelBitcode(O, AO.KernelLibraries, AO);
+    if (!O.NoCache)
+      AO.CacheDir = jit::cacheDirFor(O.CacheDir);
     jit::AotResult R = jit::compileAheadOfTime(*Prog.Exe, O.Output, AO);
     reportKernels(O, R, AO.KernelBitcode);
     if (O.Verbose) {
@@ -167,6 +172,13 @@ void addCompileCommand(CLI::App &App, Runner &Run) {
   Cmd->add_flag("--no-kernels", O->NoKernels,
                 "compile no kernels into the output: it runs the kernel "
                 "library's own machine code");
+  Cmd->add_option("--cache-dir", O->CacheDir,
+                  "object cache of the compiled kernels, shared with `vmjit "
+                  "run` (also VMJIT_CACHE_DIR; default: $XDG_CACHE_HOME/vmjit "
+                  "or ~/.cache/vmjit)");
+  Cmd->add_flag("--no-cache", O->NoCache,
+                "compile the kernels even if the object cache holds them, "
+                "and store nothing");
   Cmd->add_flag("-v,--verbose", O->Verbose,
                 "say what was written and how long it took");
   Cmd->callback([&Run, O] { Run = [O] { return runCompile(*O); }; });

@@ -55,6 +55,10 @@ struct AotOptions {
   /// these `__tvm_ffi_*` entries, each with the safe-call signature, else
   /// the output is written without kernels (AotResult::KernelWarning).
   std::vector<std::string> KernelFunctions;
+  /// The object cache's directory for the kernels' object (the kernel
+  /// tier's cache: a second compile of the same bitcode for this CPU
+  /// compiles nothing); empty: no cache.
+  std::string CacheDir;
 };
 
 /// What compileAheadOfTime did.
@@ -73,6 +77,7 @@ struct AotResult {
   double KernelCompileMs = 0;
   std::string KernelCPU;
   std::string KernelFeatures; ///< LLVM's, "+avx2,+fma,..."
+  bool KernelCacheHit = false; ///< the kernels' object was in the cache
   std::string KernelWarning;
 };
 

@@ -134,11 +134,15 @@ public:
   virtual void optimize(llvm::Module &M) = 0;
 
   /// Optimizes and compiles `M` as tryCompile does (the same pipeline,
-  /// target, relocation model and floating-point contract; no object
-  /// cache) into an ELF relocatable object, returned instead of linked:
-  /// for code the system linker puts into a shared library (`vmjit
-  /// compile --kernels`). Its undefined symbols stay undefined.
-  virtual llvm::Expected<std::string> tryEmitObject(llvm::Module &M) = 0;
+  /// target, relocation model and floating-point contract) into an ELF
+  /// relocatable object, returned instead of linked: for code the system
+  /// linker puts into a shared library (`vmjit compile --kernels`). Its
+  /// undefined symbols stay undefined. With the engine's object cache and a
+  /// `CacheKey` (what the object depends on beyond the engine's options),
+  /// the object is loaded from the cache (`CacheHit` set) or stored in it.
+  virtual llvm::Expected<std::string>
+  tryEmitObject(llvm::Module &M, const std::string &CacheKey = {},
+                bool *CacheHit = nullptr) = 0;
 
   virtual const EngineOptions &options() const = 0;
 };
