@@ -25,7 +25,7 @@ namespace {
 
 VMOptions options() {
   VMOptions O;
-  O.Libraries = {kernels()};
+  O.Libraries = {testKernels()};
   return O;
 }
 

@@ -34,7 +34,7 @@ inline float *f32(const Tensor &T) { return T.data<float>(); }
 
 /// k.transpose(in[r,c], out[c,r]), k.neg(in, out), k.add(a, b, out),
 /// k.scale2(x) (doubles x in place), k.fail(in, out) (always an error).
-inline std::shared_ptr<KernelLibrary> kernels() {
+inline std::shared_ptr<KernelLibrary> testKernels() {
   std::map<std::string, Function, std::less<>> F;
   F["k.transpose"] =
       Function::fromTyped("k.transpose", [](Tensor In, Tensor Out) {
