@@ -209,6 +209,16 @@ void checkImmutable(const BindState &S) {
 
 } // namespace
 
+KernelEffectsLookup
+effectsIn(const std::map<std::string, KernelEffects> &Effects) {
+  return [&Effects](std::string_view Kernel) -> std::optional<KernelEffects> {
+    auto It = Effects.find(std::string(Kernel));
+    if (It == Effects.end())
+      return std::nullopt;
+    return It->second;
+  };
+}
+
 const Any &BindState::constant(int64_t Index) const {
   const int64_t Base = static_cast<int64_t>(Exe.constants().size());
   return Index < Base ? Exe.constants()[size_t(Index)]

@@ -430,3 +430,15 @@ TEST(BindParamsTest, TheFunctionsChecksOfABoundValueRunAtBindTime) {
               }),
               HasSubstr("instruction 1 (call 'vm.builtin.match_shape')"));
 }
+
+TEST(BindParamsTest, EffectsInLooksUpAMapByName) {
+  std::map<std::string, KernelEffects> Map;
+  for (const auto &[Name, E] : kernelEffects())
+    Map.emplace(Name, E);
+  const KernelEffectsLookup L = effectsIn(Map);
+  EXPECT_EQ(L("k.add"), Map["k.add"]);
+  EXPECT_EQ(L("k.nope"), std::nullopt);
+  auto VM = makeVM(kTransposeAdd);
+  EXPECT_EQ(foldedInstrs(bind(*VM, {{"w", iota({2, 3}, 10)}}, L)),
+            std::vector<int64_t>{2});
+}

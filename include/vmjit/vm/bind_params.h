@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -41,7 +42,8 @@ struct ParamBinding {
   std::string Name;
   int64_t Index = -1;
   /// The value every call then sees: a tensor, or a tuple of them (the
-  /// llm's packed parameters), or any other value.
+  /// llm's packed parameters), or any other value. Tensors are used as
+  /// they are, not copied: the caller must not change them afterwards.
   Any Value;
 
   ParamBinding(std::string Name, Any Value)
@@ -55,6 +57,11 @@ struct ParamBinding {
 /// never folded (jit::KernelTier::effects() provides them).
 using KernelEffectsLookup =
     std::function<std::optional<KernelEffects>(std::string_view Kernel)>;
+
+/// A lookup in `Effects` (kept by reference: it must outlive the lookup),
+/// such as jit::KernelTier::effects().
+KernelEffectsLookup
+effectsIn(const std::map<std::string, KernelEffects> &Effects);
 
 /// A call that binding ran once and removed.
 struct FoldedCall {
