@@ -11,6 +11,8 @@
 
 #include "kernel_compiler.h"
 
+#include "kernel_effects.h"
+
 #include "vmjit/jit/host_info.h"
 #include "vmjit/runtime/tvm_backend.h"
 
@@ -262,6 +264,17 @@ compileKernels(Engine &E, const std::string &Path,
                   std::chrono::steady_clock::now() - Start)
                   .count();
   return K;
+}
+
+Expected<std::map<std::string, KernelEffects>>
+kernelEffectsOfFile(const std::string &Path,
+                    const std::vector<std::string> &LibraryNames,
+                    std::map<std::string, std::string> *Reasons) {
+  LLVMContext Ctx;
+  Expected<KernelModule> M = readKernelModule(Ctx, Path, LibraryNames);
+  if (!M)
+    return M.takeError();
+  return analyzeKernelEffects(*M->M, M->Entries, Reasons);
 }
 
 void fillKernelSlots(const CompiledKernels &K, void *LibraryCtx) {

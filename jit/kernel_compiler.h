@@ -15,6 +15,7 @@
 #define VMJIT_JIT_KERNEL_COMPILER_H
 
 #include "vmjit/jit/engine.h"
+#include "vmjit/runtime/kernel_effects.h"
 
 #include <atomic>
 #include <cstdint>
@@ -72,6 +73,14 @@ struct KernelObject {
 llvm::Expected<KernelObject>
 compileKernelObject(Engine &E, const std::string &Path,
                     const std::vector<std::string> &LibraryNames);
+
+/// The effects of the kernels of the bitcode file `Path`, read and checked
+/// against `LibraryNames` exactly as compileKernels reads it
+/// (analyzeKernelEffects, kernel_effects.h); `Reasons` as that takes it.
+llvm::Expected<std::map<std::string, KernelEffects>>
+kernelEffectsOfFile(const std::string &Path,
+                    const std::vector<std::string> &LibraryNames,
+                    std::map<std::string, std::string> *Reasons = nullptr);
 
 /// Fills the context slots of `K` as KernelLibrary::load fills those of a
 /// dlopen'ed library: each served host function's address

@@ -17,6 +17,7 @@
 #include "vmjit/runtime/kernel_slot.h"
 #include "vmjit/runtime/logging.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <fmt/format.h>
@@ -63,6 +64,9 @@ struct KernelTier::Shared {
   bool CacheHit = false;
   /// Ready: the compiled code's context slots.
   std::map<std::string, uint64_t, std::less<>> ContextSlots;
+  /// KernelTier::effects, computed once.
+  std::once_flag EffectsOnce;
+  std::map<std::string, KernelEffects> Effects;
 
   KernelSlotObj &slot(size_t I) const {
     return *static_cast<KernelSlotObj *>(Slots[I].get());
@@ -246,6 +250,26 @@ KernelTierStatus KernelTier::wait() const {
     });
   }
   return status();
+}
+
+const std::map<std::string, KernelEffects> &KernelTier::effects() const {
+  std::call_once(Core->EffectsOnce, [&] {
+    auto Start = std::chrono::steady_clock::now();
+    llvm::Expected<std::map<std::string, KernelEffects>> E =
+        kernelEffectsOfFile(Core->Bitcode, Core->Names);
+    if (!E) {
+      logger().debug("kernel tier: no kernel effects: {}",
+                     shortened(llvm::toString(E.takeError())));
+      return;
+    }
+    Core->Effects = std::move(*E);
+    logger().debug("kernel tier: effects of {} kernels of {} in {:.1f} ms",
+                   Core->Effects.size(), Core->Bitcode,
+                   std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - Start)
+                       .count());
+  });
+  return Core->Effects;
 }
 
 const void *KernelTier::compiledSymbol(std::string_view Name) const {

@@ -14,8 +14,10 @@
 #ifndef VMJIT_JIT_KERNEL_TIER_H
 #define VMJIT_JIT_KERNEL_TIER_H
 
+#include "vmjit/runtime/kernel_effects.h"
 #include "vmjit/runtime/library.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -113,6 +115,16 @@ public:
   KernelTierStatus status() const;
   /// Waits until the compile has ended (Ready or Failed).
   KernelTierStatus wait() const;
+  /// What each kernel (by packed function name) is proven, from the
+  /// bitcode's IR, to do with its arguments' data and whether it touches
+  /// only its arguments' memory (runtime/kernel_effects.h): the facts that
+  /// let a call on constant inputs run once. Computed on the first call
+  /// (the bitcode read again and analyzed, without waiting for the
+  /// compile) and kept; thread-safe. Empty where the bitcode does not match
+  /// the library (the compile's check). A kernel whose code is not
+  /// understood gets the conservative answer (not OnlyArgumentMemory,
+  /// every argument ReadWrite).
+  const std::map<std::string, KernelEffects> &effects() const;
   /// The address of a context slot the compiled code defines
   /// (`__TVMBackendAllocWorkspace`, ...) once Ready, else null: for tests
   /// and diagnostics.

@@ -21,6 +21,8 @@ enum class ArgAccess : uint8_t {
   /// Not a tensor, or its data is never touched.
   None = 0,
   Read = 1,
+  /// May be written: some of it, not necessarily all (a kernel appending
+  /// to a cache writes part of it).
   Write = 2,
   /// Read and written, or not proven otherwise.
   ReadWrite = 3,
