@@ -341,9 +341,16 @@ bool attachAotCode(vm::VirtualMachine &VM, const vm::AotCode &Code,
   return true;
 }
 
-/// The kernels' effects binding folds calls by (vm/bind_params.h): none
-/// are proven yet, so nothing is folded.
-vm::KernelEffectsLookup bindEffects(const RunKernels &) { return {}; }
+/// The kernels' effects binding folds calls by (vm/bind_params.h): the
+/// kernel tier's, proven from model.bc; none (nothing folded) without it.
+vm::KernelEffectsLookup bindEffects(const RunKernels &K) {
+#ifdef VMJIT_HAVE_JIT
+  if (K.Tier)
+    return vm::effectsIn(K.Tier->effects());
+#endif
+  (void)K;
+  return {};
+}
 
 /// Makes the VM for `O`, running the program's ahead-of-time code or with
 /// the JIT attached; the arguments are parsed first, so that a typing
