@@ -13,6 +13,10 @@
 #include "vmjit/runtime/array.h"
 #include "vmjit/vm/bind_params.h"
 
+#ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/kernel_tier.h"
+#endif
+
 #include <nlohmann/json.hpp>
 
 namespace vmjit::python {
@@ -50,9 +54,16 @@ std::vector<vm::ParamBinding> bindingsOf(const py::dict &Params) {
   return Out;
 }
 
-/// The kernels' effects binding folds calls by: none are proven yet, so
-/// nothing is folded.
-vm::KernelEffectsLookup effectsOf(const Machine &) { return {}; }
+/// The kernels' effects binding folds calls by: the kernel tier's, proven
+/// from model.bc; none (nothing folded) without it.
+vm::KernelEffectsLookup effectsOf(const Machine &M) {
+#ifdef VMJIT_HAVE_JIT
+  if (M.Kernels)
+    return vm::effectsIn(M.Kernels->effects());
+#endif
+  (void)M;
+  return {};
+}
 
 py::list bindParams(Machine &Self, const std::string &Func,
                     const py::dict &Params) {

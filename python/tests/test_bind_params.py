@@ -6,7 +6,8 @@ In every mode: the bound function takes the unbound parameters, in order
 index; the bound array is a copy; stats()["bind"] says what was bound and folded; a parameter that
 does not exist, one bound twice, a value the function's checks refuse are
 one vmjit.errors.BindError each. On shared/tvm-models' mlp (skipped without
-it): its weights bound, the outputs are the unbound run's bits.
+it): its weights bound, the outputs are the unbound run's bits, and with
+the kernel tier's effects (model.bc) its two weight transposes fold.
 """
 
 import pathlib
@@ -80,3 +81,19 @@ def test_mlp_with_bound_weights_gives_the_unbound_bits(mode):
         got = vm["main"](inputs[0]).numpy()
     assert got.tobytes() == expected.tobytes()
     assert vm.stats()["bind"]["params"] == ["fc1.weight", "fc1.bias", 3, 4]
+
+
+def test_mlp_folds_the_weight_transposes(tmp_path):
+    if not (MODELS / "mlp" / "model.bc").is_file() or not vmjit.jit_available:
+        pytest.skip("no mlp model.bc, or no JIT (the kernel tier proves the "
+                    "kernels' effects)")
+    inputs = [np.load(MODELS / "mlp" / ("in%d.npy" % i)) for i in range(5)]
+    exe = vmjit.load(MODELS / "mlp" / "model.so")
+    expected = vmjit.VirtualMachine(exe, "bytecode", kernels=False)["main"](
+        *inputs).numpy()
+    vm = vmjit.VirtualMachine(exe, "bytecode", cache_dir=tmp_path)
+    folded = vm.bind_params("main", {i: inputs[i] for i in range(1, 5)})
+    assert [(f["callee"], f["instruction"]) for f in folded] == [
+        ("transpose", 4), ("transpose1", 19)]
+    assert vm.stats()["bind"]["folded"] == folded
+    assert vm["main"](inputs[0]).numpy().tobytes() == expected.tobytes()
