@@ -113,7 +113,7 @@ std::vector<Word> FunctionCode::encode() const {
 }
 
 CodeFacts::CodeFacts(const FunctionCode &Code, int64_t NumRegs)
-    : Code(Code), BlockOf(Code.Instrs.size(), -1), Readers(size_t(NumRegs)),
+    : BlockOf(Code.Instrs.size(), -1), Readers(size_t(NumRegs)),
       Writers(size_t(NumRegs)) {
   const auto &Is = Code.Instrs;
   const int64_t N = static_cast<int64_t>(Is.size());

@@ -76,7 +76,6 @@ public:
   bool mayBeRedefinedAt(RegName R, int64_t Instr) const;
 
 private:
-  const FunctionCode &Code;
   std::vector<int64_t> BlockOf;
   std::vector<std::vector<int64_t>> Preds;
   std::vector<std::vector<int64_t>> Readers;
