@@ -141,6 +141,16 @@ TEST(BindParamsModesTest, MlpWithBoundWeightsGivesTheUnboundBits) {
     Folded.emplace_back(F.Callee, F.Instr);
   EXPECT_EQ(Folded, (std::vector<std::pair<std::string, int64_t>>{
                         {"transpose", 4}, {"transpose1", 19}}));
+  // fc2.weight unbound: its transpose stays.
+  std::vector<vm::ParamBinding> One = {{"fc1.weight", In[1]}};
+  vm::BindResult B1 =
+      vm::bindParams(*Unbound, "main", One, vm::effectsIn(Tier->effects()));
+  ASSERT_EQ(B1.Folded.size(), 1u);
+  EXPECT_EQ(B1.Folded[0].Callee, "transpose");
+  auto VM1 = vmWith(B1.Exe, P.Libraries, {vm::ExecMode::Bytecode});
+  Any Got1;
+  EXPECT_EQ(callThrice(*VM1, {In[0], In[2], In[3], In[4]}, Got1), "");
+  EXPECT_TRUE(jittest::sameBits(Got1, Expected));
   for (const TestMode &M : jittest::everyMode()) {
     auto VM = vmWith(B.Exe, P.Libraries, M);
     Any Got;
