@@ -28,6 +28,13 @@
 // runs vmjit's kernels. The floor is the same recorded calls through the
 // kernel tier's entries: how far each tier is from its new floor.
 //
+// tvm_models/mlp+kernels+bound/TIER and .../floor: mlp with the kernel
+// tier and its weights (every input after the first) bound once
+// (vm/bind_params.h), the kernel calls on them that the kernel tier's
+// effects prove foldable run at bind time: each call takes x alone, as
+// MLC-LLM's engine calls a model whose weights it loaded once. Counter
+// `folded`: calls folded.
+//
 // A model whose function is not bytecode (TVM's exec_mode="compiled",
 // compiled_mode.so: a `__vmtir__NAME` function of TVM's own code, which
 // calls its kernels itself) has no floor: the instrument never sees those
@@ -44,6 +51,7 @@
 #include "vmjit/builtins/builtins.h"
 #include "vmjit/files/npy.h"
 #include "vmjit/runtime/library.h"
+#include "vmjit/vm/bind_params.h"
 #include "vmjit/vm/program.h"
 #ifdef VMJIT_HAVE_JIT
 #include "vmjit/jit/jit_environment.h"
@@ -88,6 +96,19 @@ struct Model {
   /// With the kernel tier: its library ahead of the model's.
   bool Kernels = false;
   std::shared_ptr<KernelLibrary> KernelTierLibrary;
+  /// With every input after the first bound (Views then holds the first):
+  /// the bound executable, once made, and the calls folded.
+  bool Bound = false;
+  std::shared_ptr<Executable> BoundExe;
+  size_t Folded = 0;
+#ifdef VMJIT_HAVE_JIT
+  std::shared_ptr<jit::KernelTier> Tier;
+#endif
+
+  /// The executable the benchmarks run.
+  const std::shared_ptr<Executable> &exe() const {
+    return BoundExe ? BoundExe : Prog.Exe;
+  }
 
   VMOptions options() const {
     VMOptions O;
@@ -116,16 +137,37 @@ bool startKernelTier(benchmark::State &State, Model &M) {
     return false;
   }
   M.KernelTierLibrary = T->library();
+  M.Tier = T;
   Tiers.push_back(std::move(T));
   return true;
 }
+
+/// Binds every input of `M` after the first (once), folding with the
+/// kernel tier's effects.
+void bindWeights(Model &M) {
+  if (M.BoundExe)
+    return;
+  auto VM = VirtualMachine::create(M.Prog.Exe, M.options());
+  std::vector<ParamBinding> P;
+  for (size_t I = 1; I < M.Inputs.size(); ++I)
+    P.emplace_back(static_cast<int64_t>(I), M.Inputs[I]);
+  BindResult B = bindParams(*VM, M.Func, P, effectsIn(M.Tier->effects()));
+  M.BoundExe = B.Exe;
+  M.Folded = B.Folded.size();
+  M.Views.resize(1);
+}
 #endif
 
-/// Makes `M` ready for a benchmark: with the kernel tier if it asks for it.
+/// Makes `M` ready for a benchmark: with the kernel tier if it asks for
+/// it, its weights bound if it asks for that.
 bool prepare(benchmark::State &State, Model &M) {
 #ifdef VMJIT_HAVE_JIT
-  if (M.Kernels)
-    return startKernelTier(State, M);
+  if (M.Kernels && !startKernelTier(State, M))
+    return false;
+  if (M.Bound) {
+    bindWeights(M);
+    State.counters["folded"] = static_cast<double>(M.Folded);
+  }
 #else
   (void)State;
 #endif
@@ -141,10 +183,9 @@ std::string modelsDir() {
 void runTier(benchmark::State &State, Model &M, ExecMode Mode) {
   if (!prepare(State, M))
     return;
-  auto VM = bench::makeVM(M.Prog.Exe, M.options(), Mode,
-                          [&](VirtualMachine &V) {
-                            V.invoke(M.Func, M.Views);
-                          });
+  auto VM = bench::makeVM(M.exe(), M.options(), Mode, [&](VirtualMachine &V) {
+    V.invoke(M.Func, M.Views);
+  });
   int64_t F = VM->functionIndex(M.Func);
   for (auto _ : State) {
     Any R = VM->invoke(F, M.Views);
@@ -177,7 +218,7 @@ void runFloor(benchmark::State &State, Model &M) {
     return;
   // The VM owns the kernels' function objects and the storage the
   // recorded tensors live in; its code runs only once, to record.
-  auto VM = VirtualMachine::create(M.Prog.Exe, M.options());
+  auto VM = VirtualMachine::create(M.exe(), M.options());
   std::vector<KernelCall> Calls;
   VM->setInstrument([&](const CallEvent &E) {
     if (E.Before && isKernel(E, M)) {
@@ -302,6 +343,14 @@ void registerTvmModelBenchmarks() {
     Models.back()->Kernels = true;
     registerModel(std::string(C.Name) + "+kernels", C.Func, *Models.back(),
                   Tiers);
+    if (std::string_view(C.Name) != "mlp")
+      continue;
+    // Its weights bound (its own VMs and recordings).
+    Models.push_back(loadModel(Dir, C));
+    Models.back()->Kernels = true;
+    Models.back()->Bound = true;
+    registerModel(std::string(C.Name) + "+kernels+bound", C.Func,
+                  *Models.back(), Tiers);
   }
   registerLlmBenchmarks(Dir);
 }

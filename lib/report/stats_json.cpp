@@ -277,4 +277,22 @@ std::string vmStatsTable(const ordered_json &S) {
   return Out;
 }
 
+nlohmann::ordered_json bindStatsJson(const std::string &Func,
+                                     const std::vector<vm::ParamBinding> &P,
+                                     const vm::BindResult &B) {
+  nlohmann::ordered_json Params = nlohmann::ordered_json::array();
+  for (const vm::ParamBinding &Q : P) {
+    if (Q.Name.empty())
+      Params.push_back(Q.Index);
+    else
+      Params.push_back(Q.Name);
+  }
+  nlohmann::ordered_json Folded = nlohmann::ordered_json::array();
+  for (const vm::FoldedCall &F : B.Folded)
+    Folded.push_back({{"function", F.Function},
+                      {"callee", F.Callee},
+                      {"instruction", F.Instr}});
+  return {{"function", Func}, {"params", Params}, {"folded", Folded}};
+}
+
 } // namespace vmjit::report

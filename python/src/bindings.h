@@ -5,7 +5,8 @@
 // errors in errors.cpp; machine.cpp holds a VM with its lock,
 // function_object.cpp the callable type whose calls release the GIL, and
 // global_functions.cpp Python callables registered as packed functions;
-// machine_kernels.cpp a VM's kernel tier (kernels=, model.bc).
+// machine_kernels.cpp a VM's kernel tier (kernels=, model.bc);
+// machine_bind.cpp binding a function's parameters (bind_params).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@
 #include <pybind11/pybind11.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -134,6 +136,14 @@ public:
   bool KernelsWarned = false;
   std::unique_ptr<vm::VirtualMachine> VM;
   std::string Mode;
+  /// How VM was created, and its tier attached: bind_params makes the VM
+  /// of the bound executable the same way.
+  vm::VMOptions Options;
+  std::function<void(Machine &)> AttachTier;
+  /// VMs bind_params replaced (a call may still be running on one).
+  std::vector<std::unique_ptr<vm::VirtualMachine>> Replaced;
+  /// bind_params's statistics ("bind" in stats(); "" before any binding).
+  std::string BindStats;
   /// Held (with the GIL released) while a call runs; recursive so that a
   /// callback running inside a call may call the same VM.
   std::recursive_mutex Lock;
@@ -167,6 +177,11 @@ template <typename F> bool runUnlocked(Machine &M, F &&Body) {
 }
 
 void registerMachine(py::module_ &M);
+
+//===--- machine_bind.cpp -------------------------------------------------===//
+
+/// Machine.bind_params(func, params).
+void registerMachineBind(py::class_<Machine, std::shared_ptr<Machine>> &Cls);
 
 //===--- machine_kernels.cpp ----------------------------------------------===//
 

@@ -110,6 +110,7 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
       VO.Libraries.push_back(KernelLibrary::load(Path));
     KernelsUnused = startKernelTier(*M, kernelChoiceOf(O), VO.Libraries);
     VO.Limits = limitsOf(O.MaxSteps, O.TimeoutSeconds);
+    M->Options = VO;
     M->VM = vm::VirtualMachine::create(P.Exe, std::move(VO));
     // A `vmjit compile` library's code, where the mode runs native code;
     // the JIT otherwise.
@@ -120,6 +121,9 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
     }
     if (!Attached)
       enableTier(*M, O, *Mode);
+    M->AttachTier = [O, Mode = *Mode](Machine &Self) {
+      enableTier(Self, O, Mode);
+    };
   }
   if (!AotUnused.empty())
     warnRuntime(fmt::format("the program's ahead-of-time code is not used: {}",
@@ -348,6 +352,8 @@ py::tuple machineStats(Machine &Self) {
     nlohmann::ordered_json VMStats = report::vmStatsJson(*Self.VM, Counts);
     Table = report::vmStatsTable(VMStats);
     addKernelTierStats(Self, Stats, Table);
+    if (!Self.BindStats.empty())
+      Stats["bind"] = nlohmann::ordered_json::parse(Self.BindStats);
     Stats.update(VMStats);
   });
   warnIfKernelsFailed(Self);
@@ -426,6 +432,7 @@ void registerMachineClass(py::module_ &M) {
       .def_readonly("mode", &Machine::Mode)
       .def("function", &boundFunction);
   defineStatefulApi(Cls);
+  registerMachineBind(Cls);
   Cls.def("set_instrument", &setInstrument)
       .def("set_limits",
            [](Machine &Self, uint64_t MaxSteps, double Timeout) {

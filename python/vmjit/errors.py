@@ -120,6 +120,13 @@ class LinkError(Error):
     kind = "LinkError"
 
 
+class BindError(Error):
+    """Parameters cannot be bound as asked (VirtualMachine.bind_params):
+    names the function and the parameter."""
+
+    kind = "BindError"
+
+
 class LibraryError(Error):
     """A kernel library could not be loaded."""
 

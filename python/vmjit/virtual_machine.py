@@ -266,6 +266,8 @@ class VirtualMachine:
         _keep_kernel_tier(exe, opts, self._m.kernel_tier())
         self._limits = (opts.max_steps, opts.timeout)
         self._funcs: Dict[str, _vmjit.Function] = {}
+        # The parameters of functions bind_params changed, by name.
+        self._params: Dict[str, Tuple[str, ...]] = {}
 
     @property
     def mode(self) -> str:
@@ -295,7 +297,7 @@ class VirtualMachine:
         if not kwargs:
             return args
         info = {f.name: f for f in self.executable.functions}.get(func_name)
-        params = info.params if info else ()
+        params = self._params.get(func_name, info.params if info else ())
         if not params:
             raise TypeError("%s: keyword arguments need parameter names" % func_name)
         if len(args) > len(params):
@@ -342,6 +344,30 @@ class VirtualMachine:
         self._funcs.pop(saved_name, None)
         if not include_return:
             self._funcs[saved_name] = self._m.function(saved_name, True)
+
+    def bind_params(self, func_name: str,
+                    params: Dict[Union[str, int], object]
+                    ) -> List[Dict[str, Any]]:
+        """Binds parameters of ``func_name`` (by name, or by 0-based index)
+        to values given once, as TVM's ``relax.transform.BindParams`` does
+        at compile time: the function then takes only its other parameters,
+        in order. Kernel calls the kernels' effects prove to read only bound
+        values and constants and to write fresh buffers run now, once; the
+        list of those calls (dicts with function, callee, instruction) is
+        returned, and is ``stats()["bind"]["folded"]``. Bound arrays are
+        read, never written: a kernel that would write one is a
+        ``vmjit.errors.BindError``, as are an unknown or repeated parameter
+        and a value the function's checks refuse. The VM is made again for
+        the bound program (its limits and tier kept; functions taken with
+        ``vm[name]`` before, saved functions and stored inputs are not)."""
+        info = {f.name: f for f in self.executable.functions}.get(func_name)
+        names = self._params.get(func_name, info.params if info else ())
+        folded = self._m.bind_params(func_name, dict(params))
+        bound = {names[k] if isinstance(k, int) and 0 <= k < len(names)
+                 else k for k in params}
+        self._params[func_name] = tuple(n for n in names if n not in bound)
+        self._funcs.clear()
+        return folded
 
     def time_evaluator(self, func_name: str, dev: object = None,
                        number: int = 10, repeat: int = 1,

@@ -10,8 +10,8 @@ namespace vmjit::tool {
 
 bool isInputError(const Error &E) {
   static constexpr std::string_view InputKinds[] = {
-      "IOError", "ParseError", "FormatError", "VerifyError", "LibraryError",
-      "UsageError", "LinkError"};
+      "IOError",      "ParseError", "FormatError", "VerifyError",
+      "LibraryError", "UsageError", "LinkError",   "BindError"};
   for (std::string_view K : InputKinds)
     if (E.kind() == K)
       return true;

@@ -1,7 +1,8 @@
 //===- run_command.cpp - vmjit run ----------------------------------------===//
 //
 // vmjit run PROG [ARG...] [--func F] [--mode M] [--lib L]... [--repeat N]
-//           [--kernels BC] [--no-kernels] [--wait-kernels] [--fast-math]
+//           [--bind NAME=FILE.npy]... [--kernels BC] [--no-kernels]
+//           [--wait-kernels] [--fast-math]
 //           [--json] [--output OUT.npy] [--stats] [--tier-threshold N]
 //           [--max-steps N] [--timeout-ms MS] [--max-call-depth N] ...
 // Loads PROG (any format, by content; - is standard input), creates a VM,
@@ -16,11 +17,12 @@
 
 #include "command.h"
 #include "run_args.h"
+#include "run_bind.h"
 #include "run_output.h"
 #include "value_json.h"
+#include "vmjit/report/stats_json.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/library.h"
-#include "vmjit/report/stats_json.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 
@@ -50,6 +52,8 @@ struct JitOptionUse;
 struct RunOptions {
   std::string Program;
   std::vector<std::string> Args;
+  /// --bind NAME=FILE.npy / INDEX=FILE.npy, in order.
+  std::vector<std::string> Binds;
   std::string Func = "main";
   std::string Mode = "tiered";
   std::vector<std::string> Libs;
@@ -142,7 +146,8 @@ bool runsAotCode(const vm::VirtualMachine &VM) {
 }
 
 ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
-                          double WallMs, const RunKernels &Kernels) {
+                          double WallMs, const RunKernels &Kernels,
+                          const ordered_json &Bound) {
   ordered_json S;
   S["mode"] = O.Mode;
   S["jit"] = runsAotCode(VM) ? kAotNote : kJitNote;
@@ -156,6 +161,8 @@ ordered_json collectStats(const vm::VirtualMachine &VM, const RunOptions &O,
     S["kernel_tier"] = ordered_json::parse(St.json());
   }
 #endif
+  if (!Bound.is_null())
+    S["bind"] = Bound;
   S["repeat"] = O.Repeat;
   S["wall_ms"] = WallMs;
 #ifdef VMJIT_HAVE_JIT
@@ -175,6 +182,8 @@ void printStatsText(const ordered_json &S) {
              S["jit"].get<std::string>());
   for (const auto &K : S["kernels_found"])
     fmt::print(stderr, "{}\n", K.get<std::string>());
+  if (S.contains("bind"))
+    printBindStats(S["bind"]);
   fmt::print(stderr, "calls: {} in {:.3f} ms", S["repeat"].get<int64_t>(),
              S["wall_ms"].get<double>());
   if (S.contains("compiles"))
@@ -332,12 +341,24 @@ bool attachAotCode(vm::VirtualMachine &VM, const vm::AotCode &Code,
   return true;
 }
 
+/// The kernels' effects binding folds calls by (vm/bind_params.h): the
+/// kernel tier's, proven from model.bc; none (nothing folded) without it.
+vm::KernelEffectsLookup bindEffects(const RunKernels &K) {
+#ifdef VMJIT_HAVE_JIT
+  if (K.Tier)
+    return vm::effectsIn(K.Tier->effects());
+#endif
+  (void)K;
+  return {};
+}
+
 /// Makes the VM for `O`, running the program's ahead-of-time code or with
 /// the JIT attached; the arguments are parsed first, so that a typing
 /// mistake costs no load.
 std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
                                           std::vector<Any> &Args,
-                                          RunKernels &Kernels) {
+                                          RunKernels &Kernels,
+                                          ordered_json &Bound) {
   const std::optional<vm::ExecMode> Mode = vm::parseExecMode(O.Mode);
   if (!Mode)
     throwError("UsageError",
@@ -348,6 +369,9 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
     throwError("UsageError", "--repeat must be at least 1");
   for (size_t I = 0; I < O.Args.size(); ++I)
     Args.push_back(parseRunArgument(O.Args[I], I + 1));
+  std::vector<vm::ParamBinding> Binds;
+  for (const std::string &B : O.Binds)
+    Binds.push_back(parseBindOption(B));
   if (!O.Output.empty())
     checkOutputPath(O.Output);
   vm::OpenedProgram Prog = vm::openProgram(O.Program);
@@ -356,7 +380,7 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
     for (const std::string &M : Prog.MissingKernels)
       fmt::print(stderr, "vmjit: warning: {}: pass its kernels with --lib\n",
                  M);
-  const bool Aot = Prog.Aot && vm::modeRunsAotCode(*Mode);
+  const bool Aot = Prog.Aot && vm::modeRunsAotCode(*Mode) && Binds.empty();
 #ifndef VMJIT_HAVE_JIT
   if (*Mode == vm::ExecMode::Baseline ||
       (*Mode == vm::ExecMode::Compiled && !Aot))
@@ -389,7 +413,15 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
     fmt::print(stderr, "vmjit: warning: --kernels, --wait-kernels and "
                        "--fast-math have no effect: this build has no JIT\n");
 #endif
+  const vm::VMOptions BoundOpts = Opts;
   auto VM = vm::VirtualMachine::create(Exe, std::move(Opts));
+  if (!Binds.empty()) {
+    // The function rewritten (its kernel calls on constants run now, on
+    // this VM's kernels), then a VM like this one of the result.
+    vm::BindResult B = vm::bindParams(*VM, O.Func, Binds, bindEffects(Kernels));
+    Bound = report::bindStatsJson(O.Func, Binds, B);
+    VM = vm::VirtualMachine::create(B.Exe, BoundOpts);
+  }
   if (Aot && attachAotCode(*VM, *Prog.Aot, O))
     return checkedCall(std::move(VM), O, Args);
   warnInapplicable(O, *Mode);
@@ -457,8 +489,9 @@ int run(const RunOptions &O) {
   std::unique_ptr<vm::VirtualMachine> VM;
   std::vector<Any> Args;
   RunKernels Kernels;
+  ordered_json Bound;
   try {
-    VM = setUp(O, Args, Kernels);
+    VM = setUp(O, Args, Kernels, Bound);
   } catch (const Error &E) {
     if (E.kind() == "LookupError")
       return Fail(Error("UsageError", O.Program + ": " + E.message()));
@@ -492,7 +525,7 @@ int run(const RunOptions &O) {
   warnIfKernelTierFailed(Kernels);
 #endif
   if (O.Stats)
-    Stats = collectStats(*VM, O, WallMs, Kernels);
+    Stats = collectStats(*VM, O, WallMs, Kernels, Bound);
   if (RunError)
     return Fail(*RunError);
 
@@ -548,6 +581,11 @@ void addRunCommand(CLI::App &App, Runner &Run) {
                   "float32[2]=1,2 (any vmasm dtype, float16 and bfloat16 "
                   "too), shape:2,3, str:text, null");
   Cmd->add_option("--func", O->Func, "function to call (default: main)");
+  Cmd->add_option("--bind", O->Binds,
+                  "NAME=FILE.npy or INDEX=FILE.npy: bind a parameter of the "
+                  "function to a tensor before the calls (repeatable); the "
+                  "ARGs are then the unbound parameters, and kernel calls "
+                  "on bound values run once (docs/tvm.md)");
   Cmd->add_option("--mode", O->Mode,
                   "bytecode, baseline, compiled or tiered (default: tiered)");
   Cmd->add_option("--lib", O->Libs,

@@ -11,6 +11,7 @@
 #define VMJIT_REPORT_STATS_JSON_H
 
 #include "vmjit/runtime/library.h"
+#include "vmjit/vm/bind_params.h"
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -42,6 +43,14 @@ nlohmann::ordered_json executableStatsJson(
 /// kind, calls, tier, ...).
 nlohmann::ordered_json vmStatsJson(const vm::VirtualMachine &VM,
                                    bool CompileCounts);
+
+/// What binding parameters did (`vmjit run --bind`'s and Python's
+/// bind_params' "bind" in the stats): "function", "params" (names, or
+/// indices for those bound by index) and "folded" (function, callee,
+/// instruction per folded call).
+nlohmann::ordered_json bindStatsJson(const std::string &Func,
+                                     const std::vector<vm::ParamBinding> &P,
+                                     const vm::BindResult &B);
 
 /// executableStatsJson's document as text, the way `vmjit stats` prints
 /// it (everything after its "file:" line).
