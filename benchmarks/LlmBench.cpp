@@ -22,7 +22,10 @@
 // llm+kernels/...: the same with the kernel tier (model.bc compiled for
 // this CPU before the generator is made, cached in the user's object
 // cache; every call runs vmjit's kernels), its floor through the tier's
-// entries.
+// entries. llm+kernels+bound/...: also the weights bound once
+// (vm/bind_params.h): the calls on weights alone the kernels' effects
+// prove foldable (every weight's transpose) ran when binding; the floor is
+// the kernels a bound decode step still runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,11 +54,27 @@ namespace {
 const std::vector<int32_t> kPrompt = {1, 17, 42, 99, 5, 64, 127, 3};
 constexpr int64_t kFirstLength = 9, kLastLength = 58;
 
-/// The kernel tier's library for the llm (compiled now, or loaded from the
-/// user's object cache), kept for the process; throws if it fails.
-std::vector<std::shared_ptr<KernelLibrary>>
-kernelTierOf(const std::filesystem::path &Dir) {
+/// Which kernels a generator runs: TVM's machine code, the kernel tier's,
+/// or the kernel tier's with the weights bound (llm::Generator's
+/// BindWeights: the weight transposes folded).
+enum class Variant { Tvm, Kernels, Bound };
+
+const char *prefixOf(Variant V) {
+  switch (V) {
+  case Variant::Tvm:
+    return "llm/";
+  case Variant::Kernels:
+    return "llm+kernels/";
+  case Variant::Bound:
+    return "llm+kernels+bound/";
+  }
+  return "";
+}
+
 #ifdef VMJIT_HAVE_JIT
+/// The kernel tier of the llm (compiled now, or loaded from the user's
+/// object cache), kept for the process; throws if it fails.
+const jit::KernelTier &kernelTier(const std::filesystem::path &Dir) {
   static std::shared_ptr<jit::KernelTier> Tier;
   if (!Tier) {
     OpenedProgram P = openProgram((Dir / "model.so").string());
@@ -68,18 +87,20 @@ kernelTierOf(const std::filesystem::path &Dir) {
   const jit::KernelTierStatus St = Tier->status();
   if (St.State != jit::KernelTierState::Ready)
     throwError("JITError", St.Warning);
-  return {Tier->library()};
-#else
-  (void)Dir;
-  throwError("JITError", "the kernel tier needs the JIT");
-#endif
+  return *Tier;
 }
+#endif
 
 std::unique_ptr<llm::Generator> makeGenerator(const std::filesystem::path &Dir,
-                                              ExecMode Mode, bool Kernels) {
+                                              ExecMode Mode, Variant V) {
   std::vector<std::shared_ptr<KernelLibrary>> Ahead;
-  if (Kernels)
-    Ahead = kernelTierOf(Dir);
+  KernelEffectsLookup Effects;
+#ifdef VMJIT_HAVE_JIT
+  if (V != Variant::Tvm) {
+    Ahead = {kernelTier(Dir).library()};
+    Effects = effectsIn(kernelTier(Dir).effects());
+  }
+#endif
   auto G = std::make_unique<llm::Generator>(Dir, [&](VirtualMachine &VM) {
 #ifdef VMJIT_HAVE_JIT
     jit::JITOptions O;
@@ -90,7 +111,7 @@ std::unique_ptr<llm::Generator> makeGenerator(const std::filesystem::path &Dir,
     (void)VM;
     (void)Mode;
 #endif
-  }, std::move(Ahead));
+  }, std::move(Ahead), V == Variant::Bound ? &Effects : nullptr);
   // Warm up as bench::makeVM does: past the tier-up threshold, compiles
   // drained, then more.
   Any Cache = G->newCache();
@@ -226,21 +247,22 @@ void registerLlmBenchmarks(const std::filesystem::path &ModelsDir) {
 #endif
   // Made on first use (a tiered generator warms up for a while), kept
   // until the process exits.
-  static std::map<std::pair<ExecMode, bool>, std::unique_ptr<llm::Generator>>
+  static std::map<std::pair<ExecMode, Variant>,
+                  std::unique_ptr<llm::Generator>>
       Generators;
-  auto generator = [Dir](ExecMode T, bool Kernels) -> llm::Generator & {
-    auto &G = Generators[{T, Kernels}];
+  auto generator = [Dir](ExecMode T, Variant V) -> llm::Generator & {
+    auto &G = Generators[{T, V}];
     if (!G)
-      G = makeGenerator(Dir, T, Kernels);
+      G = makeGenerator(Dir, T, V);
     return *G;
   };
-  std::vector<bool> Variants = {false};
+  std::vector<Variant> Variants = {Variant::Tvm};
 #ifdef VMJIT_HAVE_JIT
   if (std::filesystem::exists(Dir / "model.bc"))
-    Variants.push_back(true);
+    Variants.insert(Variants.end(), {Variant::Kernels, Variant::Bound});
 #endif
-  for (bool K : Variants) {
-    const std::string Prefix = K ? "llm+kernels/" : "llm/";
+  for (Variant K : Variants) {
+    const std::string Prefix = prefixOf(K);
     for (ExecMode T : Tiers) {
       std::string Name(execModeName(T));
       benchmark::RegisterBenchmark(

@@ -253,23 +253,39 @@ KernelTierStatus KernelTier::wait() const {
   return status();
 }
 
+namespace {
+
+/// The effects of the kernels `Names` in bitcode file `BitcodePath`, or
+/// none when it does not fit them.
+std::map<std::string, KernelEffects>
+effectsOf(const std::string &BitcodePath,
+          const std::vector<std::string> &Names) {
+  auto Start = std::chrono::steady_clock::now();
+  llvm::Expected<std::map<std::string, KernelEffects>> E =
+      kernelEffectsOfFile(BitcodePath, Names);
+  if (!E) {
+    logger().debug("no kernel effects: {}",
+                   shortened(llvm::toString(E.takeError())));
+    return {};
+  }
+  logger().debug("effects of {} kernels of {} in {:.1f} ms", E->size(),
+                 BitcodePath,
+                 std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - Start)
+                     .count());
+  return std::move(*E);
+}
+
+} // namespace
+
+std::map<std::string, KernelEffects>
+kernelEffects(const std::string &BitcodePath, const KernelLibrary &Tvm) {
+  return effectsOf(BitcodePath, Tvm.functionNames());
+}
+
 const std::map<std::string, KernelEffects> &KernelTier::effects() const {
-  std::call_once(Core->EffectsOnce, [&] {
-    auto Start = std::chrono::steady_clock::now();
-    llvm::Expected<std::map<std::string, KernelEffects>> E =
-        kernelEffectsOfFile(Core->Bitcode, Core->Names);
-    if (!E) {
-      logger().debug("kernel tier: no kernel effects: {}",
-                     shortened(llvm::toString(E.takeError())));
-      return;
-    }
-    Core->Effects = std::move(*E);
-    logger().debug("kernel tier: effects of {} kernels of {} in {:.1f} ms",
-                   Core->Effects.size(), Core->Bitcode,
-                   std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - Start)
-                       .count());
-  });
+  std::call_once(Core->EffectsOnce,
+                 [&] { Core->Effects = effectsOf(Core->Bitcode, Core->Names); });
   return Core->Effects;
 }
 

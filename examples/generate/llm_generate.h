@@ -19,6 +19,7 @@
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/bind_params.h"
 #include "vmjit/vm/program.h"
 #include "vmjit/vm/virtual_machine.h"
 
@@ -50,10 +51,15 @@ public:
 
   /// Loads the model; `Setup` may attach the JIT to the new VM. `Ahead`:
   /// kernel libraries searched before the model's (the JIT's kernel tier,
-  /// vmjit/jit/kernel_tier.h).
+  /// vmjit/jit/kernel_tier.h). With `BindWeights`, the weights are bound
+  /// once (vm/bind_params.h, as MLC-LLM's engine loads them once): embed,
+  /// prefill and decode then take no `packed_params`, and their kernel
+  /// calls on weights alone that these effects prove foldable (the
+  /// transposes of every weight) run once, here.
   template <typename SetupFn>
   Generator(const std::filesystem::path &Dir, SetupFn Setup,
-            std::vector<std::shared_ptr<vmjit::KernelLibrary>> Ahead = {})
+            std::vector<std::shared_ptr<vmjit::KernelLibrary>> Ahead = {},
+            const vmjit::vm::KernelEffectsLookup *BindWeights = nullptr)
       : Dir(Dir) {
     vmjit::vm::OpenedProgram P =
         vmjit::vm::openProgram((Dir / "model.so").string());
@@ -61,13 +67,15 @@ public:
     Opts.Libraries = std::move(Ahead);
     Opts.Libraries.insert(Opts.Libraries.end(), P.Libraries.begin(),
                           P.Libraries.end());
-    VM = vmjit::vm::VirtualMachine::create(P.Exe, std::move(Opts));
-    Setup(*VM);
+    VM = vmjit::vm::VirtualMachine::create(P.Exe, Opts);
     std::vector<vmjit::Any> Params;
     for (int I = 0; std::filesystem::exists(param(I)); ++I)
       Params.emplace_back(vmjit::vm::readNpy(param(I).string()));
     Hidden = Params.at(0).cast<vmjit::Tensor>().shape()[1];
     Weights = vmjit::Array(std::move(Params));
+    if (BindWeights)
+      bindWeights(*BindWeights, Opts);
+    Setup(*VM);
   }
 
   vmjit::vm::VirtualMachine &vm() { return *VM; }
@@ -86,7 +94,7 @@ public:
     const int64_t N = static_cast<int64_t>(Ids.size());
     vmjit::Tensor In = vmjit::Tensor::empty({N}, DLDataType{kDLInt, 32, 1});
     std::copy(Ids.begin(), Ids.end(), In.data<int32_t>());
-    vmjit::Any E = VM->call("embed", In, Weights);
+    vmjit::Any E = Bound ? VM->call("embed", In) : VM->call("embed", In, Weights);
     return Reshape(E, vmjit::Shape{1, N, Hidden});
   }
 
@@ -94,7 +102,8 @@ public:
   /// (the cache is updated in place).
   std::vector<float> forward(const char *Func, const vmjit::Any &H,
                              const vmjit::Any &Cache) {
-    vmjit::Any Out = VM->call(Func, H, Cache, Weights);
+    vmjit::Any Out =
+        Bound ? VM->call(Func, H, Cache) : VM->call(Func, H, Cache, Weights);
     auto Logits = Out.cast<vmjit::Array>()[0].cast<vmjit::Tensor>();
     const float *L = Logits.data<float>();
     return std::vector<float>(L, L + Logits.numel());
@@ -168,6 +177,8 @@ public:
   vmjit::Function Reshape = globalFunc("vm.builtin.reshape");
   vmjit::Function TotalLength =
       globalFunc("vm.builtin.attention_kv_cache_get_total_sequence_length");
+  /// With BindWeights: the kernel calls that ran once when binding.
+  std::vector<vmjit::vm::FoldedCall> Folded;
 
 private:
   std::filesystem::path param(int I) const {
@@ -175,8 +186,23 @@ private:
   }
 
   std::filesystem::path Dir;
+  /// Binds the weights of embed, prefill and decode, each on the VM of the
+  /// program bound so far; the calls folded go to Folded.
+  void bindWeights(const vmjit::vm::KernelEffectsLookup &Effects,
+                   const vmjit::vm::VMOptions &Opts) {
+    for (const char *Func : {"embed", "prefill", "decode"}) {
+      const vmjit::vm::ParamBinding B("packed_params", Weights);
+      vmjit::vm::BindResult R = vmjit::vm::bindParams(*VM, Func, {&B, 1}, Effects);
+      Folded.insert(Folded.end(), R.Folded.begin(), R.Folded.end());
+      VM = vmjit::vm::VirtualMachine::create(R.Exe, Opts);
+    }
+    Bound = true;
+  }
+
   std::unique_ptr<vmjit::vm::VirtualMachine> VM;
   vmjit::Array Weights;
+  /// The weights are bound (BindWeights): the calls pass none.
+  bool Bound = false;
   int64_t Hidden = 0;
 };
 

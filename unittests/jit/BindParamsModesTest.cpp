@@ -3,14 +3,16 @@
 // vm::bindParams's rewritten functions in every mode (the interpreter, tier
 // 1, tier 2, tiered at threshold 1, deopt stress) give the unbound
 // function's results and errors: small programs with C++ kernels and
-// hand-made effects (unittests/vm/BindTestKernels.h), and TVM's mlp with
-// its weights bound (skipped without ../shared/tvm-models).
+// hand-made effects (unittests/vm/BindTestKernels.h), TVM's mlp with its
+// weights bound, and the llm's generate loop with its weights bound
+// (examples/generate/llm_generate.h; skipped without ../shared/tvm-models).
 //
 //===----------------------------------------------------------------------===//
 
 #include "../vm/BindTestKernels.h"
 #include "EveryMode.h"
 #include "SameBits.h"
+#include "llm_generate.h"
 
 #include "vmjit/files/npy.h"
 #include "vmjit/jit/kernel_tier.h"
@@ -23,6 +25,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <set>
 
 using namespace vmjit;
 using namespace vmjit::bindtest;
@@ -156,5 +160,48 @@ TEST(BindParamsModesTest, MlpWithBoundWeightsGivesTheUnboundBits) {
     Any Got;
     EXPECT_EQ(callThrice(*VM, {In[0]}, Got), "") << jittest::modeName(M);
     EXPECT_TRUE(jittest::sameBits(Got, Expected)) << jittest::modeName(M);
+  }
+}
+
+TEST(BindParamsModesTest, TheLlmWithBoundWeightsGeneratesTheUnboundBits) {
+  // The weights (packed_params, a tuple) bound as MLC-LLM's engine loads
+  // them once: the transposes of every weight run when binding, with
+  // TVM's machine code (the effects from model.bc, nothing compiled).
+  const std::filesystem::path Llm = kModels / "llm";
+  if (!std::filesystem::exists(Llm / "model.so") ||
+      !std::filesystem::exists(Llm / "model.bc"))
+    GTEST_SKIP() << "no llm (with model.bc) at " << kModels;
+  vm::OpenedProgram P = vm::openProgram((Llm / "model.so").string());
+  const std::map<std::string, KernelEffects> Effects =
+      jit::kernelEffects((Llm / "model.bc").string(), *P.Libraries.front());
+  const vm::KernelEffectsLookup Lookup = vm::effectsIn(Effects);
+  auto InMode = [](vm::ExecMode Mode) {
+    return [Mode](vm::VirtualMachine &VM) {
+      if (Mode == vm::ExecMode::Bytecode)
+        return;
+      jit::JITOptions O;
+      O.Mode = Mode;
+      O.Threshold = 1;
+      O.Background = false;
+      jit::enableJIT(VM, O);
+    };
+  };
+  llm::Generator Unbound(Llm, InMode(vm::ExecMode::Bytecode));
+  const std::vector<int32_t> Prompt = Unbound.ints("prompt.npy");
+  std::vector<std::vector<float>> Want;
+  const std::vector<int32_t> Tokens =
+      Unbound.generate(Unbound.newCache(), 0, Prompt, 8, &Want);
+  for (vm::ExecMode Mode : {vm::ExecMode::Bytecode, vm::ExecMode::Compiled}) {
+    SCOPED_TRACE(vm::execModeName(Mode));
+    llm::Generator Bound(Llm, InMode(Mode), {}, &Lookup);
+    std::set<std::string> Folded;
+    for (const vm::FoldedCall &F : Bound.Folded)
+      Folded.insert(F.Callee);
+    for (const char *T :
+         {"transpose", "transpose1", "transpose2", "transpose3", "transpose4"})
+      EXPECT_TRUE(Folded.count(T)) << T << " was not folded";
+    std::vector<std::vector<float>> Got;
+    EXPECT_EQ(Bound.generate(Bound.newCache(), 0, Prompt, 8, &Got), Tokens);
+    EXPECT_TRUE(Got == Want) << "the logits differ";
   }
 }

@@ -138,6 +138,14 @@ private:
   std::shared_ptr<KernelLibrary> Library;
 };
 
+/// What KernelTier::effects gives for the bitcode file `BitcodePath` and
+/// the kernels of `Tvm`, without a kernel tier (nothing compiled): for
+/// binding a function's parameters (vm/bind_params.h) where TVM's machine
+/// code runs the kernels. Empty when the bitcode does not match the
+/// library or cannot be read.
+std::map<std::string, KernelEffects>
+kernelEffects(const std::string &BitcodePath, const KernelLibrary &Tvm);
+
 /// The bitcode TVM wrote beside program or library `Path`, if there is
 /// one: the same stem with `.bc` (model.bc beside model.so or
 /// model.tvmexec); else "".
