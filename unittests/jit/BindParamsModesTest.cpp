@@ -31,28 +31,12 @@
 using namespace vmjit;
 using namespace vmjit::bindtest;
 using jittest::TestMode;
+using jittest::vmWith;
 
 namespace {
 
 const std::filesystem::path kModels = VMJIT_TVM_MODELS;
 
-/// A VM of `Exe` with `Libs` in mode `M` (as jittest::vmInMode).
-std::unique_ptr<vm::VirtualMachine>
-vmWith(std::shared_ptr<vm::Executable> Exe,
-       std::vector<std::shared_ptr<KernelLibrary>> Libs, const TestMode &M) {
-  vm::VMOptions Opts;
-  Opts.Libraries = std::move(Libs);
-  auto VM = vm::VirtualMachine::create(std::move(Exe), std::move(Opts));
-  if (M.Mode != vm::ExecMode::Bytecode) {
-    jit::JITOptions O;
-    O.Mode = M.Mode;
-    O.Threshold = 1;
-    O.Background = false;
-    O.DeoptStress = M.DeoptStress;
-    jit::enableJIT(*VM, O);
-  }
-  return VM;
-}
 
 /// Three calls, so that tiered mode reaches tier 2: the last result, or
 /// the error's message.
@@ -71,7 +55,7 @@ std::string callThrice(vm::VirtualMachine &VM, std::vector<AnyView> Args,
 
 /// main(x, w) of `Text` bound at w gives in every mode what the unbound
 /// main gives on the interpreter; `Folds` calls are folded.
-void agreesInEveryMode(const char *Text, size_t Folds) {
+void agreesInEveryMode(std::string_view Text, size_t Folds) {
   auto Exe = vm::assemble(Text, "bind.vmasm");
   auto Unbound = vmWith(Exe, {testKernels()}, {vm::ExecMode::Bytecode});
   Tensor X = iota({3, 2}, 1), W = iota({2, 3}, 10);
@@ -98,19 +82,14 @@ TEST(BindParamsModesTest, AFoldedTransposeAgreesInEveryMode) {
 }
 
 TEST(BindParamsModesTest, AKernelLeftForRunTimeFailsAlikeInEveryMode) {
-  agreesInEveryMode(R"(
-.const $f32 = dtype float32
-.const $u8 = dtype uint8
-.const $global = str "global"
-.const $bytes = shape [64]
-.const $s32 = shape [3, 2]
+  agreesInEveryMode(withConstants(R"(
 .func main(x, w)
   %st = call vm.builtin.alloc_storage(%vm, $bytes, 0, $u8, $global)
   %t = call vm.builtin.alloc_tensor(%st, 0, $s32, $f32)
   call k.fail(%w, %t)
   ret %t
 .end
-)",
+)"),
                     0);
 }
 

@@ -11,6 +11,7 @@
 #define VMJIT_UNITTESTS_JIT_EVERYMODE_H
 
 #include "vmjit/jit/tier_manager.h"
+#include "vmjit/runtime/library.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <memory>
@@ -43,12 +44,16 @@ inline std::string modeName(const TestMode &M) {
          (M.DeoptStress ? " (deopt stress)" : "");
 }
 
-/// A VM of `Exe` in mode `M` (tiered: threshold 1, no background thread);
+/// A VM of `Exe` in mode `M` (tiered: threshold 1, no background thread)
+/// whose kernels come from `Libs` first (vm::VMOptions::Libraries);
 /// `OptLevel` >= 0 sets tier 2's LLVM level.
 inline std::unique_ptr<vm::VirtualMachine>
-vmInMode(std::shared_ptr<vm::Executable> Exe, const TestMode &M,
-         int OptLevel = -1) {
-  auto VM = vm::VirtualMachine::create(std::move(Exe));
+vmWith(std::shared_ptr<vm::Executable> Exe,
+       std::vector<std::shared_ptr<KernelLibrary>> Libs, const TestMode &M,
+       int OptLevel = -1) {
+  vm::VMOptions Opts;
+  Opts.Libraries = std::move(Libs);
+  auto VM = vm::VirtualMachine::create(std::move(Exe), std::move(Opts));
   if (M.Mode == vm::ExecMode::Bytecode)
     return VM;
   jit::JITOptions O;
@@ -60,6 +65,13 @@ vmInMode(std::shared_ptr<vm::Executable> Exe, const TestMode &M,
     O.OptLevel = OptLevel;
   jit::enableJIT(*VM, O);
   return VM;
+}
+
+/// A VM of `Exe` in mode `M`, as vmWith, with no kernel library.
+inline std::unique_ptr<vm::VirtualMachine>
+vmInMode(std::shared_ptr<vm::Executable> Exe, const TestMode &M,
+         int OptLevel = -1) {
+  return vmWith(std::move(Exe), {}, M, OptLevel);
 }
 
 } // namespace vmjit::jittest

@@ -83,23 +83,6 @@ using ModelCall = jittest::TvmModelCall;
 
 const std::vector<ModelCall> &modelCalls() { return jittest::tvmModelCalls(); }
 
-/// A VM of `Exe` with `Libs` in mode `M` (as vmInMode).
-std::unique_ptr<vm::VirtualMachine>
-vmWith(std::shared_ptr<vm::Executable> Exe,
-       std::vector<std::shared_ptr<KernelLibrary>> Libs, const TestMode &M) {
-  vm::VMOptions Opts;
-  Opts.Libraries = std::move(Libs);
-  auto VM = vm::VirtualMachine::create(std::move(Exe), std::move(Opts));
-  if (M.Mode != vm::ExecMode::Bytecode) {
-    jit::JITOptions O;
-    O.Mode = M.Mode;
-    O.Threshold = 1;
-    O.Background = false;
-    O.DeoptStress = M.DeoptStress;
-    jit::enableJIT(*VM, O);
-  }
-  return VM;
-}
 
 /// Three calls (the last one's result), so that tiered mode runs tier 2.
 Any callThrice(vm::VirtualMachine &VM, const ModelCall &C,

@@ -143,12 +143,7 @@ TEST(BindParamsTest, NothingFoldedWithoutProvenEffects) {
 
 TEST(BindParamsTest, NothingFoldedWhenTheOutputIsWrittenAgain) {
   // The transpose's output is doubled in place before the add reads it.
-  auto VM = makeVM(R"(
-.const $f32 = dtype float32
-.const $u8 = dtype uint8
-.const $global = str "global"
-.const $bytes = shape [64]
-.const $s32 = shape [3, 2]
+  auto VM = makeVM(withConstants(R"(
 .func main(x, w)
   %st = call vm.builtin.alloc_storage(%vm, $bytes, 0, $u8, $global)
   %t = call vm.builtin.alloc_tensor(%st, 0, $s32, $f32)
@@ -158,7 +153,7 @@ TEST(BindParamsTest, NothingFoldedWhenTheOutputIsWrittenAgain) {
   call k.add(%x, %t, %o)
   ret %o
 .end
-)");
+)"));
   Tensor X = iota({3, 2}, 1), W = iota({2, 3}, 10);
   const auto Expected = values(VM->call("main", X, W).cast<Tensor>());
   BindResult B = bind(*VM, {{"w", W}});
@@ -170,12 +165,7 @@ TEST(BindParamsTest, NothingFoldedWhenTheOutputIsWrittenAgain) {
 TEST(BindParamsTest, NothingFoldedWhenTheStorageIsWrittenThroughAnother) {
   // %u is a view of the same bytes as %t: the neg overwrites the
   // transpose before the add reads it (x + -x).
-  auto VM = makeVM(R"(
-.const $f32 = dtype float32
-.const $u8 = dtype uint8
-.const $global = str "global"
-.const $bytes = shape [64]
-.const $s32 = shape [3, 2]
+  auto VM = makeVM(withConstants(R"(
 .func main(x, w)
   %st = call vm.builtin.alloc_storage(%vm, $bytes, 0, $u8, $global)
   %t = call vm.builtin.alloc_tensor(%st, 0, $s32, $f32)
@@ -187,7 +177,7 @@ TEST(BindParamsTest, NothingFoldedWhenTheStorageIsWrittenThroughAnother) {
   call k.add(%x, %t, %o)
   ret %o
 .end
-)");
+)"));
   Tensor X = iota({3, 2}, 1), W = iota({2, 3}, 10);
   const auto Expected = values(VM->call("main", X, W).cast<Tensor>());
   EXPECT_EQ(Expected, std::vector<float>(6, 0.0f));
@@ -199,12 +189,7 @@ TEST(BindParamsTest, NothingFoldedWhenTheStorageIsWrittenThroughAnother) {
 
 TEST(BindParamsTest, NothingFoldedWhenTheOutputRegisterIsRedefined) {
   // %t is x by the time the transpose writes it (into the caller's x).
-  auto VM = makeVM(R"(
-.const $f32 = dtype float32
-.const $u8 = dtype uint8
-.const $global = str "global"
-.const $bytes = shape [64]
-.const $s32 = shape [3, 2]
+  auto VM = makeVM(withConstants(R"(
 .func main(x, w)
   %st = call vm.builtin.alloc_storage(%vm, $bytes, 0, $u8, $global)
   %t = call vm.builtin.alloc_tensor(%st, 0, $s32, $f32)
@@ -212,7 +197,7 @@ TEST(BindParamsTest, NothingFoldedWhenTheOutputRegisterIsRedefined) {
   call k.transpose(%w, %t)
   ret %x
 .end
-)");
+)"));
   Tensor W = iota({2, 3}, 10);
   Tensor X1 = iota({3, 2}, 1), X2 = iota({3, 2}, 1);
   const auto Expected = values(VM->call("main", X1, W).cast<Tensor>());
@@ -224,12 +209,7 @@ TEST(BindParamsTest, NothingFoldedWhenTheOutputRegisterIsRedefined) {
 
 TEST(BindParamsTest, NothingFoldedInsideALoopThatReadsTheOutputFirst) {
   // The add at the loop's head reads the previous iteration's %t.
-  auto VM = makeVM(R"(
-.const $f32 = dtype float32
-.const $u8 = dtype uint8
-.const $global = str "global"
-.const $bytes = shape [64]
-.const $s32 = shape [3, 2]
+  auto VM = makeVM(withConstants(R"(
 .func main(x, w, n)
   %st = call vm.builtin.alloc_storage(%vm, $bytes, 0, $u8, $global)
   %t = call vm.builtin.alloc_tensor(%st, 0, $s32, $f32)
@@ -248,7 +228,7 @@ loop:
 done:
   ret %o
 .end
-)");
+)"));
   Tensor X = iota({3, 2}, 1), W = iota({2, 3}, 10);
   const auto Expected = values(VM->call("main", X, W, 2).cast<Tensor>());
   BindResult B = bind(*VM, {{"w", W}});
@@ -259,12 +239,7 @@ done:
 
 TEST(BindParamsTest, FoldsChainsAndBoundTupleElements) {
   // w comes out of a bound tuple; neg reads the folded transpose.
-  auto VM = makeVM(R"(
-.const $f32 = dtype float32
-.const $u8 = dtype uint8
-.const $global = str "global"
-.const $bytes = shape [64]
-.const $s32 = shape [3, 2]
+  auto VM = makeVM(withConstants(R"(
 .const $err = str "params"
 .func main(x, params)
   call vm.builtin.check_tuple_info(%params, 2, $err)
@@ -282,7 +257,7 @@ TEST(BindParamsTest, FoldsChainsAndBoundTupleElements) {
   call k.add(%x, %n, %o)
   ret %o
 .end
-)");
+)"));
   Tensor X = iota({3, 2}, 1);
   Array Params(std::vector<Any>{Any(iota({1}, 0)), Any(iota({2, 3}, 10))});
   const auto Expected = values(VM->call("main", X, Params).cast<Tensor>());
@@ -296,19 +271,14 @@ TEST(BindParamsTest, FoldsChainsAndBoundTupleElements) {
 }
 
 TEST(BindParamsTest, AKernelFailingAtBindTimeStays) {
-  auto VM = makeVM(R"(
-.const $f32 = dtype float32
-.const $u8 = dtype uint8
-.const $global = str "global"
-.const $bytes = shape [64]
-.const $s32 = shape [3, 2]
+  auto VM = makeVM(withConstants(R"(
 .func main(x, w)
   %st = call vm.builtin.alloc_storage(%vm, $bytes, 0, $u8, $global)
   %t = call vm.builtin.alloc_tensor(%st, 0, $s32, $f32)
   call k.fail(%w, %t)
   ret %t
 .end
-)");
+)"));
   BindResult B = bind(*VM, {{"w", iota({2, 3}, 10)}});
   EXPECT_TRUE(B.Folded.empty());
   auto Bound = VirtualMachine::create(B.Exe, options());

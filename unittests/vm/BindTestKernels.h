@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace vmjit::bindtest {
@@ -98,14 +99,21 @@ inline std::vector<float> values(const Tensor &T) {
   return std::vector<float>(f32(T), f32(T) + T.numel());
 }
 
-/// main(x[3,2], w[2,3]): x + transpose(w) (the transpose the one foldable
-/// call when w is bound).
-inline const char *kTransposeAdd = R"(
+/// `Body` (vmasm functions) after the constants the test programs share:
+/// float32 and uint8, the global scope, 64 bytes of storage, shape [3, 2].
+inline std::string withConstants(std::string_view Body) {
+  return R"(
 .const $f32 = dtype float32
 .const $u8 = dtype uint8
 .const $global = str "global"
 .const $bytes = shape [64]
 .const $s32 = shape [3, 2]
+)" + std::string(Body);
+}
+
+/// main(x[3,2], w[2,3]): x + transpose(w) (the transpose the one foldable
+/// call when w is bound).
+inline const std::string kTransposeAdd = withConstants(R"(
 .func main(x, w)
   %st = call vm.builtin.alloc_storage(%vm, $bytes, 0, $u8, $global)
   %t = call vm.builtin.alloc_tensor(%st, 0, $s32, $f32)
@@ -116,7 +124,7 @@ inline const char *kTransposeAdd = R"(
   %t = call vm.builtin.null_value()
   ret %o
 .end
-)";
+)");
 
 } // namespace vmjit::bindtest
 
