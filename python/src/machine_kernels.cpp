@@ -37,13 +37,12 @@ std::string bitcodeOf(const KernelChoice &C, bool HaveLibrary) {
   return jit::kernelBitcodeBeside(C.Program);
 }
 
-/// The object cache directory the VM's JIT uses (cache_dir, else
-/// VMJIT_CACHE_DIR; none with no_cache).
+/// The object cache directory of the kernels: cache_dir, else
+/// VMJIT_CACHE_DIR, else the command's default (the user's cache: a
+/// kernel compile takes seconds, the llm's half a minute); none with
+/// no_cache.
 std::string cacheDirOf(const KernelChoice &C) {
-  jit::JITOptions JO;
-  JO.CacheDir = C.CacheDir;
-  JO.NoCache = C.NoCache;
-  return jit::withEnvironment(JO).CacheDir;
+  return C.NoCache ? "" : jit::cacheDirFor(C.CacheDir);
 }
 
 } // namespace

@@ -18,6 +18,7 @@ Without shared/tvm-models, a model.bc or the JIT, the tests are skipped.
 """
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -311,3 +312,27 @@ def test_without_the_jit_the_kernels_are_ignored(monkeypatch, cache_dir):
         warnings.simplefilter("error")
         vm = vmjit.VirtualMachine(_exe("mlp"), "bytecode", cache_dir=cache_dir)
     assert "kernel_tier" not in vm.stats()
+
+
+_DEFAULT_CACHE_PROBE = """
+import sys, vmjit
+vm = vmjit.VirtualMachine(vmjit.load(sys.argv[1], kernels=False), "bytecode",
+                          kernels=sys.argv[2], wait_kernels=True)
+print(vm.stats()["kernel_tier"]["cache_hit"])
+"""
+
+
+def test_kernels_are_cached_in_the_users_cache_by_default(tmp_path):
+    """Without cache_dir, the kernels' object goes to the cache `vmjit run`
+    uses by default ($XDG_CACHE_HOME/vmjit): a second process compiles
+    nothing."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    env.pop("VMJIT_CACHE_DIR", None)
+    argv = [sys.executable, "-c", _DEFAULT_CACHE_PROBE, str(_library("mlp")),
+            str(MODELS / "mlp" / "model.bc")]
+    hits = [subprocess.run(argv, capture_output=True, text=True, env=env,
+                           timeout=300) for _ in range(2)]
+    for done in hits:
+        assert done.returncode == 0, done.stderr
+    assert [d.stdout.strip() for d in hits] == ["False", "True"]
+    assert any((tmp_path / "vmjit").glob("*.o"))
