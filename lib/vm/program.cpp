@@ -341,8 +341,10 @@ OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
           P.Aot->kernelCPU(), P.Aot->kernelBitcode()));
     }
     openRecordedKernels(P, Name);
-    if (P.Aot->hasKernels())
+    if (P.Aot->hasKernels()) {
       serveThroughSlots(P);
+      P.CompiledKernelLibraries = 2; // the slots, the library
+    }
     return P;
   }
   std::span<const char> Bin = Lib->libraryBin();
@@ -354,6 +356,20 @@ OpenedProgram openLibrary(std::shared_ptr<KernelLibrary> Lib,
                            Name, tvm::kLibraryBinSymbol, kAotManifestSymbol));
   return {loadLibraryBin(Bin, Name, Opts), {std::move(Lib)}, nullptr, {}, {}};
 }
+
+} // namespace
+
+void dropCompiledKernels(OpenedProgram &P) {
+  if (P.CompiledKernelLibraries == 0)
+    return;
+  P.Libraries.erase(P.Libraries.begin(),
+                    P.Libraries.begin() +
+                        static_cast<std::ptrdiff_t>(P.CompiledKernelLibraries));
+  P.KernelNotes.erase(P.KernelNotes.begin());
+  P.CompiledKernelLibraries = 0;
+}
+
+namespace {
 
 std::string streamName(const std::string &Path) {
   return Path == "-" ? "<stdin>" : Path;

@@ -375,6 +375,8 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   if (!O.Output.empty())
     checkOutputPath(O.Output);
   vm::OpenedProgram Prog = vm::openProgram(O.Program);
+  if (O.NoKernels)
+    vm::dropCompiledKernels(Prog);
   Kernels.Found = Prog.KernelNotes;
   if (O.Libs.empty())
     for (const std::string &M : Prog.MissingKernels)

@@ -80,7 +80,17 @@ struct OpenedProgram {
   /// compile` library moved without its kernels): one line each saying
   /// which, for a warning.
   std::vector<std::string> MissingKernels;
+  /// For a `vmjit compile --kernels` library: how many of the first
+  /// Libraries serve its compiled kernels (their slots and the library),
+  /// the first of KernelNotes saying so; 0 otherwise.
+  size_t CompiledKernelLibraries = 0;
 };
+
+/// Takes a `vmjit compile --kernels` library's compiled kernels out of `P`
+/// (its first CompiledKernelLibraries libraries and their note): the
+/// kernel libraries it recorded (TVM's machine code) serve the kernels, as
+/// `vmjit run --no-kernels` asks. Nothing for any other program.
+void dropCompiledKernels(OpenedProgram &P);
 
 /// loadProgram, keeping the libraries a model library brings (pass them
 /// to VMOptions::Libraries ahead of any others), and finding the kernels
