@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <random>
+#include <span>
 #include <thread>
 
 namespace vmjit::jittest {
@@ -93,7 +94,7 @@ TEST(KernelEffectsTest, TheMlpsTransposeAndMatmulAreProven) {
 }
 
 /// A float32 tensor of `Shape` filled with random values.
-Tensor randomTensor(std::initializer_list<int64_t> Shape, std::mt19937 &Gen) {
+Tensor randomTensor(std::span<const int64_t> Shape, std::mt19937 &Gen) {
   Tensor T = Tensor::empty(Shape, DLDataType{kDLFloat, 32, 1});
   std::uniform_real_distribution<float> D(-1, 1);
   for (size_t I = 0; I < T.nbytes() / 4; ++I)
@@ -108,21 +109,22 @@ TEST(KernelEffectsTest, WhatTheMlpsKernelsOnlyReadStaysUnchanged) {
     GTEST_SKIP() << "no mlp/model.bc in " << kModels;
   ModelEffects M =
       effectsOf(kModels / "mlp/model.so", kModels / "mlp/model.bc");
-  const std::map<std::string, std::vector<std::initializer_list<int64_t>>>
-      Shapes = {{"transpose", {{256, 64}, {64, 256}}},
-                {"matmul", {{1, 64}, {64, 256}, {1, 256}}},
-                {"add", {{1, 256}, {256}, {1, 256}}},
-                {"relu", {{1, 256}, {1, 256}}},
-                {"matmul1", {{1, 256}, {256, 64}, {1, 64}}},
-                {"add1", {{1, 64}, {64}, {1, 64}}},
-                {"transpose1", {{64, 256}, {256, 64}}}};
+  // (Vectors: an initializer_list's elements die with the full-expression.)
+  const std::map<std::string, std::vector<std::vector<int64_t>>> Shapes = {
+      {"transpose", {{256, 64}, {64, 256}}},
+      {"matmul", {{1, 64}, {64, 256}, {1, 256}}},
+      {"add", {{1, 256}, {256}, {1, 256}}},
+      {"relu", {{1, 256}, {1, 256}}},
+      {"matmul1", {{1, 256}, {256, 64}, {1, 64}}},
+      {"add1", {{1, 64}, {64}, {1, 64}}},
+      {"transpose1", {{64, 256}, {256, 64}}}};
   std::mt19937 Gen(42);
   for (const auto &[Name, ArgShapes] : Shapes) {
     SCOPED_TRACE(Name);
     const KernelEffects &E = M.Effects[Name];
     ASSERT_EQ(E.Args.size(), ArgShapes.size());
     std::vector<Tensor> Args, Before;
-    for (auto Shape : ArgShapes) {
+    for (const std::vector<int64_t> &Shape : ArgShapes) {
       Args.push_back(randomTensor(Shape, Gen));
       Before.push_back(Tensor::empty(Shape, DLDataType{kDLFloat, 32, 1}));
       std::memcpy(Before.back().data(), Args.back().data(),
