@@ -44,6 +44,9 @@ struct MachineOptions {
   std::string Program;
   bool WaitKernels = false;
   bool FastMath = false;
+  /// kernels=False: TVM's machine code, also for a `vmjit compile
+  /// --kernels` library's kernels (vm::dropCompiledKernels).
+  bool NoKernels = false;
 };
 
 KernelChoice kernelChoiceOf(const MachineOptions &O) {
@@ -106,6 +109,11 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
     GilRelease NoGil;
     vm::VMOptions VO;
     VO.Libraries = P.Libraries;
+    if (O.NoKernels) {
+      vm::OpenedProgram Without = P;
+      vm::dropCompiledKernels(Without);
+      VO.Libraries = std::move(Without.Libraries);
+    }
     for (const std::string &Path : O.Libs)
       VO.Libraries.push_back(KernelLibrary::load(Path));
     KernelsUnused = startKernelTier(*M, kernelChoiceOf(O), VO.Libraries);
@@ -389,6 +397,7 @@ void registerMachineOptions(py::module_ &M) {
       .def_readwrite("timeout", &MachineOptions::TimeoutSeconds)
       .def_readwrite("kernels", &MachineOptions::Kernels)
       .def_readwrite("find_kernels", &MachineOptions::FindKernels)
+      .def_readwrite("no_kernels", &MachineOptions::NoKernels)
       .def_readwrite("program", &MachineOptions::Program)
       .def_readwrite("wait_kernels", &MachineOptions::WaitKernels)
       .def_readwrite("fast_math", &MachineOptions::FastMath);

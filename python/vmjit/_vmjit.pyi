@@ -93,6 +93,7 @@ class MachineOptions:
     timeout: float
     kernels: str
     find_kernels: bool
+    no_kernels: bool
     program: str
     wait_kernels: bool
     fast_math: bool

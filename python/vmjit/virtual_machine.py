@@ -168,6 +168,7 @@ def _kernel_options(opts: _vmjit.MachineOptions, exe: Executable,
     executable's choice; without the JIT, one RuntimeWarning when they
     were given."""
     choice = exe.kernels if kernels is None else kernels
+    opts.no_kernels = choice is False
     if not _vmjit.jit_available:
         if choice not in (None, False) or wait_kernels or fast_math:
             warnings.warn("the JIT is not in this build: kernels, "

@@ -102,6 +102,14 @@ TEST(KernelAotTest, KernelsInTheLibraryGiveTvmsBits) {
     auto *S = static_cast<KernelSlotObj *>(Slot->get());
     EXPECT_EQ(S->compiled(), P.Aot->library()->findEntry(First));
     EXPECT_NE(S->compiled(), Tvm.Libraries.front()->findEntry(First));
+    // Without them (--no-kernels, kernels=False), the recorded model
+    // library's machine code serves the kernels.
+    vm::OpenedProgram NoKernels = P;
+    vm::dropCompiledKernels(NoKernels);
+    ASSERT_FALSE(NoKernels.Libraries.empty());
+    EXPECT_EQ(NoKernels.Libraries.front()->findEntry(First),
+              Tvm.Libraries.front()->findEntry(First));
+    EXPECT_EQ(NoKernels.KernelNotes.size() + 1, P.KernelNotes.size());
 
     std::vector<Tensor> Inputs;
     for (const char *In : C.Inputs)
