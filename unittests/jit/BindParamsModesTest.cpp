@@ -154,25 +154,26 @@ TEST(BindParamsModesTest, TheLlmWithBoundWeightsGeneratesTheUnboundBits) {
   const std::map<std::string, KernelEffects> Effects =
       jit::kernelEffects((Llm / "model.bc").string(), *P.Libraries.front());
   const vm::KernelEffectsLookup Lookup = vm::effectsIn(Effects);
-  auto InMode = [](vm::ExecMode Mode) {
-    return [Mode](vm::VirtualMachine &VM) {
-      if (Mode == vm::ExecMode::Bytecode)
+  auto InMode = [](const TestMode &M) {
+    return [M](vm::VirtualMachine &VM) {
+      if (M.Mode == vm::ExecMode::Bytecode)
         return;
       jit::JITOptions O;
-      O.Mode = Mode;
+      O.Mode = M.Mode;
       O.Threshold = 1;
       O.Background = false;
+      O.DeoptStress = M.DeoptStress;
       jit::enableJIT(VM, O);
     };
   };
-  llm::Generator Unbound(Llm, InMode(vm::ExecMode::Bytecode));
+  llm::Generator Unbound(Llm, InMode({vm::ExecMode::Bytecode}));
   const std::vector<int32_t> Prompt = Unbound.ints("prompt.npy");
   std::vector<std::vector<float>> Want;
   const std::vector<int32_t> Tokens =
       Unbound.generate(Unbound.newCache(), 0, Prompt, 8, &Want);
-  for (vm::ExecMode Mode : {vm::ExecMode::Bytecode, vm::ExecMode::Compiled}) {
-    SCOPED_TRACE(vm::execModeName(Mode));
-    llm::Generator Bound(Llm, InMode(Mode), {}, &Lookup);
+  for (const TestMode &M : jittest::everyMode()) {
+    SCOPED_TRACE(jittest::modeName(M));
+    llm::Generator Bound(Llm, InMode(M), {}, &Lookup);
     std::set<std::string> Folded;
     for (const vm::FoldedCall &F : Bound.Folded)
       Folded.insert(F.Callee);
