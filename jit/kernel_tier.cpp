@@ -92,6 +92,7 @@ void KernelTier::Shared::compile(const std::atomic<bool> *Cancel) {
   EO.Polly = Opts.Polly;
   EO.FastMath = Opts.FastMath;
   EO.CacheDir = Opts.CacheDir;
+  EO.PerfSupport = Opts.PerfSupport;
   llvm::Expected<std::unique_ptr<Engine>> E = Engine::tryCreate(EO);
   if (!E)
     return finish(KernelTierState::Failed,
@@ -158,9 +159,9 @@ std::string tierKey(const std::string &Path, const KernelLibrary &Tvm,
       std::filesystem::weakly_canonical(Path, EC);
   const auto Size = std::filesystem::file_size(Path, EC);
   const auto Time = std::filesystem::last_write_time(Path, EC);
-  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}{}{}", Canonical.string(), Size,
+  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}{}{}{}", Canonical.string(), Size,
                      Time.time_since_epoch().count(), Tvm.path(), O.CacheDir,
-                     O.FastMath, O.Polly, O.OptLevel);
+                     O.FastMath, O.Polly, O.OptLevel, O.PerfSupport);
 }
 
 } // namespace

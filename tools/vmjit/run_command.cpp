@@ -301,6 +301,7 @@ void addKernelTier(const RunOptions &O,
     KO.CacheDir = usableCacheDir(Dir, !O.CacheDir.empty());
   KO.FastMath = O.FastMath;
   KO.Background = !O.WaitKernels;
+  KO.PerfSupport = O.Perf;
   K.Tier = jit::KernelTier::start(Bitcode, Libs.front(), KO);
   warnIfKernelTierFailed(K);
   Libs.insert(Libs.begin(), K.Tier->library());

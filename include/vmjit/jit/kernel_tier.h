@@ -39,6 +39,9 @@ struct KernelTierOptions {
   /// Compile on the process's compile pool while TVM's machine code runs
   /// (the default), or before KernelTier::start returns.
   bool Background = true;
+  /// Register the compiled kernels with perf (perf map, jitdump) and GDB,
+  /// as the JIT tiers' code under EngineOptions::PerfSupport.
+  bool PerfSupport = false;
 };
 
 enum class KernelTierState {
