@@ -3,7 +3,7 @@
 
     PYTHONPATH=build/python /usr/bin/python3 benchmarks/python/llm.py
         [--models DIR] [--modes bytecode,baseline,compiled,tiered]
-        [--rounds 7] [--json OUT]
+        [--rounds 7] [--json OUT] [--kernels | --no-kernels] [--bind]
 
 Drives DIR/llm (default: ../shared/tvm-models next to the source tree)
 with examples/python/generate.py's loop and times, per mode, what
@@ -21,6 +21,16 @@ of each round's median. First 1100 untimed decode steps (past the default
 tier threshold) and a wait for background compiles, so tiered mode is
 timed on the code it settles on. The tokens are checked against
 tokens.npy first.
+
+--kernels / --no-kernels: the kernel tier (model.bc compiled for this
+CPU) on, compiled before the generator's VM is made (`kernels=None,
+wait_kernels=True`), or off (`kernels=False`: TVM's machine code from
+model.so). Without either, the VM's default (the tier, compiled in the
+background; the warm-up's wait for compiles lets it finish).
+
+--bind: the weights (the params tuple) bound once by `vm.bind_params` in
+embed, prefill and decode (as MLC-LLM's engine holds the weights it
+loaded): each call passes the activations and the cache alone.
 
 Prints a Markdown table in microseconds beside TVM's figures (the README's
 text: measured separately, with TVM's own VM beside a busy process:
@@ -50,6 +60,35 @@ generate = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(generate)
 
 
+class BoundGenerator(generate.Generator):
+    """generate.Generator with the params tuple bound in embed, prefill and
+    decode (vm.bind_params): the calls pass the other arguments alone."""
+
+    def __init__(self, model_dir, mode, **vm_options):
+        super().__init__(model_dir, mode, **vm_options)
+        self.folded = 0
+        for func, index in (("embed", 1), ("prefill", 2), ("decode", 2)):
+            self.folded += len(self.vm.bind_params(func, {index: self.params}))
+
+    def embed(self, ids):
+        e = self.vm["embed"](np.asarray(ids, dtype="int32"))
+        return generate.reshape(e, Shape([1, len(ids), self.hidden]))
+
+    def step(self, kv, seq_id, ids, func):
+        h = self.embed(ids)
+        generate.begin_forward(kv, Shape([seq_id]), Shape([len(ids)]))
+        logits, kv = self.vm[func](h, kv)
+        generate.end_forward(kv)
+        return logits.numpy(), kv
+
+
+def call(gen, func, h, kv):
+    """vm[func](h, kv, params), or (h, kv) with the params bound."""
+    if isinstance(gen, BoundGenerator):
+        return gen.vm[func](h, kv)
+    return gen.vm[func](h, kv, gen.params)
+
+
 def one_round(gen, prompt):
     """run_tvm.py's timings(): the median of each figure, in seconds."""
     pc = time.perf_counter
@@ -61,7 +100,7 @@ def one_round(gen, prompt):
         h = gen.embed(prompt)
         generate.begin_forward(kv, Shape([sid]), Shape([len(prompt)]))
         t1 = pc()
-        logits, kv = gen.vm["prefill"](h, kv, gen.params)
+        logits, kv = call(gen, "prefill", h, kv)
         t2 = pc()
         generate.end_forward(kv)
         int(np.argmax(logits.numpy().reshape(-1)))
@@ -79,7 +118,7 @@ def one_round(gen, prompt):
         h = gen.embed([tok])
         generate.begin_forward(kv, Shape([0]), Shape([1]))
         t1 = pc()
-        logits, kv = gen.vm["decode"](h, kv, gen.params)
+        logits, kv = call(gen, "decode", h, kv)
         t2 = pc()
         generate.end_forward(kv)
         tok = int(np.argmax(logits.numpy().reshape(-1)))
@@ -90,8 +129,9 @@ def one_round(gen, prompt):
     return {k: statistics.median(v) for k, v in out.items()}
 
 
-def measure(model_dir, mode, rounds):
-    gen = generate.Generator(str(model_dir), mode)
+def measure(model_dir, mode, rounds, bind=False, **vm_options):
+    gen = (BoundGenerator if bind else generate.Generator)(str(model_dir), mode,
+                                                           **vm_options)
     prompt = [int(t) for t in np.load(model_dir / "prompt.npy")]
     tokens, _, kv = gen.generate(prompt, 16)
     want = [int(t) for t in np.load(model_dir / "tokens.npy")]
@@ -118,7 +158,8 @@ def tvm_figures(models):
     figs = {}
     for key, label in (("decode_call", "decode call"),
                        ("decode_step", "decode step"),
-                       ("prefill_call", "prefill")):
+                       ("prefill_call", "prefill call"),
+                       ("prefill_step", "prefill step")):
         m = re.search(label + r" (\d+(?:\.\d+)?) µs", row)
         if m:
             figs[key] = float(m.group(1))
@@ -131,13 +172,27 @@ def main():
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--json")
+    ap.add_argument("--kernels", action=argparse.BooleanOptionalAction, default=None,
+                    help="the kernel tier on (compiled before timing) or off "
+                         "(TVM's machine code); default: the VM's default")
+    ap.add_argument("--bind", action="store_true",
+                    help="bind the weights once (vm.bind_params) in embed, prefill, decode")
     args = ap.parse_args()
     models = pathlib.Path(args.models)
     modes = [m for m in args.modes.split(",") if m]
     if not vmjit.jit_available:
         modes = [m for m in modes if m == "bytecode"]
-    results = {m: measure(models / "llm", m, args.rounds) for m in modes}
+    vm_options = {}
+    if args.kernels is False:
+        vm_options["kernels"] = False
+    elif args.kernels:
+        vm_options.update(kernels=None, wait_kernels=True)
+    results = {m: measure(models / "llm", m, args.rounds, args.bind, **vm_options)
+               for m in modes}
     tvm = tvm_figures(models)
+    print("Kernel tier: %s; weights %s.\n" % (
+        {None: "the VM's default", True: "on (--kernels)", False: "off (--no-kernels)"}[
+            args.kernels], "bound (--bind)" if args.bind else "passed on every call"))
     print("| figure (µs) | " + " | ".join(modes) + " | TVM |")
     print("|---|" + "---|" * (len(modes) + 1))
     for k in KEYS:

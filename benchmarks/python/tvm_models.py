@@ -4,6 +4,7 @@
     PYTHONPATH=build/python /usr/bin/python3 benchmarks/python/tvm_models.py
         [--models DIR] [--modes bytecode,baseline,compiled,tiered]
         [--target-ms 200] [--repeat 7] [--json OUT]
+        [--kernels | --no-kernels] [--bind]
 
 For each model of DIR (default: ../shared/tvm-models next to the source
 tree; its README.md describes them; the `llm` folder is left out), each
@@ -17,6 +18,18 @@ a repeat lasts about --target-ms (10 <= N <= 200000), then
 repeats. First 1100 untimed calls (past the default tier threshold of
 1000) and a wait for background compiles: tiered mode, with the default
 thresholds, is timed on the code it settles on.
+
+--kernels / --no-kernels: the kernel tier (model.bc beside the library
+compiled for this CPU, docs/python.md) on, compiled before the VM is made
+(`kernels=None, wait_kernels=True`), or off (`kernels=False`: TVM's
+machine code from the library). Without either, the VM's default: the
+tier when model.bc is there, compiled in the background (the warm-up's
+wait for compiles lets it finish before timing).
+
+--bind: also a row per model whose weights are arguments (mlp: every
+argument after x) with those weights bound once by `vm.bind_params`
+(TVM's BindParams at run time; with the kernel tier the weight transposes
+fold at bind time), each call passing x alone.
 
 Prints a Markdown table, microseconds per call: TVM's figure is the text
 of the README's table (measured separately, with TVM's own VM: compare
@@ -70,6 +83,10 @@ CASES = [
     ("kvcache run3", "kvcache", "model.so", "run3", "kvcache",
      ["in0.npy", "in1.npy", "in2.npy"], ["out.npy"], 0),
 ]
+# With --bind, a row after the case of the same label: (label of the row,
+# label of the case, how many leading arguments stay arguments; the rest
+# are bound by vm.bind_params).
+BOUND = [("mlp, weights bound", "mlp", 1)]
 
 
 def readme_figures(models):
@@ -159,6 +176,11 @@ def main():
     ap.add_argument("--target-ms", type=float, default=200.0)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--kernels", action=argparse.BooleanOptionalAction, default=None,
+                    help="the kernel tier on (compiled before timing) or off "
+                         "(TVM's machine code); default: the VM's default")
+    ap.add_argument("--bind", action="store_true",
+                    help="also time the models with their weights bound (vm.bind_params)")
     args = ap.parse_args()
     models = pathlib.Path(args.models)
     if not models.is_dir():
@@ -169,10 +191,21 @@ def main():
     elif not vmjit.baseline_available:
         modes = [m for m in modes if m != "baseline"]
     figures = readme_figures(models)
+    vm_options = {}
+    if args.kernels is False:
+        vm_options["kernels"] = False
+    elif args.kernels:
+        vm_options.update(kernels=None, wait_kernels=True)
+    cases = []
+    for case in CASES:
+        cases.append((case, None))
+        if args.bind:
+            cases += [((bound_label,) + case[1:], keep)
+                      for bound_label, of, keep in BOUND if of == case[0]]
 
     rows = []
     executables = {}
-    for label, folder, library, func, in_folder, inputs, outs, part in CASES:
+    for (label, folder, library, func, in_folder, inputs, outs, part), keep in cases:
         row = {"model": label, "function": func, "tvm": tvm_figure(figures, folder, part),
                "us": {}, "number": {}, "notes": []}
         rows.append(row)
@@ -195,13 +228,17 @@ def main():
             continue
         for mode in modes:
             try:
-                vm = vmjit.VirtualMachine(exe, mode)
-                problem = check(vm[func](*call_args), refs)
+                vm = vmjit.VirtualMachine(exe, mode, **vm_options)
+                if keep is not None:
+                    vm.bind_params(func, {i: call_args[i]
+                                          for i in range(keep, len(call_args))})
+                problem = check(vm[func](*call_args[:keep]), refs)
                 if problem:
                     row["us"][mode] = "wrong"
                     row["notes"].append("%s: result is not TVM's: %s" % (mode, problem))
                     continue
-                us, number = time_case(vm, func, call_args, args.target_ms, args.repeat)
+                us, number = time_case(vm, func, call_args[:keep], args.target_ms,
+                                       args.repeat)
                 row["us"][mode] = us
                 row["number"][mode] = number
                 print("%s %s: %s us (N=%d)" % (label, mode, fmt_us(us), number),
@@ -218,7 +255,10 @@ def main():
         os.cpu_count(), platform.python_version(), np.__version__, loadavg))
     print("Medians of %d repeats of vm.time_evaluator(name, number=N, repeat=%d), "
           "µs per call, in-process; TVM's column is the text of %s/README.md (measured "
-          "separately with TVM's VM).\n" % (args.repeat, args.repeat, models))
+          "separately with TVM's VM; a bound row's is TVM's figure for the model, unbound).\n"
+          % (args.repeat, args.repeat, models))
+    print("Kernel tier: %s.\n" % {None: "the VM's default (model.bc beside the library, if any)",
+                                   True: "on (--kernels)", False: "off (--no-kernels)"}[args.kernels])
     header = ["model", "function", "TVM's VM (README)"] + ["vmjit %s" % m for m in modes] + ["notes"]
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join(["---"] * 3 + ["---:"] * len(modes) + ["---"]) + "|")
