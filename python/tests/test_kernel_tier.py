@@ -158,6 +158,26 @@ def test_compiled_kernels_give_tvms_bits(model, mode, cache_dir):
     assert tier["tvm_calls"] == 0, tier
 
 
+def test_nd_array_inputs_are_not_copied_per_kernel(mode, cache_dir):
+    """Arrays NumPy does not align to 64 bytes (np.load's are aligned to
+    16) are copied for every kernel call that takes them; the same data as
+    vmjit.nd.array tensors (vmjit's aligned storage, one copy) are not:
+    the advice docs/python.md gives for inputs used across many calls."""
+    expected = _reference("mlp", mode)
+    func, args = _inputs("mlp")
+    vm = _kernel_vm("mlp", mode, cache_dir, wait_kernels=True)
+    f = vm[func]
+    unaligned = [_unaligned(a) for a in args]
+    copies = vm.stats()["kernel_tier"]["aligned_copies"]
+    assert _bits(f(*unaligned)) == expected
+    after_unaligned = vm.stats()["kernel_tier"]["aligned_copies"]
+    assert after_unaligned > copies
+    tensors = [vmjit.nd.array(a) for a in unaligned]
+    for _ in range(3):
+        assert _bits(f(*tensors)) == expected
+    assert vm.stats()["kernel_tier"]["aligned_copies"] == after_unaligned
+
+
 @pytest.fixture(scope="session")
 def background_cache_dir(tmp_path_factory):
     """An object cache of its own for the background compiles: the first
