@@ -22,6 +22,7 @@
 #include "vmjit/jit/lowering.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/aot_library.h"
+#include "vmjit/vm/kernel_effects_json.h"
 #include "vmjit/vm/native_helpers.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -132,10 +133,11 @@ Constant *cString(Module &M, StringRef S, const char *Name) {
       Name, 1);
 }
 
-/// The manifest's fields of compiled kernels (version 3).
+/// The manifest's fields of compiled kernels (version 3; Effects, JSON
+/// text or "" for none, version 4).
 struct RecordedKernels {
   bool Present = false;
-  std::string Bitcode, CPU, Features;
+  std::string Bitcode, CPU, Features, Effects;
 };
 
 /// Adds the executable, the tables and the exported manifest.
@@ -197,7 +199,7 @@ llvm::Error addManifest(Module &M, const vm::Executable &Exe,
 
   StructType *ManifestTy =
       StructType::get(C, {I64, I32, I32, I32, I32, I64, Ptr, Ptr, Ptr, Ptr, Ptr,
-                          Ptr, Ptr, Ptr, Ptr, Ptr});
+                          Ptr, Ptr, Ptr, Ptr, Ptr, Ptr});
   // The layout the loader reads (vm::AotManifest).
   const StructLayout *L = M.getDataLayout().getStructLayout(ManifestTy);
   const size_t Expected[] = {offsetof(vm::AotManifest, Magic),
@@ -215,7 +217,8 @@ llvm::Error addManifest(Module &M, const vm::Executable &Exe,
                              offsetof(vm::AotManifest, KernelLibraries),
                              offsetof(vm::AotManifest, KernelBitcode),
                              offsetof(vm::AotManifest, KernelCPU),
-                             offsetof(vm::AotManifest, KernelFeatures)};
+                             offsetof(vm::AotManifest, KernelFeatures),
+                             offsetof(vm::AotManifest, KernelEffects)};
   for (unsigned I = 0; I < std::size(Expected); ++I)
     if (L->getElementOffset(I) != Expected[I])
       return makeError("the target's layout of the manifest differs from "
@@ -230,7 +233,10 @@ llvm::Error addManifest(Module &M, const vm::Executable &Exe,
        NameTable, InlinedG, Producer, Kernels,
        OrNull(Compiled.Bitcode, "vmjit.kernel.bitcode"),
        OrNull(Compiled.CPU, "vmjit.kernel.cpu"),
-       OrNull(Compiled.Features, "vmjit.kernel.features")});
+       OrNull(Compiled.Features, "vmjit.kernel.features"),
+       Compiled.Effects.empty()
+           ? ConstantPointerNull::get(Ptr)
+           : cString(M, Compiled.Effects, "vmjit.kernel.effects")});
   auto *G = new GlobalVariable(M, ManifestTy, /*isConstant=*/true,
                                GlobalValue::ExternalLinkage, Manifest,
                                vm::kAotManifestSymbol);
@@ -284,6 +290,20 @@ std::optional<KernelObject> compileKernelsFor(const AotOptions &Opts,
   R.KernelFeatures = K->Features;
   R.KernelCacheHit = K->CacheHit;
   return std::move(*K);
+}
+
+/// What the kernels of `Bitcode` are proven to do with their arguments, as
+/// the manifest records it (vm/kernel_effects_json.h), or "" where the
+/// bitcode cannot be analyzed (binding on the library then folds nothing).
+std::string recordedEffects(const std::string &Bitcode,
+                            const std::vector<std::string> &Functions) {
+  Expected<std::map<std::string, KernelEffects>> E =
+      kernelEffectsOfFile(Bitcode, Functions);
+  if (!E) {
+    consumeError(E.takeError());
+    return "";
+  }
+  return vm::kernelEffectsJson(*E);
 }
 
 /// The file of the C math library this process uses (the kernels' calls
@@ -461,7 +481,8 @@ Expected<AotResult> compile(const vm::Executable &Exe,
                 std::filesystem::absolute(Opts.KernelBitcode)
                     .lexically_normal()
                     .string(),
-                Kernels->CPU, Kernels->Features};
+                Kernels->CPU, Kernels->Features,
+                recordedEffects(Opts.KernelBitcode, Opts.KernelFunctions)};
   }
   if (llvm::Error E =
           addManifest(M, Exe, LM->Symbols, *Imports, Inlined,

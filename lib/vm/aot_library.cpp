@@ -10,6 +10,7 @@
 #include "vmjit/builtins/builtins.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/vm/cpu_features.h"
+#include "vmjit/vm/kernel_effects_json.h"
 #include "vmjit/vm/native_helpers.h"
 #include "vmjit/vm/special_builtins.h"
 
@@ -131,6 +132,13 @@ std::shared_ptr<AotCode> AotCode::open(std::shared_ptr<KernelLibrary> Lib,
   if (M->Version >= 3 && M->KernelCPU) {
     Code->KernelCPU = *M->KernelCPU ? M->KernelCPU : "unknown";
     Code->KernelBitcode = M->KernelBitcode ? M->KernelBitcode : "";
+  }
+  if (M->Version >= 4 && M->KernelEffects) {
+    std::string Why;
+    auto Effects = parseKernelEffectsJson(M->KernelEffects, Why);
+    if (!Effects)
+      bad(Name, Why);
+    Code->KernelEffectsRecorded = std::move(*Effects);
   }
   Code->Producer = M->Producer ? M->Producer : "";
   if (M->Version >= 2 && M->KernelLibraries) {

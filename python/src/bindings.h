@@ -17,6 +17,7 @@
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/function.h"
 #include "vmjit/runtime/tensor.h"
+#include "vmjit/vm/aot_library.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -134,6 +135,11 @@ public:
   std::shared_ptr<jit::KernelTier> Kernels;
   /// Whether the kernel tier's failure was given as a warning.
   bool KernelsWarned = false;
+  /// A `vmjit compile --kernels` library's code: what its kernels were
+  /// recorded to do with their arguments (the same IR as the model
+  /// library's machine code, which kernels=False runs) binds parameters
+  /// (bind_params) where no kernel tier runs.
+  std::shared_ptr<const vm::AotCode> Aot;
   std::unique_ptr<vm::VirtualMachine> VM;
   std::string Mode;
   /// How VM was created, and its tier attached: bind_params makes the VM

@@ -119,6 +119,8 @@ std::shared_ptr<Machine> createMachine(const vm::OpenedProgram &P,
     KernelsUnused = startKernelTier(*M, kernelChoiceOf(O), VO.Libraries);
     VO.Limits = limitsOf(O.MaxSteps, O.TimeoutSeconds);
     M->Options = VO;
+    if (P.Aot && P.Aot->hasKernels())
+      M->Aot = P.Aot;
     M->VM = vm::VirtualMachine::create(P.Exe, std::move(VO));
     // A `vmjit compile` library's code, where the mode runs native code;
     // the JIT otherwise.

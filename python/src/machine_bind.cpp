@@ -55,13 +55,15 @@ std::vector<vm::ParamBinding> bindingsOf(const py::dict &Params) {
 }
 
 /// The kernels' effects binding folds calls by: the kernel tier's, proven
-/// from model.bc; none (nothing folded) without it.
+/// from model.bc, or those a `vmjit compile --kernels` library recorded;
+/// none (nothing folded) without either.
 vm::KernelEffectsLookup effectsOf(const Machine &M) {
 #ifdef VMJIT_HAVE_JIT
   if (M.Kernels)
     return vm::effectsIn(M.Kernels->effects());
 #endif
-  (void)M;
+  if (M.Aot && !M.Aot->kernelEffects().empty())
+    return vm::effectsIn(M.Aot->kernelEffects());
   return {};
 }
 

@@ -343,13 +343,17 @@ bool attachAotCode(vm::VirtualMachine &VM, const vm::AotCode &Code,
 }
 
 /// The kernels' effects binding folds calls by (vm/bind_params.h): the
-/// kernel tier's, proven from model.bc; none (nothing folded) without it.
-vm::KernelEffectsLookup bindEffects(const RunKernels &K) {
+/// kernel tier's, proven from model.bc, or those a `vmjit compile
+/// --kernels` library recorded; none (nothing folded) without either.
+vm::KernelEffectsLookup bindEffects(const RunKernels &K,
+                                    const vm::OpenedProgram &Prog) {
 #ifdef VMJIT_HAVE_JIT
   if (K.Tier)
     return vm::effectsIn(K.Tier->effects());
 #endif
   (void)K;
+  if (Prog.Aot && !Prog.Aot->kernelEffects().empty())
+    return vm::effectsIn(Prog.Aot->kernelEffects());
   return {};
 }
 
@@ -421,7 +425,8 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   if (!Binds.empty()) {
     // The function rewritten (its kernel calls on constants run now, on
     // this VM's kernels), then a VM like this one of the result.
-    vm::BindResult B = vm::bindParams(*VM, O.Func, Binds, bindEffects(Kernels));
+    vm::BindResult B =
+        vm::bindParams(*VM, O.Func, Binds, bindEffects(Kernels, Prog));
     Bound = report::bindStatsJson(O.Func, Binds, B);
     VM = vm::VirtualMachine::create(B.Exe, BoundOpts);
   }

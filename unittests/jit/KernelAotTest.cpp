@@ -93,6 +93,10 @@ TEST(KernelAotTest, KernelsInTheLibraryGiveTvmsBits) {
     const std::string Out = (outDir() / (std::string(C.Name) + ".so")).string();
     vm::OpenedProgram P = vm::openProgram(Out);
     ASSERT_TRUE(P.Aot && P.Aot->hasKernels());
+    // It records what the kernel tier proves of its kernels, for binding.
+    EXPECT_EQ(P.Aot->kernelEffects(),
+              jit::kernelEffects(Bitcode, *Tvm.Libraries.front()));
+    EXPECT_FALSE(P.Aot->kernelEffects().empty());
     ASSERT_GE(P.Libraries.size(), 3u);
     // Its kernels first, each through a kernel slot holding its entry.
     EXPECT_EQ(P.Libraries[1], P.Aot->library());
@@ -158,6 +162,7 @@ TEST(KernelAotTest, AnotherModelsBitcodeIsAWarningAndNoKernels) {
   vm::OpenedProgram P = vm::openProgram((outDir() / "mismatch.so").string());
   ASSERT_TRUE(P.Aot);
   EXPECT_FALSE(P.Aot->hasKernels());
+  EXPECT_TRUE(P.Aot->kernelEffects().empty());
   ASSERT_EQ(P.Libraries.size(), 1u);
   EXPECT_TRUE(std::filesystem::equivalent(P.Libraries.front()->path(), Decoder))
       << P.Libraries.front()->path();

@@ -20,12 +20,14 @@
 #define VMJIT_VM_AOT_LIBRARY_H
 
 #include "vmjit/formats/serialize.h"
+#include "vmjit/runtime/kernel_effects.h"
 #include "vmjit/runtime/library.h"
 #include "vmjit/vm/native_code.h"
 #include "vmjit/vm/virtual_machine.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,9 +38,9 @@ namespace vmjit::vm {
 inline constexpr const char *kAotManifestSymbol = "vmjit_aot_manifest";
 /// "VMJITAOT", little-endian.
 inline constexpr uint64_t kAotMagic = 0x544f4154494a4d56ULL;
-/// Version 2 adds KernelLibraries, version 3 the compiled kernels' fields;
-/// libraries of versions 1 and 2 still load.
-inline constexpr uint32_t kAotVersion = 3;
+/// Version 2 adds KernelLibraries, version 3 the compiled kernels' fields,
+/// version 4 KernelEffects; libraries of versions 1 to 3 still load.
+inline constexpr uint32_t kAotVersion = 4;
 
 /// What a `vmjit compile` library exports as kAotManifestSymbol.
 struct AotManifest {
@@ -75,6 +77,11 @@ struct AotManifest {
   const char *KernelBitcode;
   const char *KernelCPU;
   const char *KernelFeatures;
+  /// (Version 4.) With kernels compiled in: what each kernel's IR proves it
+  /// does with its arguments (vm/kernel_effects_json.h), for binding
+  /// parameters (vm/bind_params.h); null without kernels or where the
+  /// bitcode could not be analyzed.
+  const char *KernelEffects;
 };
 static_assert(offsetof(AotManifest, Magic) == 0);
 static_assert(offsetof(AotManifest, Version) == 8);
@@ -92,7 +99,8 @@ static_assert(offsetof(AotManifest, KernelLibraries) == 80);
 static_assert(offsetof(AotManifest, KernelBitcode) == 88);
 static_assert(offsetof(AotManifest, KernelCPU) == 96);
 static_assert(offsetof(AotManifest, KernelFeatures) == 104);
-static_assert(sizeof(AotManifest) == 112);
+static_assert(offsetof(AotManifest, KernelEffects) == 112);
+static_assert(sizeof(AotManifest) == 120);
 
 /// The native code of a loaded `vmjit compile` library and its executable.
 /// Any number of VMs may run it at once.
@@ -129,6 +137,11 @@ public:
   /// The kernels' bitcode and CPU, as recorded; "" without kernels.
   const std::string &kernelBitcode() const noexcept { return KernelBitcode; }
   const std::string &kernelCPU() const noexcept { return KernelCPU; }
+  /// What the compiled kernels' IR proves they do with their arguments, as
+  /// recorded (empty: nothing recorded; binding then folds no call).
+  const std::map<std::string, KernelEffects> &kernelEffects() const noexcept {
+    return KernelEffectsRecorded;
+  }
   /// The library itself.
   const std::shared_ptr<KernelLibrary> &library() const noexcept { return Lib; }
 
@@ -147,6 +160,7 @@ private:
   std::vector<std::string> KernelLibraries;
   std::string KernelBitcode;
   std::string KernelCPU;
+  std::map<std::string, KernelEffects> KernelEffectsRecorded;
 };
 
 /// Whether `Mode` runs ahead-of-time code when a program has it: compiled
