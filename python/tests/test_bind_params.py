@@ -99,26 +99,34 @@ def test_mlp_folds_the_weight_transposes(tmp_path):
     assert vm["main"](inputs[0]).numpy().tobytes() == expected.tobytes()
 
 
-def test_a_compiled_librarys_recorded_effects_fold(tmp_path, mode):
-    """A `vmjit compile --kernels` library records its kernels' effects:
-    bind_params on it folds the mlp's two weight transposes with no kernel
-    tier (kernels=False too: the same IR as model.so's machine code), in
-    every mode, with the unbound bits."""
+@pytest.fixture(scope="module")
+def mlp_with_kernels(tmp_path_factory):
+    """The mlp compiled by `vmjit compile --kernels` (once for the module)."""
     import subprocess
     import sys
     if not (MODELS / "mlp" / "model.bc").is_file() or not vmjit.jit_available:
         pytest.skip("no mlp model.bc, or no JIT (vmjit compile needs it)")
-    out = tmp_path / "mlp.so"
+    tmp = tmp_path_factory.mktemp("mlp-kernels")
+    out = tmp / "mlp.so"
     r = subprocess.run([sys.executable, "-m", "vmjit", "compile",
                         str(MODELS / "mlp" / "model.so"), "--kernels",
                         str(MODELS / "mlp" / "model.bc"), "-o", str(out),
-                        "--cache-dir", str(tmp_path)],
+                        "--cache-dir", str(tmp)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+    return out
+
+
+def test_a_compiled_librarys_recorded_effects_fold(mlp_with_kernels, mode):
+    """A `vmjit compile --kernels` library records its kernels' effects:
+    bind_params on it folds the mlp's two weight transposes with no kernel
+    tier (kernels=False too: the same IR as model.so's machine code), in
+    every mode, with the unbound bits."""
     inputs = [np.load(MODELS / "mlp" / ("in%d.npy" % i)) for i in range(5)]
     expected = np.load(MODELS / "mlp" / "out.npy")
     for kernels in (None, False):
-        vm = vmjit.VirtualMachine(vmjit.load(out), mode, kernels=kernels)
+        vm = vmjit.VirtualMachine(vmjit.load(mlp_with_kernels), mode,
+                                  kernels=kernels)
         folded = vm.bind_params("main", {i: inputs[i] for i in range(1, 5)})
         assert [f["callee"] for f in folded] == ["transpose", "transpose1"]
         for _ in range(3):
