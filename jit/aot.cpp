@@ -134,7 +134,7 @@ Constant *cString(Module &M, StringRef S, const char *Name) {
 }
 
 /// The manifest's fields of compiled kernels (version 3; Effects, JSON
-/// text or "" for none, version 4).
+/// text, version 4; "" without kernels).
 struct RecordedKernels {
   bool Present = false;
   std::string Bitcode, CPU, Features, Effects;
@@ -290,20 +290,6 @@ std::optional<KernelObject> compileKernelsFor(const AotOptions &Opts,
   R.KernelFeatures = K->Features;
   R.KernelCacheHit = K->CacheHit;
   return std::move(*K);
-}
-
-/// What the kernels of `Bitcode` are proven to do with their arguments, as
-/// the manifest records it (vm/kernel_effects_json.h), or "" where the
-/// bitcode cannot be analyzed (binding on the library then folds nothing).
-std::string recordedEffects(const std::string &Bitcode,
-                            const std::vector<std::string> &Functions) {
-  Expected<std::map<std::string, KernelEffects>> E =
-      kernelEffectsOfFile(Bitcode, Functions);
-  if (!E) {
-    consumeError(E.takeError());
-    return "";
-  }
-  return vm::kernelEffectsJson(*E);
 }
 
 /// The file of the C math library this process uses (the kernels' calls
@@ -482,7 +468,7 @@ Expected<AotResult> compile(const vm::Executable &Exe,
                     .lexically_normal()
                     .string(),
                 Kernels->CPU, Kernels->Features,
-                recordedEffects(Opts.KernelBitcode, Opts.KernelFunctions)};
+                vm::kernelEffectsJson(Kernels->Effects)};
   }
   if (llvm::Error E =
           addManifest(M, Exe, LM->Symbols, *Imports, Inlined,

@@ -223,6 +223,8 @@ compileKernelObject(Engine &E, const std::string &Path,
   if (!M)
     return M.takeError();
   KernelObject K;
+  // Analyzed before the engine's pipeline changes the module.
+  K.Effects = analyzeKernelEffects(*M->M, M->Entries);
   K.Entries = std::move(M->Entries);
   Expected<std::string> Object =
       E.tryEmitObject(*M->M, kernelCacheKey(M->Hash), &K.CacheHit);

@@ -62,6 +62,9 @@ struct KernelObject {
   /// The CPU and features the code was compiled for (HostInfo's).
   std::string CPU;
   std::string Features;
+  /// What each kernel's IR proves it does with its arguments (as
+  /// kernelEffectsOfFile gives them), for the library to record.
+  std::map<std::string, KernelEffects> Effects;
   /// Reading, checking and compiling, in milliseconds.
   double TotalMs = 0;
   /// The object came from the engine's object cache.

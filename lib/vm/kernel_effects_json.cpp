@@ -6,6 +6,7 @@
 
 #include "vmjit/vm/kernel_effects_json.h"
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 
@@ -50,15 +51,15 @@ parseKernelEffectsJson(std::string_view Text, std::string &Why) {
     KernelEffects K;
     K.OnlyArgumentMemory = Only->get<bool>();
     for (const nlohmann::json &A : *Args) {
-      size_t V = 0;
-      while (V < kAccessNames.size() &&
-             !(A.is_string() && A.get<std::string>() == kAccessNames[V]))
-        ++V;
-      if (V == kAccessNames.size()) {
+      auto It = A.is_string()
+                    ? std::find(kAccessNames.begin(), kAccessNames.end(),
+                                A.get_ref<const std::string &>())
+                    : kAccessNames.end();
+      if (It == kAccessNames.end()) {
         Why = "kernel '" + Name + "' has an unknown argument access";
         return std::nullopt;
       }
-      K.Args.push_back(static_cast<ArgAccess>(V));
+      K.Args.push_back(static_cast<ArgAccess>(It - kAccessNames.begin()));
     }
     Out.emplace(Name, std::move(K));
   }

@@ -10,8 +10,9 @@ For each mode of VMJIT_RUN_MODES (';'-separated, as lit.cfg.py sets it;
 compares what it wrote with the --ref files, in order: one ref is a single
 tensor result (out.npy), several are a tuple's elements (out.0.npy,
 out.1.npy, ... as docs/command.md names them). Floating-point outputs
-must be within max|got - ref| <= 1e-5 * max(1, max|ref|); integer and bool
-outputs must be equal; dtype and shape must be TVM's. Every mode is run
+must be within max|got - ref| <= 1e-5 * max(1, max|ref|), or with --exact
+TVM's bits (what the kernel tier promises); integer and bool outputs must
+be equal; dtype and shape must be TVM's. Every mode is run
 and every problem reported (one line each, naming model, mode, output and
 error) before the exit status says whether any failed (1) or not (0).
 """
@@ -27,12 +28,16 @@ import numpy as np
 RTOL = 1e-5
 
 
-def compare(got, ref):
-    """None when `got` matches `ref`, else what is wrong."""
+def compare(got, ref, exact=False):
+    """None when `got` matches `ref` (bit for bit when `exact`), else what
+    is wrong."""
     if got.dtype != ref.dtype:
         return "dtype %s, TVM's is %s" % (got.dtype, ref.dtype)
     if got.shape != ref.shape:
         return "shape %s, TVM's is %s" % (list(got.shape), list(ref.shape))
+    if exact and ref.dtype.kind == "f":
+        got = got.view("u%d" % ref.dtype.itemsize)
+        ref = ref.view("u%d" % ref.dtype.itemsize)
     if ref.dtype.kind in "biu":
         if np.array_equal(got, ref):
             return None
@@ -61,6 +66,8 @@ def main():
     parser.add_argument("--outdir", required=True)
     parser.add_argument("--ref", action="append", default=[])
     parser.add_argument("--vmjit", default=os.environ.get("VMJIT", "vmjit"))
+    parser.add_argument("--exact", action="store_true",
+                        help="floating-point outputs must be TVM's bits")
     argv = sys.argv[1:]
     if "--" not in argv:
         parser.error("give the model and its arguments after --")
@@ -108,7 +115,7 @@ def main():
                 failures.append("%s: mode %s: output %s: %s was not written"
                                 % (args.name, label, out, fname))
                 continue
-            problem = compare(np.load(path), ref)
+            problem = compare(np.load(path), ref, args.exact)
             if problem:
                 failures.append("%s: mode %s: output %s (vs %s): %s"
                                 % (args.name, label, out, os.path.basename(args.ref[i]),
