@@ -13,6 +13,7 @@
 #include "kernel_entries.h"
 
 #include "kernel_effects.h"
+#include "transpose_nests.h"
 
 #include "vmjit/jit/host_info.h"
 #include "vmjit/runtime/tvm_backend.h"
@@ -207,7 +208,7 @@ readKernelModule(LLVMContext &Ctx, const std::string &Path,
 /// and the FP mode): the bitcode, and the entries added to it.
 std::string kernelCacheKey(const XXH128_hash_t &Hash) {
   const HostInfo &Host = hostInfo();
-  return fmt::format("vmjit kernel tier 2\nbitcode {:016x}{:016x}\ncpu {}\n"
+  return fmt::format("vmjit kernel tier 3\nbitcode {:016x}{:016x}\ncpu {}\n"
                      "features {}\n",
                      Hash.high64, Hash.low64, Host.CPU, Host.Features);
 }
@@ -226,6 +227,7 @@ compileKernelObject(Engine &E, const std::string &Path,
   // Analyzed before the engine's pipeline changes the module.
   K.Effects = analyzeKernelEffects(*M->M, M->Entries);
   K.Entries = std::move(M->Entries);
+  K.Transposes = rewriteTransposeNests(*M->M);
   Expected<std::string> Object =
       E.tryEmitObject(*M->M, kernelCacheKey(M->Hash), &K.CacheHit);
   if (!Object)
@@ -252,6 +254,7 @@ compileKernels(Engine &E, const std::string &Path,
   const std::vector<std::string> &Slots = M->Slots;
   const XXH128_hash_t Hash = M->Hash;
 
+  const unsigned Transposes = rewriteTransposeNests(*M->M);
   addAlignedEntries(*M->M, Entries, M->Absolute);
   std::vector<std::string> Exports = Slots;
   for (const std::string &Name : Entries)
@@ -269,6 +272,7 @@ compileKernels(Engine &E, const std::string &Path,
   for (const std::string &Name : Slots)
     K.Slots[Name] = (*Unit)->address(Name);
   K.Unit = std::move(*Unit);
+  K.Transposes = Transposes;
   K.TotalMs = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - Start)
                   .count();

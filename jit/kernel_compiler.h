@@ -35,6 +35,8 @@ struct CompiledKernels {
   /// Context slot symbol (`__TVMBackendAllocWorkspace`, ...) -> the
   /// address of the slot, still to be filled (fillKernelSlots).
   std::map<std::string, uint64_t> Slots;
+  /// Transpose loop nests rewritten as blocks (transpose_nests.h).
+  unsigned Transposes = 0;
   /// Reading, checking and compiling, in milliseconds.
   double TotalMs = 0;
 };
@@ -65,6 +67,8 @@ struct KernelObject {
   /// What each kernel's IR proves it does with its arguments (as
   /// kernelEffectsOfFile gives them), for the library to record.
   std::map<std::string, KernelEffects> Effects;
+  /// Transpose loop nests rewritten as blocks (transpose_nests.h).
+  unsigned Transposes = 0;
   /// Reading, checking and compiling, in milliseconds.
   double TotalMs = 0;
   /// The object came from the engine's object cache.

@@ -62,6 +62,7 @@ struct KernelTier::Shared {
   std::string Warning;
   double CompileMs = 0;
   bool CacheHit = false;
+  unsigned Transposes = 0;
   /// Ready: the compiled code's context slots.
   std::map<std::string, uint64_t, std::less<>> ContextSlots;
   /// KernelTier::effects, computed once.
@@ -123,6 +124,7 @@ void KernelTier::Shared::compile(const std::atomic<bool> *Cancel) {
   {
     std::lock_guard Lock(Mutex);
     ContextSlots.insert(K->Slots.begin(), K->Slots.end());
+    Transposes = K->Transposes;
   }
   finish(KernelTierState::Ready, "", K->TotalMs, Hit);
 }
@@ -234,6 +236,7 @@ KernelTierStatus KernelTier::status() const {
     St.Warning = Core->Warning;
     St.CompileMs = Core->CompileMs;
     St.CacheHit = Core->CacheHit;
+    St.Transposes = Core->Transposes;
   }
   St.Bitcode = Core->Bitcode;
   St.Kernels = Core->Names;
@@ -312,6 +315,9 @@ std::string KernelTierStatus::note() const {
       "kernels: {} of {} from vmjit's code ({}; {} in {:.1f} ms", Kernels.size(),
       Kernels.size(), Bitcode,
       CacheHit ? "from the object cache" : "compiled", CompileMs);
+  if (Transposes)
+    Note += fmt::format("; {} transpose{} blocked", Transposes,
+                        Transposes == 1 ? "" : "s");
   if (TvmCalls)
     Note += fmt::format("; {} call{} ran TVM's code", TvmCalls,
                         TvmCalls == 1 ? "" : "s");
@@ -330,6 +336,7 @@ std::string KernelTierStatus::json() const {
   if (State == KernelTierState::Ready) {
     J["compile_ms"] = CompileMs;
     J["cache_hit"] = CacheHit;
+    J["transposes"] = Transposes;
   }
   if (State == KernelTierState::Failed)
     J["warning"] = Warning;

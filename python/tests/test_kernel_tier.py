@@ -253,7 +253,9 @@ def test_stats_are_the_commands(cache_dir):
     stats = vm.stats()
     tier = stats["kernel_tier"]
     assert list(tier) == ["state", "bitcode", "kernels", "compile_ms",
-                          "cache_hit", "tvm_calls", "aligned_copies"], tier
+                          "cache_hit", "transposes", "tvm_calls",
+                          "aligned_copies"], tier
+    assert tier["transposes"] == 2  # the mlp's two weight transposes
     assert tier["kernels"] > 0 and tier["bitcode"].endswith("model.bc")
     assert "kernels: %d of %d from vmjit's code" % (
         tier["kernels"], tier["kernels"]) in str(stats)

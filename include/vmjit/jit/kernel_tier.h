@@ -68,6 +68,9 @@ struct KernelTierStatus {
   /// object cache) and linking, and whether the object was in the cache.
   double CompileMs = 0;
   bool CacheHit = false;
+  /// Ready: the transpose loop nests the compile rewrote into blocks of
+  /// 8x8 elements moved through vector registers (docs/jit.md).
+  unsigned Transposes = 0;
   /// Calls of the kernels that ran TVM's machine code (before the swap, or
   /// with an unaligned strided tensor), and calls of the compiled kernels
   /// that copied an unaligned tensor into aligned storage.
@@ -77,7 +80,7 @@ struct KernelTierStatus {
   std::string note() const;
   /// The JSON object (text) that `vmjit run --json --stats` and Python's
   /// `vm.stats()` give as "kernel_tier": state, bitcode, kernels (a
-  /// count), compile_ms and cache_hit (Ready), warning (Failed),
+  /// count), compile_ms, cache_hit and transposes (Ready), warning (Failed),
   /// tvm_calls, aligned_copies.
   std::string json() const;
 };
