@@ -289,6 +289,7 @@ std::optional<KernelObject> compileKernelsFor(const AotOptions &Opts,
   R.KernelCPU = K->CPU;
   R.KernelFeatures = K->Features;
   R.KernelCacheHit = K->CacheHit;
+  R.KernelTransposes = K->Transposes;
   return std::move(*K);
 }
 

@@ -222,6 +222,10 @@ KernelTier::start(const std::string &BitcodePath,
 }
 
 KernelTier::~KernelTier() {
+  // Abandons a compile nobody can see the end of: a queued job is dropped,
+  // a running one stops at its next IR pass. The library's slots, which
+  // VMs may still hold, keep TVM's code.
+  cancelCompiles(Core.get());
   TierRegistry &R = registry();
   std::lock_guard Lock(R.Mutex);
   for (auto It = R.Tiers.begin(); It != R.Tiers.end();)

@@ -165,9 +165,8 @@ transposeShape(const LoopWalk &X, const LoopWalk &Y,
       Y.Load % Dy != 0 || X.Store % Dx != 0)
     return std::nullopt;
   const int64_t Rows = Y.Load / Dy, Cols = X.Store / Dx;
-  if (Rows < kBlock || Cols < kBlock || Rows % kBlock != 0 ||
-      Cols % kBlock != 0 || Rows > kMaxExtent || Cols > kMaxExtent ||
-      X.Trips * Dx != Rows || Y.Trips * Dy != Cols ||
+  if (Rows < kBlock || Cols < kBlock || Rows > kMaxExtent ||
+      Cols > kMaxExtent || X.Trips * Dx != Rows || Y.Trips * Dy != Cols ||
       static_cast<int64_t>(Starts.size()) != Dx * Dy)
     return std::nullopt;
   std::set<std::pair<int64_t, int64_t>> Seen;
@@ -286,14 +285,78 @@ void transposeBlock(IRBuilder<> &B, std::array<Value *, kBlock> &R) {
   R = {R[0], R[2], R[4], R[6], R[1], R[3], R[5], R[7]};
 }
 
-/// The blocked transpose in front of the nest: taken when In and Out do
+/// Emits `for (I = Begin; I < End; I += Step) Body(I)` where `B` inserts
+/// (its block ends in the loop) and leaves `B` after the loop; nothing when
+/// the range is empty. `Body` may emit loops of its own.
+void emitLoop(IRBuilder<> &B, BasicBlock *Before, int64_t Begin, int64_t End,
+              int64_t Step, const Twine &Name,
+              function_ref<void(Value *)> Body) {
+  if (Begin >= End)
+    return;
+  LLVMContext &Ctx = B.getContext();
+  Function *F = Before->getParent();
+  BasicBlock *Entry = B.GetInsertBlock();
+  auto *Head = BasicBlock::Create(Ctx, Name, F, Before);
+  B.CreateBr(Head);
+  B.SetInsertPoint(Head);
+  PHINode *I = B.CreatePHI(B.getInt64Ty(), 2, Name);
+  I->addIncoming(B.getInt64(Begin), Entry);
+  Body(I);
+  Value *Next = B.CreateAdd(I, B.getInt64(Step));
+  I->addIncoming(Next, B.GetInsertBlock());
+  auto *After = BasicBlock::Create(Ctx, Name + ".end", F, Before);
+  B.CreateCondBr(B.CreateICmpSLT(Next, B.getInt64(End)), Head, After);
+  B.SetInsertPoint(After);
+}
+
+/// The code that replaces the nest, where `B` inserts: In's rows y and
+/// columns x in 8x8 blocks, then the columns past the last whole block
+/// (all rows) and the rows past it (the other columns) element by element.
+void emitTranspose(IRBuilder<> &B, const TransposeNest &N) {
+  auto At = [&](Value *Base, Value *Row, int64_t RowLength, Value *Col) {
+    Value *Index = B.CreateAdd(B.CreateMul(Row, B.getInt64(RowLength)), Col);
+    return B.CreateGEP(N.Elem, Base, Index);
+  };
+  const Align ElemAlign(N.ElemBytes);
+  auto *Vec = FixedVectorType::get(N.Elem, kBlock);
+  const int64_t BlockRows = N.Rows / kBlock * kBlock;
+  const int64_t BlockCols = N.Cols / kBlock * kBlock;
+  auto Block = [&](Value *Y, Value *X) {
+    std::array<Value *, kBlock> R;
+    for (int64_t K = 0; K < kBlock; ++K)
+      R[K] = B.CreateAlignedLoad(
+          Vec, At(N.In, B.CreateAdd(Y, B.getInt64(K)), N.Rows, X), ElemAlign);
+    transposeBlock(B, R);
+    for (int64_t K = 0; K < kBlock; ++K)
+      B.CreateAlignedStore(
+          R[K], At(N.Out, B.CreateAdd(X, B.getInt64(K)), N.Cols, Y), ElemAlign);
+  };
+  auto Element = [&](Value *Y, Value *X) {
+    Value *V = B.CreateAlignedLoad(N.Elem, At(N.In, Y, N.Rows, X), ElemAlign);
+    B.CreateAlignedStore(V, At(N.Out, X, N.Cols, Y), ElemAlign);
+  };
+  BasicBlock *Before = N.Header;
+  emitLoop(B, Before, 0, BlockCols, kBlock, "transpose.y", [&](Value *Y) {
+    emitLoop(B, Before, 0, BlockRows, kBlock, "transpose.x",
+             [&](Value *X) { Block(Y, X); });
+  });
+  if (BlockRows < N.Rows)
+    emitLoop(B, Before, 0, N.Cols, 1, "transpose.edge.y", [&](Value *Y) {
+      emitLoop(B, Before, BlockRows, N.Rows, 1, "transpose.edge.x",
+               [&](Value *X) { Element(Y, X); });
+    });
+  emitLoop(B, Before, BlockCols, N.Cols, 1, "transpose.tail.y", [&](Value *Y) {
+    emitLoop(B, Before, 0, BlockRows, 1, "transpose.tail.x",
+             [&](Value *X) { Element(Y, X); });
+  });
+}
+
+/// The rewritten transpose in front of the nest: taken when In and Out do
 /// not overlap; the nest stays for when they do.
 void rewrite(const TransposeNest &N) {
-  Function *F = N.Header->getParent();
-  LLVMContext &Ctx = F->getContext();
-  auto *RowsBB = BasicBlock::Create(Ctx, "transpose.rows", F, N.Header);
-  auto *BlockBB = BasicBlock::Create(Ctx, "transpose.block", F, N.Header);
-  auto *NextBB = BasicBlock::Create(Ctx, "transpose.next", F, N.Header);
+  LLVMContext &Ctx = N.Header->getContext();
+  auto *Start =
+      BasicBlock::Create(Ctx, "transpose", N.Header->getParent(), N.Header);
   Instruction *Term = N.Preheader->getTerminator();
   IRBuilder<> B(Term);
   B.SetCurrentDebugLocation(Term->getDebugLoc());
@@ -305,44 +368,17 @@ void rewrite(const TransposeNest &N) {
       B.CreateOr(B.CreateICmpULE(B.CreateAdd(OutAt, B.getInt64(Bytes)), InAt),
                  B.CreateICmpULE(B.CreateAdd(InAt, B.getInt64(Bytes)), OutAt),
                  "transpose.apart");
-  B.CreateCondBr(Apart, RowsBB, N.Header);
+  B.CreateCondBr(Apart, Start, N.Header);
   Term->eraseFromParent();
 
-  // for y in 0..Cols step 8: for x in 0..Rows step 8: one 8x8 block.
-  B.SetInsertPoint(RowsBB);
-  PHINode *Y = B.CreatePHI(I64, 2, "transpose.y");
-  B.CreateBr(BlockBB);
-  B.SetInsertPoint(BlockBB);
-  PHINode *X = B.CreatePHI(I64, 2, "transpose.x");
-  auto *Vec = FixedVectorType::get(N.Elem, kBlock);
-  const Align ElemAlign(N.ElemBytes);
-  auto At = [&](Value *Base, Value *Row, int64_t RowLength, Value *Col) {
-    Value *Index = B.CreateAdd(B.CreateMul(Row, B.getInt64(RowLength)), Col);
-    return B.CreateGEP(N.Elem, Base, Index);
-  };
-  std::array<Value *, kBlock> Block;
-  for (int64_t K = 0; K < kBlock; ++K)
-    Block[K] = B.CreateAlignedLoad(
-        Vec, At(N.In, B.CreateAdd(Y, B.getInt64(K)), N.Rows, X), ElemAlign);
-  transposeBlock(B, Block);
-  for (int64_t K = 0; K < kBlock; ++K)
-    B.CreateAlignedStore(Block[K],
-                         At(N.Out, B.CreateAdd(X, B.getInt64(K)), N.Cols, Y),
-                         ElemAlign);
-  Value *NextX = B.CreateAdd(X, B.getInt64(kBlock));
-  B.CreateCondBr(B.CreateICmpEQ(NextX, B.getInt64(N.Rows)), NextBB, BlockBB);
-  X->addIncoming(B.getInt64(0), RowsBB);
-  X->addIncoming(NextX, BlockBB);
-
-  B.SetInsertPoint(NextBB);
-  Value *NextY = B.CreateAdd(Y, B.getInt64(kBlock));
-  B.CreateCondBr(B.CreateICmpEQ(NextY, B.getInt64(N.Cols)), N.Exit, RowsBB);
-  Y->addIncoming(B.getInt64(0), N.Preheader);
-  Y->addIncoming(NextY, NextBB);
-  // The exit's phis take from the blocked code what they take from the
-  // nest (values from before it: nothing of the nest is used after it).
+  B.SetInsertPoint(Start);
+  emitTranspose(B, N);
+  B.CreateBr(N.Exit);
+  // The exit's phis take from the new code what they take from the nest
+  // (values from before it: nothing of the nest is used after it).
   for (PHINode &Phi : N.Exit->phis())
-    Phi.addIncoming(Phi.getIncomingValueForBlock(N.Exiting), NextBB);
+    Phi.addIncoming(Phi.getIncomingValueForBlock(N.Exiting),
+                    B.GetInsertBlock());
 }
 
 } // namespace

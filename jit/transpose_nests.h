@@ -30,7 +30,8 @@ namespace vmjit::jit {
 /// the two loops (scalar evolution), and when those accesses together
 /// write each element of an R x C array `Out` exactly once with element
 /// (x, y) of the C x R array `In` (proved from the strides and start
-/// offsets: unrolled nests, either loop order), R and C multiples of 8.
+/// offsets: unrolled nests, either loop order), R and C at least 8 (the
+/// elements past the last whole block are copied one by one).
 /// The rewritten code runs when the two arrays do not overlap (checked at
 /// run time, once per nest); otherwise the original nest runs.
 unsigned rewriteTransposeNests(llvm::Module &M);

@@ -83,9 +83,13 @@ void reportKernels(const CompileOptions &O, const jit::AotResult &R,
     return;
   fmt::print(stderr,
              "vmjit: {} holds {} kernels of {} compiled for this CPU ({}) "
-             "in {:.1f} ms{}\n",
+             "in {:.1f} ms{}{}\n",
              O.Output, R.Kernels.size(), Bitcode, R.KernelCPU,
-             R.KernelCompileMs, R.KernelCacheHit ? " (from the object cache)" : "");
+             R.KernelCompileMs,
+             R.KernelCacheHit ? " (from the object cache)" : "",
+             R.KernelTransposes
+                 ? fmt::format("; {} transposes blocked", R.KernelTransposes)
+                 : "");
   fmt::print(stderr, "vmjit: {} needs the CPU features {}\n", O.Output,
              R.KernelFeatures);
 }

@@ -17,6 +17,7 @@
 #include "vmjit/files/npy.h"
 #include "vmjit/jit/kernel_tier.h"
 #include "vmjit/runtime/array.h"
+#include "vmjit/runtime/kernel_slot.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/shape.h"
 #include "vmjit/runtime/tensor.h"
@@ -394,6 +395,41 @@ TEST(KernelTierTest, TvmsCodeRunsUntilTheCompiledKernelsAreSwappedIn) {
   }
   EXPECT_EQ(K->status().TvmCalls, TvmCalls);
   EXPECT_NE(K->status().note().find("calls ran TVM's code"), std::string::npos);
+}
+
+TEST(KernelTierTest, DestroyingTheTierAbandonsItsCompile) {
+  const std::filesystem::path Bc = kModels / "mlp" / "model.bc";
+  if (!std::filesystem::exists(Bc))
+    GTEST_SKIP() << "no " << Bc;
+  const ModelCall &C = modelCalls().front();
+  vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
+  const TvmRun Run = runOnTvm(P, C);
+
+  PoolHold Hold;
+  auto K =
+      jit::KernelTier::start(Bc.string(), P.Libraries.front(), cachedOptions());
+  ASSERT_EQ(K->status().State, jit::KernelTierState::Compiling);
+  std::shared_ptr<KernelLibrary> Lib = K->library();
+  K.reset(); // the queued compile is dropped, not left to run
+  Hold.release();
+  PoolHold().release(); // the lane runs in order: what was queued has run
+  // Nothing was published. The library still serves every kernel, with
+  // TVM's code.
+  for (const std::string &Name : Lib->functionNames()) {
+    std::optional<Function> F = Lib->find(Name);
+    ASSERT_TRUE(F);
+    auto *Slot = static_cast<const KernelSlotObj *>(F->get());
+    EXPECT_EQ(Slot->compiled(), nullptr) << Name;
+  }
+  auto VM =
+      vmWith(P.Exe,
+             [&] {
+               std::vector<std::shared_ptr<KernelLibrary>> Libs = {Lib};
+               Libs.insert(Libs.end(), P.Libraries.begin(), P.Libraries.end());
+               return Libs;
+             }(),
+             {vm::ExecMode::Compiled});
+  EXPECT_TRUE(sameBits(callThrice(*VM, C, Run.Args), Run.Expected));
 }
 
 TEST(KernelTierTest, UnalignedTensorsAreCopiedInEveryMode) {

@@ -78,6 +78,8 @@ struct AotResult {
   std::string KernelCPU;
   std::string KernelFeatures; ///< LLVM's, "+avx2,+fma,..."
   bool KernelCacheHit = false; ///< the kernels' object was in the cache
+  /// Transpose loop nests rewritten into blocks (docs/jit.md).
+  unsigned KernelTransposes = 0;
   std::string KernelWarning;
 };
 
