@@ -359,13 +359,33 @@ private:
   std::atomic<bool> Released{false};
 };
 
-TEST(KernelTierTest, TvmsCodeRunsUntilTheCompiledKernelsAreSwappedIn) {
+/// The mlp opened, with its run on TVM's kernels; nothing without its
+/// bitcode.
+struct MlpRun {
+  std::filesystem::path Bc;
+  const ModelCall &C;
+  vm::OpenedProgram P;
+  TvmRun Run;
+};
+std::unique_ptr<MlpRun> mlpRun() {
   const std::filesystem::path Bc = kModels / "mlp" / "model.bc";
   if (!std::filesystem::exists(Bc))
-    GTEST_SKIP() << "no " << Bc;
+    return nullptr;
   const ModelCall &C = modelCalls().front();
   vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
-  const TvmRun Run = runOnTvm(P, C);
+  TvmRun Run = runOnTvm(P, C);
+  return std::unique_ptr<MlpRun>(
+      new MlpRun{Bc, C, std::move(P), std::move(Run)});
+}
+
+TEST(KernelTierTest, TvmsCodeRunsUntilTheCompiledKernelsAreSwappedIn) {
+  std::unique_ptr<MlpRun> M = mlpRun();
+  if (!M)
+    GTEST_SKIP() << "no mlp/model.bc in " << kModels;
+  const std::filesystem::path &Bc = M->Bc;
+  const ModelCall &C = M->C;
+  const vm::OpenedProgram &P = M->P;
+  const TvmRun &Run = M->Run;
   const std::vector<AnyView> &Args = Run.Args;
   const Any &Expected = Run.Expected;
 
@@ -398,16 +418,16 @@ TEST(KernelTierTest, TvmsCodeRunsUntilTheCompiledKernelsAreSwappedIn) {
 }
 
 TEST(KernelTierTest, DestroyingTheTierAbandonsItsCompile) {
-  const std::filesystem::path Bc = kModels / "mlp" / "model.bc";
-  if (!std::filesystem::exists(Bc))
-    GTEST_SKIP() << "no " << Bc;
-  const ModelCall &C = modelCalls().front();
-  vm::OpenedProgram P = vm::openProgram((kModels / C.Library).string());
-  const TvmRun Run = runOnTvm(P, C);
+  std::unique_ptr<MlpRun> M = mlpRun();
+  if (!M)
+    GTEST_SKIP() << "no mlp/model.bc in " << kModels;
+  const ModelCall &C = M->C;
+  const vm::OpenedProgram &P = M->P;
+  const TvmRun &Run = M->Run;
 
   PoolHold Hold;
-  auto K =
-      jit::KernelTier::start(Bc.string(), P.Libraries.front(), cachedOptions());
+  auto K = jit::KernelTier::start(M->Bc.string(), P.Libraries.front(),
+                                  cachedOptions());
   ASSERT_EQ(K->status().State, jit::KernelTierState::Compiling);
   std::shared_ptr<KernelLibrary> Lib = K->library();
   K.reset(); // the queued compile is dropped, not left to run
