@@ -38,8 +38,10 @@ namespace {
 
 /// The side of the blocks moved through registers, in elements.
 constexpr int64_t kBlock = 8;
-/// Bounds that keep the geometry's products far from overflow.
+/// Bounds that keep the geometry's products (and the array's bytes) far
+/// from overflow.
 constexpr int64_t kMaxExtent = int64_t(1) << 30;
+constexpr int64_t kMaxElements = int64_t(1) << 40;
 
 /// An address Base + Start + OuterStep*i + InnerStep*j, in bytes, for the
 /// outer loop's iteration i and the inner loop's j.
@@ -166,8 +168,8 @@ transposeShape(const LoopWalk &X, const LoopWalk &Y,
     return std::nullopt;
   const int64_t Rows = Y.Load / Dy, Cols = X.Store / Dx;
   if (Rows < kBlock || Cols < kBlock || Rows > kMaxExtent ||
-      Cols > kMaxExtent || X.Trips * Dx != Rows || Y.Trips * Dy != Cols ||
-      static_cast<int64_t>(Starts.size()) != Dx * Dy)
+      Cols > kMaxExtent || Rows * Cols > kMaxElements || X.Trips * Dx != Rows ||
+      Y.Trips * Dy != Cols || static_cast<int64_t>(Starts.size()) != Dx * Dy)
     return std::nullopt;
   std::set<std::pair<int64_t, int64_t>> Seen;
   for (auto [StoreStart, LoadStart] : Starts) {
@@ -217,8 +219,10 @@ std::optional<TransposeNest> matchNest(ScalarEvolution &SE,
   std::optional<std::vector<Copy>> Copies = nestCopies(SE, Outer, Inner, Elem);
   if (!Copies)
     return std::nullopt;
+  // Whole bytes: a vector of i1 would be packed bits, not 8 elements.
   const int64_t Bytes = DL.getTypeStoreSize(Elem);
   if (Bytes <= 0 || Bytes != int64_t(DL.getTypeAllocSize(Elem)) ||
+      int64_t(DL.getTypeSizeInBits(Elem)) != 8 * Bytes ||
       !(Elem->isIntegerTy() || Elem->isFloatingPointTy()))
     return std::nullopt;
 

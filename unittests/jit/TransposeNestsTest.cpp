@@ -65,7 +65,7 @@ std::string nestIR(const NestShape &S) {
     Body += Index("s", S.Store) + Index("l", S.Load);
     Body += fmt::format(
         "  %pl.{0} = getelementptr inbounds {1}, ptr %in, i64 %l.{0}\n"
-        "  %v.{0} = load {1}, ptr %pl.{0}, align 4\n"
+        "  %v.{0} = load {1}, ptr %pl.{0}, align 1\n"
         "  %ps.{0} = getelementptr inbounds {1}, ptr {2}, i64 %s.{0}\n",
         U, S.Elem, S.OneBuffer ? "%in" : "%out");
     std::string Value = fmt::format("%v.{}", U);
@@ -74,7 +74,7 @@ std::string nestIR(const NestShape &S) {
       Value = fmt::format("%w.{}", U);
     }
     Body +=
-        fmt::format("  store {} {}, ptr %ps.{}, align 4\n", S.Elem, Value, U);
+        fmt::format("  store {} {}, ptr %ps.{}, align 1\n", S.Elem, Value, U);
   }
   return fmt::format(R"(
 define void @k(ptr %in, ptr %out) {{
@@ -256,6 +256,9 @@ TEST(TransposeNestsTest, WhatIsNotATransposeStays) {
   EXPECT_EQ(rewritten(Scaled), 0u);
   EXPECT_EQ(rewritten(rowsOfOut(7, 24)), 0u); // a side shorter than 8
   EXPECT_EQ(rewritten(rowsOfOut(16, 4)), 0u);
+  NestShape Bits = rowsOfOut(R, C);
+  Bits.Elem = "i1"; // a vector of i1 is packed bits in memory
+  EXPECT_EQ(rewritten(Bits), 0u);
   NestShape OneBuffer = rowsOfOut(R, C);
   OneBuffer.OneBuffer = true;
   EXPECT_EQ(rewritten(OneBuffer), 0u);
