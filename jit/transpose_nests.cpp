@@ -12,6 +12,7 @@
 
 #include "transpose_nests.h"
 
+#include "llvm/ADT/SmallSet.h"
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
@@ -26,7 +27,6 @@
 
 #include <array>
 #include <optional>
-#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -55,6 +55,14 @@ struct Copy {
   AffineAddress Store, Load;
 };
 
+/// The copies of a nest, their element type, and the least alignment its
+/// loads and its stores claim.
+struct NestBody {
+  std::vector<Copy> Copies;
+  Type *Elem = nullptr;
+  Align LoadAlign, StoreAlign;
+};
+
 /// A nest proven a transpose: Out (Rows x Cols) gets In (Cols x Rows)
 /// transposed.
 struct TransposeNest {
@@ -62,6 +70,7 @@ struct TransposeNest {
   Value *In, *Out;
   Type *Elem;
   int64_t ElemBytes;
+  Align InAlign, OutAlign;
   int64_t Rows, Cols;
 };
 
@@ -111,12 +120,13 @@ bool isBookkeeping(const Instruction &I) {
 
 /// The copies of the nest Outer/Inner: every memory operation a simple
 /// load in Inner whose one use is a simple store there, of the same type.
-std::optional<std::vector<Copy>> nestCopies(ScalarEvolution &SE,
-                                            const Loop *Outer,
-                                            const Loop *Inner, Type *&Elem) {
-  std::vector<Copy> Copies;
+std::optional<NestBody> nestCopies(ScalarEvolution &SE, const Loop *Outer,
+                                   const Loop *Inner) {
+  NestBody Body;
+  std::vector<Copy> &Copies = Body.Copies;
+  Type *&Elem = Body.Elem;
+  Body.LoadAlign = Body.StoreAlign = Align(uint64_t(1) << 32);
   unsigned Loads = 0;
-  Elem = nullptr;
   for (BasicBlock *BB : Outer->blocks()) {
     const bool InInner = Inner->contains(BB);
     for (Instruction &I : *BB) {
@@ -145,11 +155,13 @@ std::optional<std::vector<Copy>> nestCopies(ScalarEvolution &SE,
       if (!S || !L)
         return std::nullopt;
       Copies.push_back({*S, *L});
+      Body.LoadAlign = std::min(Body.LoadAlign, Source->getAlign());
+      Body.StoreAlign = std::min(Body.StoreAlign, Store->getAlign());
     }
   }
   if (Copies.empty() || Loads != Copies.size())
     return std::nullopt;
-  return Copies;
+  return Body;
 }
 
 /// Strides (elements) and trip count of one loop of the nest.
@@ -171,7 +183,7 @@ transposeShape(const LoopWalk &X, const LoopWalk &Y,
       Cols > kMaxExtent || Rows * Cols > kMaxElements || X.Trips * Dx != Rows ||
       Y.Trips * Dy != Cols || static_cast<int64_t>(Starts.size()) != Dx * Dy)
     return std::nullopt;
-  std::set<std::pair<int64_t, int64_t>> Seen;
+  SmallSet<std::pair<int64_t, int64_t>, 16> Seen;
   for (auto [StoreStart, LoadStart] : Starts) {
     if (StoreStart < 0)
       return std::nullopt;
@@ -181,6 +193,19 @@ transposeShape(const LoopWalk &X, const LoopWalk &Y,
       return std::nullopt;
   }
   return std::make_pair(Rows, Cols);
+}
+
+/// Whether every run of `L`'s header runs all of `L`'s blocks (then the
+/// trip count is how often each copy of the body runs, and an inner loop
+/// runs on every iteration): `L` is left only from its latch, which every
+/// block of `L` dominates. Top-tested loops, early exits and conditional
+/// blocks fail.
+bool runsWholeBodies(const DominatorTree &DT, const Loop *L) {
+  BasicBlock *Latch = L->getLoopLatch();
+  if (!Latch || L->getExitingBlock() != Latch)
+    return false;
+  return llvm::all_of(L->blocks(),
+                      [&](BasicBlock *BB) { return DT.dominates(BB, Latch); });
 }
 
 /// A pointer usable at the end of `Preheader`.
@@ -209,19 +234,22 @@ std::optional<TransposeNest> matchNest(ScalarEvolution &SE,
       !Inner->getLoopPreheader() || !Inner->getLoopLatch() || !Exiting || !Exit)
     return std::nullopt;
   auto *Br = dyn_cast<BranchInst>(Preheader->getTerminator());
-  if (!Br || Br->isConditional())
+  if (!Br || Br->isConditional() || !runsWholeBodies(DT, Outer) ||
+      !runsWholeBodies(DT, Inner))
     return std::nullopt;
   const int64_t OuterTrips = SE.getSmallConstantTripCount(Outer);
   const int64_t InnerTrips = SE.getSmallConstantTripCount(Inner);
   if (OuterTrips == 0 || InnerTrips == 0)
     return std::nullopt;
-  Type *Elem = nullptr;
-  std::optional<std::vector<Copy>> Copies = nestCopies(SE, Outer, Inner, Elem);
-  if (!Copies)
+  std::optional<NestBody> Body = nestCopies(SE, Outer, Inner);
+  if (!Body)
     return std::nullopt;
+  Type *Elem = Body->Elem;
+  const std::vector<Copy> *Copies = &Body->Copies;
   // Whole bytes: a vector of i1 would be packed bits, not 8 elements.
   const int64_t Bytes = DL.getTypeStoreSize(Elem);
-  if (Bytes <= 0 || Bytes != int64_t(DL.getTypeAllocSize(Elem)) ||
+  if (Bytes <= 0 || !isPowerOf2_64(Bytes) ||
+      Bytes != int64_t(DL.getTypeAllocSize(Elem)) ||
       int64_t(DL.getTypeSizeInBits(Elem)) != 8 * Bytes ||
       !(Elem->isIntegerTy() || Elem->isFloatingPointTy()))
     return std::nullopt;
@@ -263,6 +291,8 @@ std::optional<TransposeNest> matchNest(ScalarEvolution &SE,
   N.Out = Out;
   N.Elem = Elem;
   N.ElemBytes = Bytes;
+  N.InAlign = Body->LoadAlign;
+  N.OutAlign = Body->StoreAlign;
   std::tie(N.Rows, N.Cols) = *Shape;
   return N;
 }
@@ -321,7 +351,6 @@ void emitTranspose(IRBuilder<> &B, const TransposeNest &N) {
     Value *Index = B.CreateAdd(B.CreateMul(Row, B.getInt64(RowLength)), Col);
     return B.CreateGEP(N.Elem, Base, Index);
   };
-  const Align ElemAlign(N.ElemBytes);
   auto *Vec = FixedVectorType::get(N.Elem, kBlock);
   const int64_t BlockRows = N.Rows / kBlock * kBlock;
   const int64_t BlockCols = N.Cols / kBlock * kBlock;
@@ -329,15 +358,16 @@ void emitTranspose(IRBuilder<> &B, const TransposeNest &N) {
     std::array<Value *, kBlock> R;
     for (int64_t K = 0; K < kBlock; ++K)
       R[K] = B.CreateAlignedLoad(
-          Vec, At(N.In, B.CreateAdd(Y, B.getInt64(K)), N.Rows, X), ElemAlign);
+          Vec, At(N.In, B.CreateAdd(Y, B.getInt64(K)), N.Rows, X), N.InAlign);
     transposeBlock(B, R);
     for (int64_t K = 0; K < kBlock; ++K)
-      B.CreateAlignedStore(
-          R[K], At(N.Out, B.CreateAdd(X, B.getInt64(K)), N.Cols, Y), ElemAlign);
+      B.CreateAlignedStore(R[K],
+                           At(N.Out, B.CreateAdd(X, B.getInt64(K)), N.Cols, Y),
+                           N.OutAlign);
   };
   auto Element = [&](Value *Y, Value *X) {
-    Value *V = B.CreateAlignedLoad(N.Elem, At(N.In, Y, N.Rows, X), ElemAlign);
-    B.CreateAlignedStore(V, At(N.Out, X, N.Cols, Y), ElemAlign);
+    Value *V = B.CreateAlignedLoad(N.Elem, At(N.In, Y, N.Rows, X), N.InAlign);
+    B.CreateAlignedStore(V, At(N.Out, X, N.Cols, Y), N.OutAlign);
   };
   BasicBlock *Before = N.Header;
   emitLoop(B, Before, 0, BlockCols, kBlock, "transpose.y", [&](Value *Y) {
@@ -368,10 +398,12 @@ void rewrite(const TransposeNest &N) {
   const int64_t Bytes = N.Rows * N.Cols * N.ElemBytes;
   Value *InAt = B.CreatePtrToInt(N.In, I64);
   Value *OutAt = B.CreatePtrToInt(N.Out, I64);
+  // |Out - In| >= Bytes, computed without wrapping around.
+  Value *Distance =
+      B.CreateSelect(B.CreateICmpUGE(OutAt, InAt), B.CreateSub(OutAt, InAt),
+                     B.CreateSub(InAt, OutAt));
   Value *Apart =
-      B.CreateOr(B.CreateICmpULE(B.CreateAdd(OutAt, B.getInt64(Bytes)), InAt),
-                 B.CreateICmpULE(B.CreateAdd(InAt, B.getInt64(Bytes)), OutAt),
-                 "transpose.apart");
+      B.CreateICmpUGE(Distance, B.getInt64(Bytes), "transpose.apart");
   B.CreateCondBr(Apart, Start, N.Header);
   Term->eraseFromParent();
 

@@ -1,5 +1,4 @@
-//===- transpose_nests.h - 2-D transposes rewritten as 8x8 blocks -*- C++
-//-*-===//
+//===- transpose_nests.h - Transposes as 8x8 blocks -------------*- C++ -*-===//
 //
 // Private to jit/: the kernel tier's one idiom. TVM writes a transpose
 // (`permute_dims`, the per-call weight transposes of a model built without
@@ -23,8 +22,9 @@ namespace vmjit::jit {
 /// Rewrites every loop nest of `M` that is a 2-D transpose into blocked
 /// code and returns how many it rewrote.
 ///
-/// A nest qualifies when it is two loops (preheaders, latches, constant
-/// trip counts, one exiting block, no value used after it)
+/// A nest qualifies when it is two loops (preheaders, each left only from
+/// its latch, which all its blocks dominate, constant trip counts, no
+/// value used after it)
 /// whose only memory operations are simple stores, in the inner loop, of
 /// a value loaded there from another base pointer, each address affine in
 /// the two loops (scalar evolution), and when those accesses together
