@@ -205,10 +205,12 @@ readKernelModule(LLVMContext &Ctx, const std::string &Path,
 
 /// What compiled kernels depend on beyond the engine's options (its
 /// fingerprint holds the CPU, its features, the optimization level, Polly
-/// and the FP mode): the bitcode, and the entries added to it.
+/// and the FP mode): the bitcode, and what this file does to it before the
+/// pipeline (the entries added, the transposes rewritten): the number
+/// after "tier" changes with that.
 std::string kernelCacheKey(const XXH128_hash_t &Hash) {
   const HostInfo &Host = hostInfo();
-  return fmt::format("vmjit kernel tier 3\nbitcode {:016x}{:016x}\ncpu {}\n"
+  return fmt::format("vmjit kernel tier 4\nbitcode {:016x}{:016x}\ncpu {}\n"
                      "features {}\n",
                      Hash.high64, Hash.low64, Host.CPU, Host.Features);
 }
