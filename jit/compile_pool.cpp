@@ -60,7 +60,7 @@ public:
     Done.wait(Lock, [&] { return !hasQueued(Owner) && !hasRunning(Owner); });
   }
 
-  void cancel(const void *Owner) {
+  void cancel(const void *Owner, bool Wait) {
     std::unique_lock Lock(Mutex);
     for (Lane &Q : Lanes)
       std::erase_if(Q.Queue, [&](const Job &J) { return J.Owner == Owner; });
@@ -68,7 +68,8 @@ public:
     for (const Job &J : Running)
       if (J.Owner == Owner)
         J.Cancel->store(true, std::memory_order_relaxed);
-    Done.wait(Lock, [&] { return !hasRunning(Owner); });
+    if (Wait)
+      Done.wait(Lock, [&] { return !hasRunning(Owner); });
   }
 
   void shutdown() {
@@ -160,7 +161,8 @@ bool submitCompile(const void *Owner,
 }
 void warmCompilePool() { pool().warm(); }
 void waitForCompiles(const void *Owner) { pool().wait(Owner); }
-void cancelCompiles(const void *Owner) { pool().cancel(Owner); }
+void cancelCompiles(const void *Owner) { pool().cancel(Owner, true); }
+void abandonCompiles(const void *Owner) { pool().cancel(Owner, false); }
 void shutdownCompilePool() { pool().shutdown(); }
 
 void shutdownCompilePoolAtExit() {

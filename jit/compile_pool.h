@@ -53,6 +53,11 @@ void waitForCompiles(const void *Owner);
 /// normally (the flag is per job).
 void cancelCompiles(const void *Owner);
 
+/// cancelCompiles without the wait: for an owner whose running jobs hold
+/// what they use themselves, and whose end should not wait for a compile
+/// (a running job stops at its next check, in the background).
+void abandonCompiles(const void *Owner);
+
 /// Registers shutdownCompilePool with atexit, once per process: a compile
 /// still running when the process exits would run into LLVM's static
 /// objects as they are destroyed (see stopBackgroundCompiles).

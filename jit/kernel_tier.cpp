@@ -223,9 +223,11 @@ KernelTier::start(const std::string &BitcodePath,
 
 KernelTier::~KernelTier() {
   // Abandons a compile nobody can see the end of: a queued job is dropped,
-  // a running one stops at its next IR pass. The library's slots, which
-  // VMs may still hold, keep TVM's code.
-  cancelCompiles(Core.get());
+  // a running one stops at its next IR pass, in the background (it holds
+  // the tier's shared state itself; code generation, once begun, may take
+  // seconds, which the destructor does not wait for). The library's
+  // slots, which VMs may still hold, keep TVM's code.
+  abandonCompiles(Core.get());
   TierRegistry &R = registry();
   std::lock_guard Lock(R.Mutex);
   for (auto It = R.Tiers.begin(); It != R.Tiers.end();)

@@ -110,8 +110,8 @@ public:
   start(const std::string &BitcodePath, std::shared_ptr<KernelLibrary> Tvm,
         const KernelTierOptions &Opts = {});
   /// Abandons a compile still queued or running (a running one stops at
-  /// its next IR pass; the destructor waits for that): the library's
-  /// slots, where VMs still hold them, keep running TVM's code.
+  /// its next IR pass, without the destructor waiting for it): the
+  /// library's slots, where VMs still hold them, keep running TVM's code.
   ~KernelTier();
   KernelTier(const KernelTier &) = delete;
   KernelTier &operator=(const KernelTier &) = delete;
