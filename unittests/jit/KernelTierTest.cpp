@@ -441,15 +441,13 @@ TEST(KernelTierTest, DestroyingTheTierAbandonsItsCompile) {
     auto *Slot = static_cast<const KernelSlotObj *>(F->get());
     EXPECT_EQ(Slot->compiled(), nullptr) << Name;
   }
-  auto VM =
-      vmWith(P.Exe,
-             [&] {
-               std::vector<std::shared_ptr<KernelLibrary>> Libs = {Lib};
-               Libs.insert(Libs.end(), P.Libraries.begin(), P.Libraries.end());
-               return Libs;
-             }(),
-             {vm::ExecMode::Compiled});
-  EXPECT_TRUE(sameBits(callThrice(*VM, C, Run.Args), Run.Expected));
+  std::vector<std::shared_ptr<KernelLibrary>> Libs = {Lib};
+  Libs.insert(Libs.end(), P.Libraries.begin(), P.Libraries.end());
+  for (const TestMode &Mode : everyMode()) {
+    SCOPED_TRACE(modeName(Mode));
+    auto VM = vmWith(P.Exe, Libs, Mode);
+    EXPECT_TRUE(sameBits(callThrice(*VM, C, Run.Args), Run.Expected));
+  }
 }
 
 TEST(KernelTierTest, UnalignedTensorsAreCopiedInEveryMode) {

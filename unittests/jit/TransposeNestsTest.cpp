@@ -128,9 +128,9 @@ Parsed parse(const std::string &IR) {
   return P;
 }
 
-/// How many nests of `S` are rewritten; the module stays valid.
-unsigned rewritten(const NestShape &S) {
-  Parsed P = parse(nestIR(S));
+/// How many nests of the module `IR` are rewritten; it stays valid.
+unsigned rewritten(const std::string &IR) {
+  Parsed P = parse(IR);
   if (!P.M)
     return 0;
   unsigned N = jit::rewriteTransposeNests(*P.M);
@@ -139,6 +139,7 @@ unsigned rewritten(const NestShape &S) {
   EXPECT_FALSE(llvm::verifyModule(*P.M, &OS)) << Errors;
   return N;
 }
+unsigned rewritten(const NestShape &S) { return rewritten(nestIR(S)); }
 
 using KernelFn = void(void *, void *);
 
@@ -282,14 +283,16 @@ TEST(TransposeNestsTest, WhatIsNotATransposeStays) {
   EXPECT_EQ(rewritten(OneBuffer), 0u);
 }
 
-/// A 16 x 16 float transpose nest whose control flow is given by the
-/// blocks in `Loops` (which define %outer, %i, %j, enter %copy and leave to
-/// %exit); %copy copies In[j][i] to Out[i][j] and branches to %after.
+/// A 16 x 16 float transpose nest: %outer (i from 0, back from %latch)
+/// continues with `Loops`, which define %j, enter %copy and leave to
+/// %exit; %copy copies In[j][i] to Out[i][j] and branches to %after.
 std::string controlFlowNest(const std::string &Loops) {
   return R"(
 define void @k(ptr %in, ptr %out) {
 entry:
   br label %outer
+outer:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
 )" + Loops +
          R"(
 copy:
@@ -308,107 +311,70 @@ exit:
 )";
 }
 
-/// Rewrites of `IR`, which must stay a valid module.
-unsigned rewrittenIR(const std::string &IR) {
-  Parsed P = parse(IR);
-  if (!P.M)
-    return 0;
-  unsigned N = jit::rewriteTransposeNests(*P.M);
-  EXPECT_FALSE(llvm::verifyModule(*P.M, &llvm::errs()));
-  return N;
-}
-
 TEST(TransposeNestsTest, NestsThatSkipCopiesStay) {
   // The trip counts are constant, but not every header run copies: the
   // loops must run each copy exactly as often as their headers.
-  const std::string OuterLatch = R"(
-latch:
-  %i.next = add i64 %i, 1
-  %i.done = icmp eq i64 %i.next, 16
-  br i1 %i.done, label %exit, label %outer
-)";
-  const std::string InnerLatch = R"(
-after:
-  %j.next = add i64 %j, 1
-  %j.done = icmp eq i64 %j.next, 16
-  br i1 %j.done, label %latch, label %inner
-)";
-  // The well-formed nest, as a check of the helper.
-  EXPECT_EQ(rewrittenIR(controlFlowNest(R"(
-outer:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
-  br label %inner
-inner:
-  %j = phi i64 [ 0, %outer ], [ %j.next, %after ]
-  br label %copy
-)" + InnerLatch + OuterLatch)),
-            1u);
-  // The inner loop tested at its top: 15 copies a row.
-  EXPECT_EQ(rewrittenIR(controlFlowNest(R"(
-outer:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
-  br label %inner
-inner:
-  %j = phi i64 [ 0, %outer ], [ %j.next, %after ]
-  %more = icmp ult i64 %j, 15
-  br i1 %more, label %copy, label %latch
-after:
-  %j.next = add i64 %j, 1
-  br label %inner
-)" + OuterLatch)),
-            0u);
-  // A copy under a condition (not for j == 3).
-  EXPECT_EQ(rewrittenIR(controlFlowNest(R"(
-outer:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
-  br label %inner
-inner:
-  %j = phi i64 [ 0, %outer ], [ %j.next, %after ]
-  %skip = icmp eq i64 %j, 3
-  br i1 %skip, label %after, label %copy
-)" + InnerLatch + OuterLatch)),
-            0u);
-  // The inner loop skipped for i == 5.
-  EXPECT_EQ(rewrittenIR(controlFlowNest(R"(
-outer:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
-  %skip = icmp eq i64 %i, 5
-  br i1 %skip, label %latch, label %pre
-pre:
-  br label %inner
-inner:
-  %j = phi i64 [ 0, %pre ], [ %j.next, %after ]
-  br label %copy
-)" + InnerLatch + OuterLatch)),
-            0u);
-  // An early exit from the inner loop before the copy at j == 15.
-  EXPECT_EQ(rewrittenIR(controlFlowNest(R"(
-outer:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
-  br label %inner
-inner:
-  %j = phi i64 [ 0, %outer ], [ %j.next, %after ]
-  %leave = icmp eq i64 %j, 15
-  br i1 %leave, label %latch, label %copy
-)" + InnerLatch + OuterLatch)),
-            0u);
-  // The outer loop tested at its top (TVM's unoptimized loops): 15 rows.
-  EXPECT_EQ(rewrittenIR(controlFlowNest(R"(
-outer:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
-  %more = icmp ult i64 %i, 15
-  br i1 %more, label %pre, label %exit
-pre:
-  br label %inner
-inner:
-  %j = phi i64 [ 0, %pre ], [ %j.next, %after ]
-  br label %copy
-)" + InnerLatch + R"(
-latch:
-  %i.next = add i64 %i, 1
-  br label %outer
-)")),
-            0u);
+  const std::string Inner =
+      "inner:\n"
+      "  %j = phi i64 [ 0, %outer ], [ %j.next, %after ]\n";
+  const std::string InnerAfterPre =
+      "pre:\n  br label %inner\n"
+      "inner:\n  %j = phi i64 [ 0, %pre ], [ %j.next, %after ]\n";
+  // Block `Name`: the next `Iv`, on to `Head` until 16, then to `Exit`.
+  auto Latch = [](const char *Name, const char *Iv, const char *Exit,
+                  const char *Head) {
+    return fmt::format("{0}:\n  %{1}.next = add i64 %{1}, 1\n"
+                       "  %{1}.done = icmp eq i64 %{1}.next, 16\n"
+                       "  br i1 %{1}.done, label %{2}, label %{3}\n",
+                       Name, Iv, Exit, Head);
+  };
+  const std::string InnerLatch = Latch("after", "j", "latch", "inner");
+  const std::string OuterLatch = Latch("latch", "i", "exit", "outer");
+  struct Case {
+    const char *What;
+    std::string Loops;
+    unsigned Rewritten;
+  };
+  const Case Cases[] = {
+      {"the well-formed nest (a check of the helper)",
+       "  br label %inner\n" + Inner + "  br label %copy\n" + InnerLatch +
+           OuterLatch,
+       1},
+      {"the inner loop tested at its top: 15 copies a row",
+       "  br label %inner\n" + Inner +
+           "  %more = icmp ult i64 %j, 15\n"
+           "  br i1 %more, label %copy, label %latch\n"
+           "after:\n  %j.next = add i64 %j, 1\n  br label %inner\n" +
+           OuterLatch,
+       0},
+      {"a copy under a condition (not for j == 3)",
+       "  br label %inner\n" + Inner +
+           "  %skip = icmp eq i64 %j, 3\n"
+           "  br i1 %skip, label %after, label %copy\n" +
+           InnerLatch + OuterLatch,
+       0},
+      {"the inner loop skipped for i == 5",
+       "  %skip = icmp eq i64 %i, 5\n"
+       "  br i1 %skip, label %latch, label %pre\n" +
+           InnerAfterPre + "  br label %copy\n" + InnerLatch + OuterLatch,
+       0},
+      {"an early exit from the inner loop before the copy at j == 15",
+       "  br label %inner\n" + Inner +
+           "  %leave = icmp eq i64 %j, 15\n"
+           "  br i1 %leave, label %latch, label %copy\n" +
+           InnerLatch + OuterLatch,
+       0},
+      {"the outer loop tested at its top (TVM's unoptimized loops): 15 rows",
+       "  %more = icmp ult i64 %i, 15\n"
+       "  br i1 %more, label %pre, label %exit\n" +
+           InnerAfterPre + "  br label %copy\n" + InnerLatch +
+           "latch:\n  %i.next = add i64 %i, 1\n  br label %outer\n",
+       0},
+  };
+  for (const Case &C : Cases) {
+    SCOPED_TRACE(C.What);
+    EXPECT_EQ(rewritten(controlFlowNest(C.Loops)), C.Rewritten);
+  }
 }
 
 /// The transpose nests of `Model`'s bitcode (which must exist).
