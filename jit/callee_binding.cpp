@@ -23,17 +23,34 @@ namespace {
 
 /// Appends binding `B` to the key text.
 void addToKey(std::string &Key, const CalleeBinding &B) {
-  Key += fmt::format("{}:{:x}:{:x}:{}:{}:{}:{:x};", static_cast<int>(B.How),
-                     B.Entry, B.Self, static_cast<int>(B.Inline),
-                     static_cast<int>(B.Standard),
-                     static_cast<int>(B.CountAtCall), B.KernelCell);
+  Key += fmt::format(
+      "{}:{:x}:{:x}:{}:{}:{}:{:x}:{:x};", static_cast<int>(B.How), B.Entry,
+      B.Self, static_cast<int>(B.Inline), static_cast<int>(B.Standard),
+      static_cast<int>(B.CountAtCall), B.KernelCell, B.StackTensorArgs);
+}
+
+/// The arguments of a kernel with effects `E` that may be tensors on the
+/// caller's stack: the tensors it reads or writes, where its code touches
+/// no memory but its arguments' (so it keeps no pointer to one), and
+/// takes a fixed number of them.
+uint64_t stackTensorArgs(const KernelEffects *E) {
+  if (!E || !E->OnlyArgumentMemory || E->Args.size() > 64)
+    return 0;
+  uint64_t Mask = 0;
+  for (size_t K = 0; K < E->Args.size(); ++K)
+    if (E->Args[K] != ArgAccess::None)
+      Mask |= uint64_t{1} << K;
+  return Mask;
 }
 
 /// A kernel slot whose entry checks alignment: its published entry called
 /// directly (the slot as `self`), or, before the swap, the slot's cell read
 /// at the call site (tier 2).
 void bindKernel(CalleeBinding &CB, const KernelSlotObj *Slot) {
-  if (!Slot || !Slot->checksAlignment())
+  if (!Slot)
+    return;
+  CB.StackTensorArgs = stackTensorArgs(Slot->effects());
+  if (!Slot->checksAlignment())
     return;
   if (VMJITSafeCallType Compiled = Slot->compiled())
     CB.Entry = reinterpret_cast<uint64_t>(Compiled);
@@ -71,6 +88,15 @@ BoundCallees bindCallees(const vm::VirtualMachine &VM, bool InlineBuiltins) {
     addToKey(Out.Key, CB);
     Out.Callees.push_back(CB);
   }
+  const std::vector<DLDevice> &Devices = VM.devices();
+  const DLDevice Host = cpuDevice();
+  while (Out.HostDevices < static_cast<int64_t>(Devices.size()) &&
+         Devices[static_cast<size_t>(Out.HostDevices)].device_type ==
+             Host.device_type &&
+         Devices[static_cast<size_t>(Out.HostDevices)].device_id ==
+             Host.device_id)
+    ++Out.HostDevices;
+  Out.Key += fmt::format("host devices {};", Out.HostDevices);
   return Out;
 }
 

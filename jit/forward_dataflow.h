@@ -66,6 +66,25 @@ forwardDataflow(const vm::Executable &Exe, int64_t Func, Fact Bottom,
   return T;
 }
 
+/// The join of a must-dataflow, for forwardDataflow: the first state to
+/// arrive at an instruction is taken whole; a later one turns every fact it
+/// disagrees with into `Conflict`. Says whether State changed.
+template <typename Fact>
+bool joinAgreeing(std::vector<Fact> &State, const std::vector<Fact> &In,
+                  bool First, Fact Conflict) {
+  if (First) {
+    State = In;
+    return true;
+  }
+  bool Changed = false;
+  for (size_t R = 0; R < State.size(); ++R)
+    if (State[R] != Conflict && State[R] != In[R]) {
+      State[R] = Conflict;
+      Changed = true;
+    }
+  return Changed;
+}
+
 } // namespace vmjit::jit
 
 #endif // VMJIT_JIT_FORWARD_DATAFLOW_H

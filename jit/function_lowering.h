@@ -18,6 +18,7 @@
 #include "kind_inference.h"
 #include "liveness.h"
 #include "runtime_helpers.h"
+#include "stack_tensors.h"
 #include "tensor_facts.h"
 #include "vmjit/bytecode/bytecode.h"
 #include "vmjit/jit/engine.h"
@@ -404,6 +405,12 @@ private:
   void emitCallEntry();
   bool genericEntry(int64_t PC) const;
   void emitSpecKey();
+  /// The storages and tensors kept on the stack (stack_tensors.h): the
+  /// plan, their buffers and DLTensors made in the entry block.
+  void emitStackTensors(const std::set<int64_t> &LoopHeads);
+  /// Whether call `I` makes, or clears, a register the plan keeps on the
+  /// stack: nothing to do at run time.
+  bool onStackOnly(InstrView I) const;
   /// The tensor facts rest on the dtype constants of the function's
   /// check_tensor_info calls (checkedTensorWord): part of the cache key.
   void emitTensorFactsKey();
@@ -469,6 +476,9 @@ private:
   const FunctionSpeculation *Spec = nullptr;
   KindTable Kinds;
   TensorFacts Tensors;
+  /// The tensors on the stack, and each one's DLTensor.
+  StackTensorPlan Stack;
+  std::vector<Value *> StackDLTensors;
   /// The instruction being lowered.
   int64_t CurPC = 0;
 };

@@ -85,6 +85,8 @@ struct KernelTier::Shared {
     Done.notify_all();
   }
   void compile(const std::atomic<bool> *Cancel);
+  /// KernelTier::effects.
+  const std::map<std::string, KernelEffects> &effects();
 };
 
 void KernelTier::Shared::compile(const std::atomic<bool> *Cancel) {
@@ -113,10 +115,17 @@ void KernelTier::Shared::compile(const std::atomic<bool> *Cancel) {
   fillKernelSlots(*K, Ctx);
   const bool Hit = K->Unit->stats().CacheHit;
   std::shared_ptr<CompiledUnit> Unit = std::move(K->Unit);
+  // The effects of the same bitcode go with each entry (tier 2 reads them).
+  const std::map<std::string, KernelEffects> &Proven = effects();
   for (size_t I = 0; I < Names.size(); ++I) {
     auto It = K->Entries.find(Names[I]);
-    if (It != K->Entries.end())
-      slot(I).publish(reinterpret_cast<VMJITSafeCallType>(It->second), Unit);
+    if (It == K->Entries.end())
+      continue;
+    auto E = Proven.find(Names[I]);
+    slot(I).publish(reinterpret_cast<VMJITSafeCallType>(It->second), Unit,
+                    E == Proven.end()
+                        ? std::nullopt
+                        : std::optional<KernelEffects>(E->second));
   }
   logger().debug("kernel tier: {} kernels of {} {} in {:.1f} ms", Names.size(),
                  Bitcode, Hit ? "loaded from the cache" : "compiled",
@@ -293,10 +302,13 @@ kernelEffects(const std::string &BitcodePath, const KernelLibrary &Tvm) {
   return effectsOf(BitcodePath, Tvm.functionNames());
 }
 
+const std::map<std::string, KernelEffects> &KernelTier::Shared::effects() {
+  std::call_once(EffectsOnce, [&] { Effects = effectsOf(Bitcode, Names); });
+  return Effects;
+}
+
 const std::map<std::string, KernelEffects> &KernelTier::effects() const {
-  std::call_once(Core->EffectsOnce,
-                 [&] { Core->Effects = effectsOf(Core->Bitcode, Core->Names); });
-  return Core->Effects;
+  return Core->effects();
 }
 
 const void *KernelTier::compiledSymbol(std::string_view Name) const {

@@ -349,6 +349,10 @@ void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
   const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
   if (Bind.CountAtCall)
     countCall(I.callFunc());
+  if (onStackOnly(I)) {
+    B.CreateBr(next(PC));
+    return;
+  }
   if (Opts.InlineBuiltins && Bind.Inline != SpecialBuiltin::None &&
       emitInline(PC, I, Bind.Inline)) {
     B.CreateBr(next(PC));

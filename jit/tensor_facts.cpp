@@ -76,21 +76,10 @@ TensorFacts inferTensorFacts(const vm::Executable &Exe, int64_t Func,
                      static_cast<int64_t>(K) < F.NumParams;
        ++K)
     Entry[K] = Spec.ParamTensors[K];
-  // A fact holds before PC when it holds on every way there: the first
-  // state to arrive is taken whole, later ones only remove facts.
+  // A fact holds before PC when it holds on every way there.
   auto Join = [](std::vector<uint64_t> &S, const std::vector<uint64_t> &In,
                  bool First) {
-    if (First) {
-      S = In;
-      return true;
-    }
-    bool Changed = false;
-    for (size_t R = 0; R < S.size(); ++R)
-      if (S[R] != 0 && S[R] != In[R]) {
-        S[R] = 0;
-        Changed = true;
-      }
-    return Changed;
+    return joinAgreeing<uint64_t>(S, In, First, 0);
   };
   auto Transfer = [&](int64_t PC, InstrView I, std::vector<uint64_t> &Out) {
     if (I.opcode() != Opcode::Call)

@@ -16,6 +16,7 @@
 #include "direct_call.h"
 #include "kind_inference.h"
 #include "runtime_helpers.h"
+#include "stack_tensors.h"
 #include "tensor_facts.h"
 #include "tier_registry.h"
 #include "vmjit/builtins/builtins.h"
@@ -82,13 +83,18 @@ constexpr int64_t kTierTwoMaxSize = 1000; // instructions + call arguments
 /// keep every register in memory: both measured slower than tier 1
 /// (dispatch_int, N=100 flat at O1: 10.2 ns per call against 5.3; N=1000
 /// flat at O0: 11.3 against 4.96; docs/jit.md), so such a function keeps
-/// tier-1 code, as does one whose calls make its compile too slow.
-bool tierTwoWins(const vm::Executable &Exe, const vm::FunctionInfo &F,
-                 const JITOptions &O) {
+/// tier-1 code, as does one whose calls make its compile too slow. A flat
+/// function that keeps tensors on its stack (stack_tensors.h) wins: tier 2
+/// drops its allocations, which tier 1 makes.
+bool tierTwoWins(const vm::Executable &Exe, int64_t Func, const JITOptions &O,
+                 const BoundCallees &Bind) {
+  const vm::FunctionInfo &F = Exe.function(Func);
   const CallSize S = callSize(Exe, F);
   return S.Instrs <= kLargeUnitInstrs && S.MaxArgs <= kTierTwoMaxCallArgs &&
          S.Instrs + S.Args <= kTierTwoMaxSize &&
-         !lowersFlat(F, loweringOptions(O));
+         (!lowersFlat(F, loweringOptions(O)) ||
+          (O.InlineBuiltins &&
+           keepsTensorsOnStack(Exe, Func, Bind.Callees, Bind.HostDevices)));
 }
 
 std::string hex128(const void *Data, size_t Size) {
@@ -251,7 +257,7 @@ void TierManager::requestOptimized(int64_t Func) {
   // tier-2 compile is queued or running rather than stay on the
   // interpreter, and keeps it where tier 2 would not win, as in compiled
   // mode (that compile could take seconds, for slower code).
-  const bool Wins = tierTwoWins(*State->Exe, State->Exe->function(Func), Opts);
+  const bool Wins = tierTwoWins(*State->Exe, Func, Opts, State->Bind);
   if (Opts.UseBaseline && baseline::available() && (!Wins || Opts.Background))
     compileBaselineNow(Func, /*Counted=*/false);
   if (State->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire) &&
@@ -483,7 +489,7 @@ void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
   std::vector<int64_t> Small, Large;
   for (int64_t K : Funcs)
     if (State->fitsNativeStack(K))
-      (tierTwoWins(*State->Exe, State->Exe->function(K), Opts) ? Small : Large)
+      (tierTwoWins(*State->Exe, K, Opts, State->Bind) ? Small : Large)
           .push_back(K);
   if (!Small.empty())
     compileNow(Small);
@@ -584,6 +590,7 @@ TierManager::unitLoweringOptions(const std::vector<int64_t> &Funcs,
                                  const std::atomic<bool> *Cancel) {
   LoweringOptions LO = loweringOptions(Opts);
   LO.Cancel = Cancel;
+  LO.HostDevices = State->Bind.HostDevices;
   for (int64_t K : Funcs)
     if (std::optional<FunctionSpeculation> S =
             speculationFor(K, /*NeedTarget=*/true))
@@ -698,6 +705,7 @@ bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
 std::string TierManager::irText(int64_t Func, bool Optimized) {
   std::vector<int64_t> Funcs = {Func};
   LoweringOptions LO = loweringOptions(Opts);
+  LO.HostDevices = State->Bind.HostDevices;
   if (std::optional<FunctionSpeculation> S =
           speculationFor(Func, /*NeedTarget=*/false))
     LO.Speculate[Func] = std::move(*S);
@@ -797,7 +805,7 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   // code they have.
   for (int64_t K : All) {
     if (M->stats(K).Compiled ||
-        (M->nativeCode(K) && !tierTwoWins(Exe, Exe.function(K), M->Opts)))
+        (M->nativeCode(K) && !tierTwoWins(Exe, K, M->Opts, M->State->Bind)))
       continue;
     if (!M->State->Requested[static_cast<size_t>(K)].exchange(1))
       Missing.push_back(K);

@@ -34,8 +34,10 @@ const KernelSlotObj *KernelSlotObj::from(const FunctionObj *F) noexcept {
              : nullptr;
 }
 
-void KernelSlotObj::publish(VMJITSafeCallType C, std::shared_ptr<void> Keep) {
+void KernelSlotObj::publish(VMJITSafeCallType C, std::shared_ptr<void> Keep,
+                            std::optional<KernelEffects> Proven) {
   Code = std::move(Keep);
+  Effects = std::move(Proven);
   Compiled.store(C, std::memory_order_release);
 }
 

@@ -1,9 +1,11 @@
 //===- ir_command.cpp - vmjit ir ------------------------------------------===//
 //
-// vmjit ir PROG [ARG...] [--func NAME] [--opt] [--lib L]...: print the
-// LLVM IR the JIT makes for a bytecode function (after the optimization
-// pipeline with --opt). Packed functions are resolved as `run` would,
-// because how a call is lowered depends on what it calls. With arguments,
+// vmjit ir PROG [ARG...] [--func NAME] [--opt] [--lib L]... [--kernels BC]:
+// print the LLVM IR the JIT makes for a bytecode function (after the
+// optimization pipeline with --opt). Packed functions are resolved as
+// `run` would, because how a call is lowered depends on what it calls; with
+// --kernels, the kernel tier's compiled kernels (compiled first) are what
+// the calls go to, as under `vmjit run --wait-kernels`. With arguments,
 // the function is called once with them on the interpreter first, and the
 // IR speculates on the kinds of value that call saw (docs/jit.md).
 //
@@ -17,6 +19,7 @@
 #include "vmjit/vm/virtual_machine.h"
 
 #ifdef VMJIT_HAVE_JIT
+#include "vmjit/jit/kernel_tier.h"
 #include "vmjit/jit/tier_manager.h"
 #endif
 
@@ -31,6 +34,7 @@ struct IrOptions {
   bool Optimized = false;
   int OptLevel = -1;
   std::vector<std::string> Libs;
+  std::string Kernels;
   std::vector<std::string> Args;
 };
 
@@ -46,6 +50,21 @@ int runIr(const IrOptions &O) {
     VO.Libraries = std::move(Prog.Libraries);
     for (const std::string &L : O.Libs)
       VO.Libraries.push_back(KernelLibrary::load(L));
+    std::shared_ptr<jit::KernelTier> Tier;
+    if (!O.Kernels.empty()) {
+      if (VO.Libraries.empty())
+        throwError("UsageError", fmt::format("--kernels {}: no kernel library "
+                                             "to check it against (give the "
+                                             "model's with --lib)",
+                                             O.Kernels));
+      jit::KernelTierOptions KO;
+      KO.Background = false;
+      Tier = jit::KernelTier::start(O.Kernels, VO.Libraries.front(), KO);
+      if (jit::KernelTierStatus St = Tier->status();
+          St.State == jit::KernelTierState::Failed)
+        fmt::print(stderr, "vmjit: warning: {}\n", St.Warning);
+      VO.Libraries.insert(VO.Libraries.begin(), Tier->library());
+    }
     auto VM = vm::VirtualMachine::create(Exe, std::move(VO));
     int64_t F = VM->functionIndex(O.Func);
     if (Exe->function(F).Kind != vm::FunctionKind::Bytecode)
@@ -95,6 +114,10 @@ void addIrCommand(CLI::App &App, Runner &Run) {
   Cmd->add_option("--opt-level", O->OptLevel, "optimization level, 0-3")
       ->check(CLI::Range(0, 3));
   Cmd->add_option("--lib", O->Libs, "load a kernel library (repeatable)");
+  Cmd->add_option("--kernels", O->Kernels,
+                  "LLVM bitcode of the kernels (TVM's model.bc): compile them "
+                  "first and lower the calls to them as `vmjit run "
+                  "--wait-kernels` does");
   Cmd->callback([&Run, O] { Run = [O] { return runIr(*O); }; });
 }
 

@@ -51,6 +51,11 @@ struct CalleeBinding {
   /// entry once published (the slot before); 0 otherwise. Once published,
   /// Entry is the kernel's entry itself, called with the slot as Self.
   uint64_t KernelCell = 0;
+  /// A kernel slot whose published kernel touches only its arguments'
+  /// memory (KernelSlotObj::effects): bit K set where argument K is a
+  /// tensor the kernel may be given as a DLTensor on the caller's stack
+  /// (tier 2's tensors on the stack, jit/stack_tensors.h).
+  uint64_t StackTensorArgs = 0;
 };
 
 /// The builtin calls of a callee bound `B` are inlined as when builtins
@@ -79,6 +84,10 @@ struct BoundCallees {
   /// Entries bound inline (ahead-of-time code records them: the VM that
   /// runs it must resolve each to its standard function).
   std::vector<uint32_t> Inlined;
+  /// How many of the VM's first device indices are the host CPU
+  /// (cpuDevice()): storage the code allocates on one of them, or on -1,
+  /// may live on its stack (jit/stack_tensors.h). 0 for an executable alone.
+  int64_t HostDevices = 0;
 };
 
 /// The JIT's binding of `VM`'s function table: packed callees Direct

@@ -88,6 +88,11 @@ struct LoweringOptions {
   /// one call, one prologue and the context's round trip through memory
   /// less per direct call, for compiling that code twice.
   int64_t DirectBodyLimit = 32;
+  /// Storages and tensors no one but kernels sees live on the native
+  /// stack (jit/stack_tensors.h; with InlineBuiltins), allocated on
+  /// device indices below HostDevices (BoundCallees::HostDevices) or -1.
+  bool StackTensors = true;
+  int64_t HostDevices = 0;
 };
 
 /// Whether `F` is lowered flat (registers not promoted) under `Opts`.

@@ -16,10 +16,12 @@
 #define VMJIT_RUNTIME_KERNEL_SLOT_H
 
 #include "vmjit/runtime/function.h"
+#include "vmjit/runtime/kernel_effects.h"
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace vmjit {
 class KernelSlotObj;
@@ -64,9 +66,11 @@ public:
 
   /// From the next call on, calls run `Compiled` (an entry of this slot's
   /// Entry kind in `Code`, which the slot keeps alive; `self` ignored
-  /// except as Entry::AlignmentChecking says). Once only; any thread.
-  VMJIT_DLL void publish(VMJITSafeCallType Compiled,
-                         std::shared_ptr<void> Code);
+  /// except as Entry::AlignmentChecking says). `Effects`: what the kernel's
+  /// IR proves it does with its arguments, when known (effects()). Once
+  /// only; any thread.
+  VMJIT_DLL void publish(VMJITSafeCallType Compiled, std::shared_ptr<void> Code,
+                         std::optional<KernelEffects> Effects = std::nullopt);
   /// Whether the published entry checks alignment itself.
   bool checksAlignment() const noexcept {
     return Kind == Entry::AlignmentChecking;
@@ -81,6 +85,13 @@ public:
   /// that each site's indirect branch has one target (jit/lower_calls.cpp).
   const std::atomic<VMJITSafeCallType> *compiledCell() const noexcept {
     return &Compiled;
+  }
+  /// What the kernel is proven to do with its arguments (published with
+  /// the compiled entry; null before, or when unproven). Tier 2 passes
+  /// tensors of its own stack to a kernel that touches only its arguments'
+  /// memory (docs/jit.md#tensors-on-the-stack).
+  const KernelEffects *effects() const noexcept {
+    return compiled() && Effects ? &*Effects : nullptr;
   }
   /// `F` as a kernel slot, or null when it is another function.
   VMJIT_DLL static const KernelSlotObj *from(const FunctionObj *F) noexcept;
@@ -112,6 +123,8 @@ private:
   static_assert(sizeof(std::atomic<VMJITSafeCallType>) == sizeof(void *) &&
                 std::atomic<VMJITSafeCallType>::is_always_lock_free);
   std::shared_ptr<void> Code;
+  /// Written before Compiled's release store, read after its acquire.
+  std::optional<KernelEffects> Effects;
   std::atomic<uint64_t> TvmCalls{0};
   std::atomic<uint64_t> AlignedCopies{0};
 };
