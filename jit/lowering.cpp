@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "function_lowering.h"
+#include "vmjit/runtime/logging.h"
 
 namespace vmjit::jit {
 namespace lower {
@@ -372,6 +373,10 @@ void FunctionLowering::emitStackTensors(const std::set<int64_t> &LoopHeads) {
                        {LoopHeads.begin(), LoopHeads.end()}, Guarded, Limits);
   if (Stack.empty())
     return;
+  logger().debug("function '{}' keeps {} tensors of {} storages on its "
+                 "stack: {}",
+                 F.Name, Stack.Tensors.size(), Stack.Storages.size(),
+                 Stack.describe());
   Key.record("stack tensors", Stack.describe());
   std::vector<Value *> Buffers;
   for (const StackTensorPlan::Storage &S : Stack.Storages) {

@@ -63,6 +63,7 @@ LoweringOptions loweringOptions(const JITOptions &O) {
   LO.InlineBuiltins = O.InlineBuiltins;
   LO.DirectCalls = true;
   LO.OwnedArguments = O.OwnedArguments;
+  LO.StackTensors = O.StackTensors;
   if (O.DirectBodyLimit >= 0)
     LO.DirectBodyLimit = O.DirectBodyLimit;
   if (O.PromoteLimit >= 0)
@@ -93,7 +94,7 @@ bool tierTwoWins(const vm::Executable &Exe, int64_t Func, const JITOptions &O,
   return S.Instrs <= kLargeUnitInstrs && S.MaxArgs <= kTierTwoMaxCallArgs &&
          S.Instrs + S.Args <= kTierTwoMaxSize &&
          (!lowersFlat(F, loweringOptions(O)) ||
-          (O.InlineBuiltins &&
+          (O.InlineBuiltins && O.StackTensors &&
            keepsTensorsOnStack(Exe, Func, Bind.Callees, Bind.HostDevices)));
 }
 

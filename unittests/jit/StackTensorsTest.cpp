@@ -287,6 +287,23 @@ TEST(StackTensorsTest, WithoutProvenEffectsEveryTensorIsAllocated) {
   EXPECT_EQ(seenTypes(), std::vector<int32_t>(8, kVMJITTensor));
 }
 
+TEST(StackTensorsTest, TheOptionOffAllocatesEveryTensor) {
+  auto Exe = program(kDriver);
+  vm::VMOptions VO;
+  VO.Libraries = {slotKernels(true)};
+  auto VM = vm::VirtualMachine::create(Exe, std::move(VO));
+  jit::JITOptions O;
+  O.Mode = vm::ExecMode::Compiled;
+  O.Background = false;
+  O.StackTensors = false;
+  jit::enableJIT(*VM, O);
+  seenTypes().clear();
+  Tensor X = input(0);
+  std::vector<AnyView> Args = {AnyView(X)};
+  VM->invoke(VM->functionIndex("main"), Args);
+  EXPECT_EQ(seenTypes(), std::vector<int32_t>(8, kVMJITTensor));
+}
+
 TEST(StackTensorsTest, AKernelErrorIsTheSameInEveryMode) {
   auto Exe = program(kDriver);
   for (const jittest::TestMode &M : jittest::everyMode()) {

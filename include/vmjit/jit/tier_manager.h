@@ -95,6 +95,10 @@ struct JITOptions {
   /// docs/jit.md#owned-arguments). false: every argument is lent, for
   /// comparison (the benchmark harness's owned/compiled-lent).
   bool OwnedArguments = true;
+  /// Tier 2 keeps the storages and tensors that only kernels see on its
+  /// native stack (docs/jit.md#tensors-on-the-stack). false: every one is
+  /// allocated, for comparison.
+  bool StackTensors = true;
   /// The direct entry of a bytecode function of at most this many
   /// instructions holds a copy of its tier-2 code (one call and one frame
   /// less per direct call, that code compiled twice); larger ones call it
