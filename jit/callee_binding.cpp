@@ -23,10 +23,11 @@ namespace {
 
 /// Appends binding `B` to the key text.
 void addToKey(std::string &Key, const CalleeBinding &B) {
-  Key += fmt::format(
-      "{}:{:x}:{:x}:{}:{}:{}:{:x}:{:x};", static_cast<int>(B.How), B.Entry,
-      B.Self, static_cast<int>(B.Inline), static_cast<int>(B.Standard),
-      static_cast<int>(B.CountAtCall), B.KernelCell, B.StackTensorArgs);
+  Key += fmt::format("{}:{:x}:{:x}:{}:{}:{}:{:x}:{:x}:{:x};",
+                     static_cast<int>(B.How), B.Entry, B.Self,
+                     static_cast<int>(B.Inline), static_cast<int>(B.Standard),
+                     static_cast<int>(B.CountAtCall), B.KernelCell,
+                     B.StackTensorArgs, B.InlineKernel);
 }
 
 /// The arguments of a kernel with effects `E` that may be tensors on the
@@ -52,9 +53,10 @@ void bindKernel(CalleeBinding &CB, const KernelSlotObj *Slot) {
   CB.StackTensorArgs = stackTensorArgs(Slot->effects());
   if (!Slot->checksAlignment())
     return;
-  if (VMJITSafeCallType Compiled = Slot->compiled())
+  if (VMJITSafeCallType Compiled = Slot->compiled()) {
     CB.Entry = reinterpret_cast<uint64_t>(Compiled);
-  else
+    CB.InlineKernel = reinterpret_cast<uint64_t>(Slot->inlineForm());
+  } else
     CB.KernelCell = reinterpret_cast<uint64_t>(Slot->compiledCell());
 }
 

@@ -4,7 +4,8 @@
 // that hold its parts: lowering.cpp (values, registers, control flow and
 // the driver), lower_calls.cpp (calls: bound, direct, closures),
 // inline_builtins.cpp (the special builtins' inline forms, an emitter
-// each) and lower_speculation.cpp (guards, deoptimization, entries).
+// each), lower_speculation.cpp (guards, deoptimization, entries) and
+// lower_stack_tensors.cpp (tensors on the stack, kernels inlined).
 // Internal to jit/.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 #include "closure_call.h"
 #include "context_layout.h"
 #include "direct_call.h"
+#include "kernel_inline.h"
 #include "kind_inference.h"
 #include "liveness.h"
 #include "runtime_helpers.h"
@@ -296,6 +298,18 @@ private:
   Value *emitBoundCall(int64_t PC, InstrView I);
   Value *emitKernelCall(int64_t PC, int64_t Callee, int64_t N,
                         FunctionCallee Slot, Value *Self);
+  /// After the call of `I` returned `Rc`: to the error exit when it
+  /// failed, else its result moved into the destination.
+  void finishCall(int64_t PC, InstrView I, Value *Rc);
+  /// Whether call `I` is of a kernel whose IR tier 2 inlines
+  /// (CalleeBinding::InlineKernel) with every tensor it passes
+  /// (CalleeBinding::StackTensorArgs) on the stack at a 64-byte aligned
+  /// offset of its buffer, and one at least.
+  bool inlinesKernel(InstrView I) const;
+  /// That call: the kernel's entry in the unit (jit/kernel_inline.h; the
+  /// pipeline inlines it) with an argument array and DLTensors of its own.
+  /// Returns the return code.
+  Value *emitInlinedKernelCall(InstrView I);
   /// invoke_closure of a closure the function makes (closure_call.h):
   /// the target's direct entry when the closure is one of it, else the
   /// bound call.
@@ -411,6 +425,10 @@ private:
   /// Whether call `I` makes, or clears, a register the plan keeps on the
   /// stack: nothing to do at run time.
   bool onStackOnly(InstrView I) const;
+  /// A DLTensor's memory in the entry block, and its fields for `T` (the
+  /// shape a constant of the module) stored at the insertion point.
+  Value *dlTensorAlloca(const std::string &Name);
+  void fillDLTensor(Value *D, const StackTensorPlan::Tensor &T);
   /// The tensor facts rest on the dtype constants of the function's
   /// check_tensor_info calls (checkedTensorWord): part of the cache key.
   void emitTensorFactsKey();
@@ -478,7 +496,7 @@ private:
   TensorFacts Tensors;
   /// The tensors on the stack, and each one's DLTensor.
   StackTensorPlan Stack;
-  std::vector<Value *> StackDLTensors;
+  std::vector<Value *> StackBuffers, StackDLTensors;
   /// The instruction being lowered.
   int64_t CurPC = 0;
 };

@@ -257,6 +257,8 @@ compileKernels(Engine &E, const std::string &Path,
   const XXH128_hash_t Hash = M->Hash;
 
   const unsigned Transposes = rewriteTransposeNests(*M->M);
+  std::shared_ptr<InlineKernels> Inline =
+      extractInlineKernels(*M->M, Entries, Slots, M->Absolute);
   addAlignedEntries(*M->M, Entries, M->Absolute);
   std::vector<std::string> Exports = Slots;
   for (const std::string &Name : Entries)
@@ -273,6 +275,9 @@ compileKernels(Engine &E, const std::string &Path,
     K.Entries[Name] = (*Unit)->address(alignedEntrySymbol(Name));
   for (const std::string &Name : Slots)
     K.Slots[Name] = (*Unit)->address(Name);
+  if (Inline)
+    Inline->Symbols.insert(K.Slots.begin(), K.Slots.end());
+  K.Inline = std::move(Inline);
   K.Unit = std::move(*Unit);
   K.Transposes = Transposes;
   K.TotalMs = std::chrono::duration<double, std::milli>(

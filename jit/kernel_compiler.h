@@ -14,6 +14,7 @@
 #ifndef VMJIT_JIT_KERNEL_COMPILER_H
 #define VMJIT_JIT_KERNEL_COMPILER_H
 
+#include "kernel_inline.h"
 #include "vmjit/jit/engine.h"
 #include "vmjit/runtime/kernel_effects.h"
 
@@ -37,6 +38,9 @@ struct CompiledKernels {
   std::map<std::string, uint64_t> Slots;
   /// Transpose loop nests rewritten as blocks (transpose_nests.h).
   unsigned Transposes = 0;
+  /// The small kernels' IR, for tier 2 to inline (kernel_inline.h), its
+  /// slots bound to Slots' addresses; null when no kernel is small.
+  std::shared_ptr<InlineKernels> Inline;
   /// Reading, checking and compiling, in milliseconds.
   double TotalMs = 0;
 };

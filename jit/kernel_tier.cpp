@@ -122,10 +122,13 @@ void KernelTier::Shared::compile(const std::atomic<bool> *Cancel) {
     if (It == K->Entries.end())
       continue;
     auto E = Proven.find(Names[I]);
+    std::shared_ptr<const void> Inline;
+    if (K->Inline && K->Inline->Kernels.count(Names[I]))
+      Inline = K->Inline;
     slot(I).publish(reinterpret_cast<VMJITSafeCallType>(It->second), Unit,
-                    E == Proven.end()
-                        ? std::nullopt
-                        : std::optional<KernelEffects>(E->second));
+                    E == Proven.end() ? std::nullopt
+                                      : std::optional<KernelEffects>(E->second),
+                    std::move(Inline));
   }
   logger().debug("kernel tier: {} kernels of {} {} in {:.1f} ms", Names.size(),
                  Bitcode, Hit ? "loaded from the cache" : "compiled",

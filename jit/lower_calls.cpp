@@ -12,6 +12,16 @@
 namespace vmjit::jit::lower {
 
 void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
+  if (inlinesKernel(I)) {
+    Value *Rc = emitInlinedKernelCall(I);
+    if (I.callDst() != vm::kVoidRegister)
+      return finishCall(PC, I, Rc);
+    // Its result (None: the kernel does not write it) goes nowhere.
+    BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
+    branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
+    B.SetInsertPoint(Ok);
+    return;
+  }
   const int64_t N = I.callNumArgs();
   const std::vector<int64_t> Owned = ownedArgs(PC, I);
   for (int64_t K = 0, O = 0; K < N; ++K) {
@@ -40,6 +50,10 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
         {B.CreateSelect(Kept, B.getInt64(kVMJITObject), B.getInt64(kVMJITNone)),
          Left});
   }
+  finishCall(PC, I, Rc);
+}
+
+void FunctionLowering::finishCall(int64_t PC, InstrView I, Value *Rc) {
   BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
   branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
   B.SetInsertPoint(Ok);

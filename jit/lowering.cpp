@@ -355,95 +355,6 @@ void FunctionLowering::emitFrameSetup(std::set<int64_t> &LoopHeads) {
   }
 }
 
-void FunctionLowering::emitStackTensors(const std::set<int64_t> &LoopHeads) {
-  if (!Opts.StackTensors || !Opts.InlineBuiltins)
-    return;
-  // Where tier 1 goes on with the frame's registers after a call.
-  std::vector<int64_t> Guarded;
-  if (Spec)
-    for (int64_t PC = 0; PC < F.numInstrs(); ++PC)
-      if ((!Spec->Results.empty() && Spec->Results[static_cast<size_t>(PC)]) ||
-          (!Spec->ResultTensors.empty() &&
-           Spec->ResultTensors[static_cast<size_t>(PC)]))
-        Guarded.push_back(PC);
-  StackTensorLimits Limits;
-  Limits.HostDevices = Opts.HostDevices;
-  Stack =
-      planStackTensors(Exe, FuncIndex, Callees,
-                       {LoopHeads.begin(), LoopHeads.end()}, Guarded, Limits);
-  if (Stack.empty())
-    return;
-  logger().debug("function '{}' keeps {} tensors of {} storages on its "
-                 "stack: {}",
-                 F.Name, Stack.Tensors.size(), Stack.Storages.size(),
-                 Stack.describe());
-  Key.record("stack tensors", Stack.describe());
-  std::vector<Value *> Buffers;
-  for (const StackTensorPlan::Storage &S : Stack.Storages) {
-    AllocaInst *A = B.CreateAlloca(
-        ArrayType::get(B.getInt8Ty(), std::max<int64_t>(S.Bytes, 1)), nullptr,
-        fmt::format("stack.s{}", S.Reg));
-    A->setAlignment(Align(64));
-    Buffers.push_back(A);
-  }
-  const DLDevice Host = cpuDevice();
-  for (const StackTensorPlan::Tensor &T : Stack.Tensors) {
-    AllocaInst *D =
-        B.CreateAlloca(ArrayType::get(B.getInt8Ty(), sizeof(DLTensor)), nullptr,
-                       fmt::format("stack.t{}", T.Reg));
-    D->setAlignment(Align(8));
-    AllocaInst *Shape = B.CreateAlloca(
-        I64,
-        B.getInt64(std::max<int64_t>(1, static_cast<int64_t>(T.Shape.size()))),
-        fmt::format("stack.t{}.shape", T.Reg));
-    for (size_t K = 0; K < T.Shape.size(); ++K)
-      B.CreateAlignedStore(B.getInt64(T.Shape[K]),
-                           bytePtr(Shape, 8 * static_cast<int64_t>(K)),
-                           Align(8));
-    auto At = [&](size_t Offset) {
-      return bytePtr(D, static_cast<int64_t>(Offset));
-    };
-    B.CreateAlignedStore(bytePtr(Buffers[T.Storage], T.Offset),
-                         At(offsetof(DLTensor, data)), Align(8));
-    B.CreateAlignedStore(
-        B.getInt32(Host.device_type),
-        At(offsetof(DLTensor, device) + offsetof(DLDevice, device_type)),
-        Align(4));
-    B.CreateAlignedStore(
-        B.getInt32(Host.device_id),
-        At(offsetof(DLTensor, device) + offsetof(DLDevice, device_id)),
-        Align(4));
-    B.CreateAlignedStore(B.getInt32(static_cast<int32_t>(T.Shape.size())),
-                         At(offsetof(DLTensor, ndim)), Align(4));
-    B.CreateAlignedStore(
-        B.getInt8(T.DType.code),
-        At(offsetof(DLTensor, dtype) + offsetof(DLDataType, code)), Align(1));
-    B.CreateAlignedStore(
-        B.getInt8(T.DType.bits),
-        At(offsetof(DLTensor, dtype) + offsetof(DLDataType, bits)), Align(1));
-    B.CreateAlignedStore(
-        B.getInt16(T.DType.lanes),
-        At(offsetof(DLTensor, dtype) + offsetof(DLDataType, lanes)), Align(2));
-    B.CreateAlignedStore(Shape, At(offsetof(DLTensor, shape)), Align(8));
-    B.CreateAlignedStore(ConstantPointerNull::get(Ptr),
-                         At(offsetof(DLTensor, strides)), Align(8));
-    B.CreateAlignedStore(B.getInt64(0), At(offsetof(DLTensor, byte_offset)),
-                         Align(8));
-    StackDLTensors.push_back(D);
-  }
-}
-
-bool FunctionLowering::onStackOnly(InstrView I) const {
-  const int64_t Dst = I.callDst();
-  if (Stack.empty() || vm::isSpecialRegister(Dst))
-    return false;
-  // The plan's registers are written by their alloc and by null_value
-  // only, and the register file keeps None for them throughout.
-  if (Stack.isStackTensor(Dst) || Stack.isStackStorage(Dst))
-    return true;
-  return false;
-}
-
 void FunctionLowering::emitEntrySwitch(const std::set<int64_t> &LoopHeads) {
   // On-stack replacement enters at a loop header, a call at 0. A call
   // entering at 0 (no loop header there) has only the parameters set: the
@@ -551,6 +462,11 @@ lowerFunctions(const vm::Executable &Exe, std::span<const int64_t> Funcs,
              .lower(Out.Symbols[K]))
       return make_error<CompileAbandoned>();
   }
+  for (const auto &[Kernels, Names] : Out.InlinedKernels)
+    if (llvm::Error E = linkInlineKernels(
+            *Out.Module, *reinterpret_cast<const InlineKernels *>(Kernels),
+            Names, Out.Absolute))
+      return E;
   // Direct entries: of the unit's callees (internal), and exported ones.
   std::set<int64_t> Entries = Out.DirectCallees;
   for (int64_t K : Funcs)

@@ -21,10 +21,14 @@ namespace {
 /// SSA values, local clean-up and CFG simplification. The default O1
 /// pipeline's jump threading duplicates blocks along the correlated type
 /// guards of inlined builtins, which made a 100-instruction function take
-/// seconds to compile; this one stays near-linear (see docs/jit.md).
+/// seconds to compile; this one stays near-linear (see docs/jit.md). First
+/// the kernels tier 2 inlines (jit/kernel_inline.h; none: nothing to do);
+/// the second sroa and early-cse, once the branches on the arguments' type
+/// indices are folded, turn the DLTensors those kernels read into their
+/// constants, and their checks fold (docs/jit.md#tensors-on-the-stack).
 constexpr const char *kTierUpPipeline =
-    "function(sroa,early-cse,sccp,simplifycfg,instcombine<no-verify-fixpoint>,"
-    "simplifycfg)";
+    "always-inline,function(sroa,early-cse,sccp,simplifycfg,sroa,early-cse,"
+    "instcombine<no-verify-fixpoint>,simplifycfg)";
 
 std::string engineKey(const EngineOptions &O) {
   return fmt::format("O{}|CG{}|{}|{}|{}|{}|{}|{}", O.OptLevel,

@@ -35,9 +35,11 @@ const KernelSlotObj *KernelSlotObj::from(const FunctionObj *F) noexcept {
 }
 
 void KernelSlotObj::publish(VMJITSafeCallType C, std::shared_ptr<void> Keep,
-                            std::optional<KernelEffects> Proven) {
+                            std::optional<KernelEffects> Proven,
+                            std::shared_ptr<const void> Inline) {
   Code = std::move(Keep);
   Effects = std::move(Proven);
+  InlineForm = std::move(Inline);
   Compiled.store(C, std::memory_order_release);
 }
 

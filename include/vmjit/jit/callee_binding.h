@@ -56,6 +56,10 @@ struct CalleeBinding {
   /// tensor the kernel may be given as a DLTensor on the caller's stack
   /// (tier 2's tensors on the stack, jit/stack_tensors.h).
   uint64_t StackTensorArgs = 0;
+  /// A published kernel slot whose kernel tier kept the kernel's IR for
+  /// inlining (KernelSlotObj::inlineForm, jit/kernel_inline.h: an
+  /// InlineKernels); 0 otherwise.
+  uint64_t InlineKernel = 0;
 };
 
 /// The builtin calls of a callee bound `B` are inlined as when builtins

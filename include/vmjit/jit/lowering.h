@@ -130,6 +130,10 @@ struct LoweredModule {
   /// Per function of the executable: whether its tier-2 code exports a
   /// direct entry (direct_call.h: exportedDirectEntries).
   std::vector<bool> ExportsDirect;
+  /// Kernels inlined (jit/kernel_inline.h): their IR (an InlineKernels,
+  /// CalleeBinding::InlineKernel) -> the kernels' names; lowerFunctions
+  /// links them into Module and binds what they need in Absolute.
+  std::map<uint64_t, std::set<std::string>> InlinedKernels;
 };
 
 /// Lowers bytecode functions `Funcs` of `Exe` into one module. `Callees`

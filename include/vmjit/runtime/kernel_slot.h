@@ -70,7 +70,8 @@ public:
   /// IR proves it does with its arguments, when known (effects()). Once
   /// only; any thread.
   VMJIT_DLL void publish(VMJITSafeCallType Compiled, std::shared_ptr<void> Code,
-                         std::optional<KernelEffects> Effects = std::nullopt);
+                         std::optional<KernelEffects> Effects = std::nullopt,
+                         std::shared_ptr<const void> InlineForm = nullptr);
   /// Whether the published entry checks alignment itself.
   bool checksAlignment() const noexcept {
     return Kind == Entry::AlignmentChecking;
@@ -92,6 +93,11 @@ public:
   /// memory (docs/jit.md#tensors-on-the-stack).
   const KernelEffects *effects() const noexcept {
     return compiled() && Effects ? &*Effects : nullptr;
+  }
+  /// What the JIT that published the entry keeps for native code to inline
+  /// the kernel (its IR: jit/kernel_inline.h), or null.
+  const void *inlineForm() const noexcept {
+    return compiled() ? InlineForm.get() : nullptr;
   }
   /// `F` as a kernel slot, or null when it is another function.
   VMJIT_DLL static const KernelSlotObj *from(const FunctionObj *F) noexcept;
@@ -125,6 +131,7 @@ private:
   std::shared_ptr<void> Code;
   /// Written before Compiled's release store, read after its acquire.
   std::optional<KernelEffects> Effects;
+  std::shared_ptr<const void> InlineForm;
   std::atomic<uint64_t> TvmCalls{0};
   std::atomic<uint64_t> AlignedCopies{0};
 };

@@ -1,0 +1,212 @@
+//===- kernel_inline.cpp - Small kernels inlined into tier 2 --------------===//
+//
+// See kernel_inline.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernel_inline.h"
+
+#include "llvm/Analysis/CFG.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <optional>
+
+namespace vmjit::jit {
+
+using namespace llvm;
+
+std::string inlineKernelSymbol(const std::string &Name) {
+  return "__vmjit_inline_" + Name;
+}
+
+namespace {
+
+/// The globals `F`'s instructions name, through constant expressions too.
+void usedGlobals(const Function &F, std::set<const GlobalValue *> &Out) {
+  std::vector<const Constant *> Work;
+  for (const BasicBlock &BB : F)
+    for (const Instruction &I : BB)
+      for (const Use &U : I.operands()) {
+        if (const auto *G = dyn_cast<GlobalValue>(U.get()))
+          Out.insert(G);
+        else if (const auto *C = dyn_cast<Constant>(U.get()))
+          Work.push_back(C);
+      }
+  std::set<const Constant *> Seen;
+  while (!Work.empty()) {
+    const Constant *C = Work.back();
+    Work.pop_back();
+    if (!Seen.insert(C).second)
+      continue;
+    for (const Use &U : C->operands()) {
+      if (const auto *G = dyn_cast<GlobalValue>(U.get()))
+        Out.insert(G);
+      else if (const auto *CC = dyn_cast<Constant>(U.get()))
+        Work.push_back(CC);
+    }
+  }
+}
+
+/// What the kernel entry `E` reaches (functions, globals), when it is
+/// small and touches no mutable global but the context slots.
+std::optional<std::set<const GlobalValue *>>
+reachedBy(const Function &E, const std::set<std::string> &Slots,
+          unsigned MaxInstructions) {
+  std::set<const GlobalValue *> All = {&E};
+  std::vector<const Function *> Work = {&E};
+  unsigned Instructions = 0;
+  while (!Work.empty()) {
+    const Function *F = Work.back();
+    Work.pop_back();
+    Instructions += F->getInstructionCount();
+    if (Instructions > MaxInstructions)
+      return std::nullopt;
+    // A loop is better compiled by the kernel tier's pipeline (O3, Polly)
+    // than by tier 2's, which has no loop optimization.
+    SmallVector<std::pair<const BasicBlock *, const BasicBlock *>> Back;
+    FindFunctionBackedges(*F, Back);
+    if (!Back.empty())
+      return std::nullopt;
+    std::set<const GlobalValue *> Used;
+    usedGlobals(*F, Used);
+    for (const GlobalValue *G : Used) {
+      if (!All.insert(G).second)
+        continue;
+      if (const auto *GF = dyn_cast<Function>(G)) {
+        if (!GF->isDeclaration())
+          Work.push_back(GF);
+        continue;
+      }
+      const auto *GV = dyn_cast<GlobalVariable>(G);
+      if (!GV)
+        return std::nullopt; // an alias or an ifunc
+      if (Slots.count(GV->getName().str()))
+        continue;
+      if (GV->isDeclaration() || !GV->isConstant())
+        return std::nullopt;
+    }
+  }
+  return All;
+}
+
+/// The number of calls of `F` in its module.
+unsigned callsOf(const Function &F) {
+  unsigned N = 0;
+  for (const User *U : F.users())
+    N += isa<CallBase>(U);
+  return N;
+}
+
+/// In the extracted module: entries renamed, external and always inlined;
+/// the other definitions internal, always inlined where called once
+/// (compute bodies; TVM's error helpers, called from every check, stay
+/// calls);
+/// no target attributes (the caller's code generator has the host's);
+/// unused declarations gone.
+void prepareClone(Module &Clone, const std::set<std::string> &Kernels) {
+  for (const std::string &Name : Kernels) {
+    Function *E = Clone.getFunction("__tvm_ffi_" + Name);
+    E->setName(inlineKernelSymbol(Name));
+    E->setLinkage(GlobalValue::ExternalLinkage);
+    E->setVisibility(GlobalValue::DefaultVisibility);
+    E->setDLLStorageClass(GlobalValue::DefaultStorageClass);
+    E->removeFnAttr(Attribute::NoInline);
+    E->addFnAttr(Attribute::AlwaysInline);
+  }
+  std::set<std::string> Entries;
+  for (const std::string &Name : Kernels)
+    Entries.insert(inlineKernelSymbol(Name));
+  for (Function &F : Clone) {
+    F.removeFnAttr("target-cpu");
+    F.removeFnAttr("target-features");
+    F.removeFnAttr("tune-cpu");
+    if (F.isDeclaration() || Entries.count(F.getName().str()))
+      continue;
+    F.setLinkage(GlobalValue::InternalLinkage);
+    F.setComdat(nullptr);
+    if (callsOf(F) == 1) {
+      F.removeFnAttr(Attribute::NoInline);
+      F.addFnAttr(Attribute::AlwaysInline);
+    }
+  }
+  for (Function &F : make_early_inc_range(Clone))
+    if (F.isDeclaration() && F.use_empty())
+      F.eraseFromParent();
+  for (GlobalVariable &G : make_early_inc_range(Clone.globals()))
+    if (G.use_empty())
+      G.eraseFromParent();
+}
+
+} // namespace
+
+std::shared_ptr<InlineKernels>
+extractInlineKernels(const Module &M, const std::vector<std::string> &Entries,
+                     const std::vector<std::string> &Slots,
+                     const std::map<std::string, uint64_t> &Absolute,
+                     unsigned MaxInstructions) {
+  const std::set<std::string> SlotNames(Slots.begin(), Slots.end());
+  std::set<const GlobalValue *> Keep;
+  auto K = std::make_shared<InlineKernels>();
+  for (const std::string &Name : Entries) {
+    const Function *E = M.getFunction("__tvm_ffi_" + Name);
+    // The caller leaves the result None: the kernel must not write it.
+    if (!E || E->isDeclaration() || E->arg_size() != 4 ||
+        !E->getArg(3)->hasAttribute(Attribute::ReadNone))
+      continue;
+    if (std::optional<std::set<const GlobalValue *>> R =
+            reachedBy(*E, SlotNames, MaxInstructions)) {
+      Keep.insert(R->begin(), R->end());
+      K->Kernels.insert(Name);
+    }
+  }
+  if (K->Kernels.empty())
+    return nullptr;
+  // Definitions of what they reach; the slots (and the rest) declarations.
+  ValueToValueMapTy VMap;
+  std::unique_ptr<Module> Clone =
+      CloneModule(M, VMap, [&](const GlobalValue *G) {
+        return Keep.count(G) && !SlotNames.count(G->getName().str());
+      });
+  prepareClone(*Clone, K->Kernels);
+  raw_string_ostream OS(K->Bitcode);
+  WriteBitcodeToFile(*Clone, OS);
+  OS.flush();
+  const XXH128_hash_t H = XXH3_128bits(K->Bitcode.data(), K->Bitcode.size());
+  K->Hash = fmt::format("{:016x}{:016x}", H.high64, H.low64);
+  for (const Function &F : *Clone)
+    if (F.isDeclaration())
+      if (auto It = Absolute.find(F.getName().str()); It != Absolute.end())
+        K->Symbols.insert(*It);
+  return K;
+}
+
+Error linkInlineKernels(Module &Dst, const InlineKernels &K,
+                        const std::set<std::string> &Names,
+                        std::map<std::string, uint64_t> &Absolute) {
+  Expected<std::unique_ptr<Module>> Src = parseBitcodeFile(
+      MemoryBufferRef(K.Bitcode, "vmjit inline kernels"), Dst.getContext());
+  if (!Src)
+    return Src.takeError();
+  if (Linker::linkModules(Dst, std::move(*Src), Linker::LinkOnlyNeeded))
+    return createStringError(std::errc::invalid_argument,
+                             "cannot link the kernels' IR into the unit");
+  for (const std::string &Name : Names)
+    if (Function *F = Dst.getFunction(inlineKernelSymbol(Name)))
+      F->setLinkage(GlobalValue::InternalLinkage);
+  for (const auto &[Name, Addr] : K.Symbols)
+    Absolute[Name] = Addr;
+  return Error::success();
+}
+
+} // namespace vmjit::jit

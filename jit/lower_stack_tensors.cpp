@@ -1,0 +1,180 @@
+//===- lower_stack_tensors.cpp - Tensors on the stack, kernels inlined ----===//
+//
+// FunctionLowering's part for the tensors tier 2 keeps on its stack
+// (stack_tensors.h): the frame's buffers and DLTensors, the calls that make
+// or clear them (nothing to do), and the calls of kernels inlined into the
+// unit (kernel_inline.h), whose every tensor is on the stack: each such
+// call gets its own argument array and DLTensors, which no other code
+// sees, so that once the kernel is inlined its checks of them fold.
+// docs/jit.md#tensors-on-the-stack.
+//
+//===----------------------------------------------------------------------===//
+
+#include "function_lowering.h"
+#include "vmjit/runtime/logging.h"
+
+namespace vmjit::jit::lower {
+
+void FunctionLowering::emitStackTensors(const std::set<int64_t> &LoopHeads) {
+  if (!Opts.StackTensors || !Opts.InlineBuiltins)
+    return;
+  // Where tier 1 goes on with the frame's registers after a call.
+  std::vector<int64_t> Guarded;
+  if (Spec)
+    for (int64_t PC = 0; PC < F.numInstrs(); ++PC)
+      if ((!Spec->Results.empty() && Spec->Results[static_cast<size_t>(PC)]) ||
+          (!Spec->ResultTensors.empty() &&
+           Spec->ResultTensors[static_cast<size_t>(PC)]))
+        Guarded.push_back(PC);
+  StackTensorLimits Limits;
+  Limits.HostDevices = Opts.HostDevices;
+  Stack =
+      planStackTensors(Exe, FuncIndex, Callees,
+                       {LoopHeads.begin(), LoopHeads.end()}, Guarded, Limits);
+  if (Stack.empty())
+    return;
+  logger().debug("function '{}' keeps {} tensors of {} storages on its "
+                 "stack: {}",
+                 F.Name, Stack.Tensors.size(), Stack.Storages.size(),
+                 Stack.describe());
+  Key.record("stack tensors", Stack.describe());
+  for (const StackTensorPlan::Storage &S : Stack.Storages) {
+    AllocaInst *A = B.CreateAlloca(
+        ArrayType::get(B.getInt8Ty(), std::max<int64_t>(S.Bytes, 1)), nullptr,
+        fmt::format("stack.s{}", S.Reg));
+    A->setAlignment(Align(64));
+    StackBuffers.push_back(A);
+  }
+  for (const StackTensorPlan::Tensor &T : Stack.Tensors) {
+    Value *D = dlTensorAlloca(fmt::format("stack.t{}", T.Reg));
+    fillDLTensor(D, T);
+    StackDLTensors.push_back(D);
+  }
+}
+
+Value *FunctionLowering::dlTensorAlloca(const std::string &Name) {
+  IRBuilder<> Entry(&Fn->getEntryBlock(), Fn->getEntryBlock().begin());
+  AllocaInst *D = Entry.CreateAlloca(
+      ArrayType::get(Entry.getInt8Ty(), sizeof(DLTensor)), nullptr, Name);
+  D->setAlignment(Align(8));
+  return D;
+}
+
+void FunctionLowering::fillDLTensor(Value *D,
+                                    const StackTensorPlan::Tensor &T) {
+  // The shape: a constant array of the module.
+  std::vector<Constant *> Dims;
+  for (int64_t Dim : T.Shape)
+    Dims.push_back(B.getInt64(Dim));
+  if (Dims.empty())
+    Dims.push_back(B.getInt64(0));
+  auto *ShapeTy = ArrayType::get(I64, Dims.size());
+  auto *Shape = new GlobalVariable(
+      M, ShapeTy, /*isConstant=*/true, GlobalValue::PrivateLinkage,
+      ConstantArray::get(ShapeTy, Dims), "stack.shape");
+  Shape->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+  const DLDevice Host = cpuDevice();
+  auto At = [&](size_t Offset) {
+    return bytePtr(D, static_cast<int64_t>(Offset));
+  };
+  B.CreateAlignedStore(bytePtr(StackBuffers[T.Storage], T.Offset),
+                       At(offsetof(DLTensor, data)), Align(8));
+  B.CreateAlignedStore(
+      B.getInt32(Host.device_type),
+      At(offsetof(DLTensor, device) + offsetof(DLDevice, device_type)),
+      Align(4));
+  B.CreateAlignedStore(
+      B.getInt32(Host.device_id),
+      At(offsetof(DLTensor, device) + offsetof(DLDevice, device_id)), Align(4));
+  B.CreateAlignedStore(B.getInt32(static_cast<int32_t>(T.Shape.size())),
+                       At(offsetof(DLTensor, ndim)), Align(4));
+  B.CreateAlignedStore(
+      B.getInt8(T.DType.code),
+      At(offsetof(DLTensor, dtype) + offsetof(DLDataType, code)), Align(1));
+  B.CreateAlignedStore(
+      B.getInt8(T.DType.bits),
+      At(offsetof(DLTensor, dtype) + offsetof(DLDataType, bits)), Align(1));
+  B.CreateAlignedStore(
+      B.getInt16(T.DType.lanes),
+      At(offsetof(DLTensor, dtype) + offsetof(DLDataType, lanes)), Align(2));
+  B.CreateAlignedStore(Shape, At(offsetof(DLTensor, shape)), Align(8));
+  B.CreateAlignedStore(ConstantPointerNull::get(Ptr),
+                       At(offsetof(DLTensor, strides)), Align(8));
+  B.CreateAlignedStore(B.getInt64(0), At(offsetof(DLTensor, byte_offset)),
+                       Align(8));
+}
+
+bool FunctionLowering::onStackOnly(InstrView I) const {
+  const int64_t Dst = I.callDst();
+  // The plan's registers are written by their alloc and by null_value
+  // only, and the register file keeps None for them throughout.
+  return !Stack.empty() && !vm::isSpecialRegister(Dst) &&
+         (Stack.isStackTensor(Dst) || Stack.isStackStorage(Dst));
+}
+
+bool FunctionLowering::inlinesKernel(InstrView I) const {
+  const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
+  if (!Bind.InlineKernel || Bind.How != CalleeBinding::Direct)
+    return false;
+  bool Any = false;
+  for (int64_t K = 0; K < I.callNumArgs() && K < 64; ++K) {
+    if (((Bind.StackTensorArgs >> K) & 1) == 0)
+      continue;
+    const Arg A = I.callArg(K);
+    if (A.kind() != ArgKind::Register || !Stack.isStackTensor(A.value()))
+      return false;
+    // TVM's code assumes 64-byte aligned data; the frame's buffers are.
+    const StackTensorPlan::Tensor &T = Stack.Tensors[static_cast<size_t>(
+        Stack.TensorOfReg[static_cast<size_t>(A.value())])];
+    if (T.Offset % 64 != 0)
+      return false;
+    Any = true;
+  }
+  return Any;
+}
+
+Value *FunctionLowering::emitInlinedKernelCall(InstrView I) {
+  const int64_t Callee = I.callFunc();
+  const int64_t N = I.callNumArgs();
+  const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
+  const auto *K = reinterpret_cast<const InlineKernels *>(Bind.InlineKernel);
+  const std::string &Name = Exe.function(Callee).Name;
+  Key.record("inlined kernel", Callee, K->Hash);
+  Out.InlinedKernels[Bind.InlineKernel].insert(Name);
+  // Arguments and DLTensors of this call only.
+  Value *Args;
+  {
+    IRBuilder<> Entry(&Fn->getEntryBlock(), Fn->getEntryBlock().begin());
+    AllocaInst *A = Entry.CreateAlloca(
+        ArrayType::get(Entry.getInt8Ty(), 16 * std::max<int64_t>(N, 1)),
+        nullptr, "kernel.args");
+    A->setAlignment(Align(16));
+    Args = A;
+  }
+  for (int64_t J = 0; J < N; ++J) {
+    const Arg A = I.callArg(J);
+    if (A.kind() == ArgKind::Register && Stack.isStackTensor(A.value())) {
+      Value *D = dlTensorAlloca("kernel.dltensor");
+      fillDLTensor(D, Stack.Tensors[static_cast<size_t>(
+                          Stack.TensorOfReg[static_cast<size_t>(A.value())])]);
+      // The pointer itself (no ptrtoint): once inlined, the kernel's loads
+      // of it and of the DLTensor's fields become the values stored here.
+      B.CreateAlignedStore(B.getInt64(kVMJITDLTensorPtr), bytePtr(Args, 16 * J),
+                           Align(8));
+      B.CreateAlignedStore(D, bytePtr(Args, 16 * J + 8), Align(8));
+      continue;
+    }
+    store(bytePtr(Args, 16 * J), evalArg(A));
+  }
+  // The result slot stays None: the kernel does not write it
+  // (extractInlineKernels).
+  store(ResSlot, constVal(kVMJITNone, 0));
+  // TVM's entry (not the one that checks alignment: the stack's tensors
+  // are aligned) ignores `self`.
+  FunctionCallee Entry =
+      M.getOrInsertFunction(inlineKernelSymbol(Name), SafeCallTy);
+  return B.CreateCall(
+      Entry, {ConstantPointerNull::get(Ptr), Args, B.getInt32(N), ResSlot});
+}
+
+} // namespace vmjit::jit::lower
