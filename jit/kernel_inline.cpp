@@ -95,6 +95,18 @@ reachedBy(const Function &E, const std::set<std::string> &Slots,
         continue;
       if (GV->isDeclaration() || !GV->isConstant())
         return std::nullopt;
+      // A constant naming other globals (a table of addresses) would need
+      // them too: not followed.
+      std::vector<const Constant *> Inits = {GV->getInitializer()};
+      while (!Inits.empty()) {
+        const Constant *C = Inits.back();
+        Inits.pop_back();
+        if (isa<GlobalValue>(C))
+          return std::nullopt;
+        for (const Use &U : C->operands())
+          if (const auto *CC = dyn_cast<Constant>(U.get()))
+            Inits.push_back(CC);
+      }
     }
   }
   return All;
@@ -128,6 +140,12 @@ void prepareClone(Module &Clone, const std::set<std::string> &Kernels) {
   for (const std::string &Name : Kernels)
     Entries.insert(inlineKernelSymbol(Name));
   for (Function &F : Clone) {
+    // TVM's type-based alias tags are per kernel (a tag per buffer): two
+    // kernels inlined into one function may reach the same stack buffer
+    // under different tags, which would claim the accesses do not alias.
+    for (BasicBlock &BB : F)
+      for (Instruction &I : BB)
+        I.setMetadata(LLVMContext::MD_tbaa, nullptr);
     F.removeFnAttr("target-cpu");
     F.removeFnAttr("target-features");
     F.removeFnAttr("tune-cpu");

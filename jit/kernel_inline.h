@@ -56,7 +56,10 @@ std::string inlineKernelSymbol(const std::string &Name);
 /// no mutable global but
 /// TVM's context slots (`Slots`) and does not write its result (`readnone`,
 /// as TVM's kernels declare it), extracted as InlineKernels (null when
-/// none is). `Absolute`: the addresses the module's declarations are bound
+/// none is; a constant naming another global is not followed: such a
+/// kernel is not kept). TVM's type-based alias tags are dropped: they are
+/// per kernel, and kernels inlined into one function share its buffers.
+/// `Absolute`: the addresses the module's declarations are bound
 /// to. The slots' addresses are added once they are known
 /// (InlineKernels::Symbols).
 std::shared_ptr<InlineKernels>
