@@ -298,6 +298,11 @@ private:
   Value *emitBoundCall(int64_t PC, InstrView I);
   Value *emitKernelCall(int64_t PC, int64_t Callee, int64_t N,
                         FunctionCallee Slot, Value *Self);
+  /// Whether tier 2 guards the result of call `I` at PC when it makes the
+  /// call (speculated: a kind or a tensor), going on in tier 1 from PC + 1
+  /// when the guard fails. (A builtin it inlines instead guards nothing:
+  /// the tensors on the stack take this as the conservative answer.)
+  bool guardsResult(int64_t PC, InstrView I) const;
   /// After the call of `I` returned `Rc`: to the error exit when it
   /// failed, else its result moved into the destination.
   void finishCall(int64_t PC, InstrView I, Value *Rc);

@@ -256,6 +256,9 @@ compileKernels(Engine &E, const std::string &Path,
   const std::vector<std::string> &Slots = M->Slots;
   const XXH128_hash_t Hash = M->Hash;
 
+  // Analyzed before anything changes the module, as compileKernelObject.
+  std::map<std::string, KernelEffects> Effects =
+      analyzeKernelEffects(*M->M, Entries);
   const unsigned Transposes = rewriteTransposeNests(*M->M);
   std::shared_ptr<InlineKernels> Inline =
       extractInlineKernels(*M->M, Entries, Slots, M->Absolute);
@@ -278,6 +281,7 @@ compileKernels(Engine &E, const std::string &Path,
   if (Inline)
     Inline->Symbols.insert(K.Slots.begin(), K.Slots.end());
   K.Inline = std::move(Inline);
+  K.Effects = std::move(Effects);
   K.Unit = std::move(*Unit);
   K.Transposes = Transposes;
   K.TotalMs = std::chrono::duration<double, std::milli>(

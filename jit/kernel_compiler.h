@@ -38,6 +38,9 @@ struct CompiledKernels {
   std::map<std::string, uint64_t> Slots;
   /// Transpose loop nests rewritten as blocks (transpose_nests.h).
   unsigned Transposes = 0;
+  /// What each kernel's IR proves it does with its arguments (as
+  /// kernelEffectsOfFile gives them), analyzed before the pipeline.
+  std::map<std::string, KernelEffects> Effects;
   /// The small kernels' IR, for tier 2 to inline (kernel_inline.h), its
   /// slots bound to Slots' addresses; null when no kernel is small.
   std::shared_ptr<InlineKernels> Inline;

@@ -115,8 +115,10 @@ void KernelTier::Shared::compile(const std::atomic<bool> *Cancel) {
   fillKernelSlots(*K, Ctx);
   const bool Hit = K->Unit->stats().CacheHit;
   std::shared_ptr<CompiledUnit> Unit = std::move(K->Unit);
-  // The effects of the same bitcode go with each entry (tier 2 reads them).
-  const std::map<std::string, KernelEffects> &Proven = effects();
+  // The effects of the same bitcode go with each entry (tier 2 reads
+  // them): the compile's own analysis, unless effects() came first.
+  std::call_once(EffectsOnce, [&] { Effects = std::move(K->Effects); });
+  const std::map<std::string, KernelEffects> &Proven = Effects;
   for (size_t I = 0; I < Names.size(); ++I) {
     auto It = K->Entries.find(Names[I]);
     if (It == K->Entries.end())

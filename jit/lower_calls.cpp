@@ -137,6 +137,14 @@ Value *FunctionLowering::emitKernelCall(int64_t PC, int64_t Callee, int64_t N,
   return joinReturnCodes(Join, DirectRc, Direct, SlotRc, ViaSlot);
 }
 
+bool FunctionLowering::guardsResult(int64_t PC, InstrView I) const {
+  if (!Spec || I.opcode() != Opcode::Call || I.callDst() == vm::kVoidRegister)
+    return false;
+  const size_t K = static_cast<size_t>(PC);
+  return (!Spec->Results.empty() && guardableKind(Spec->Results[K])) ||
+         (!Spec->ResultTensors.empty() && Spec->ResultTensors[K]);
+}
+
 bool FunctionLowering::callsDirect(int64_t Callee, int64_t N) const {
   if (!Opts.DirectCalls || Flat || Exe.function(Callee).NumParams != N)
     return false;
@@ -373,20 +381,18 @@ void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
     return;
   }
   emitCallPath(PC, I);
-  const vm::RegName Dst = I.callDst();
-  if (Spec && Dst != vm::kVoidRegister && !Spec->Results.empty() &&
-      guardableKind(Spec->Results[static_cast<size_t>(PC)])) {
-    // The result's kind as speculated, or tier 1 from the next pc on.
+  if (guardsResult(PC, I)) {
+    // The result's kind, or its tensor's rank and dtype, as speculated, or
+    // tier 1 from the next pc on.
+    const vm::RegName Dst = I.callDst();
+    const size_t K = static_cast<size_t>(PC);
     Val R = loadReg(Dst);
-    guardKind(R, Spec->Results[static_cast<size_t>(PC)],
-              deoptBlock(PC, PC + 1, /*WriteBack=*/true));
-    storeReg(Dst, R);
-  } else if (Spec && Dst != vm::kVoidRegister && !Spec->ResultTensors.empty() &&
-             Spec->ResultTensors[static_cast<size_t>(PC)]) {
-    // The tensor's rank and dtype as speculated, or tier 1 from PC + 1.
-    Val R = loadReg(Dst);
-    guardTensor(R, Spec->ResultTensors[static_cast<size_t>(PC)],
+    if (!Spec->Results.empty() && guardableKind(Spec->Results[K]))
+      guardKind(R, Spec->Results[K],
                 deoptBlock(PC, PC + 1, /*WriteBack=*/true));
+    else
+      guardTensor(R, Spec->ResultTensors[K],
+                  deoptBlock(PC, PC + 1, /*WriteBack=*/true));
     storeReg(Dst, R);
   }
   B.CreateBr(next(PC));

@@ -20,12 +20,9 @@ void FunctionLowering::emitStackTensors(const std::set<int64_t> &LoopHeads) {
     return;
   // Where tier 1 goes on with the frame's registers after a call.
   std::vector<int64_t> Guarded;
-  if (Spec)
-    for (int64_t PC = 0; PC < F.numInstrs(); ++PC)
-      if ((!Spec->Results.empty() && Spec->Results[static_cast<size_t>(PC)]) ||
-          (!Spec->ResultTensors.empty() &&
-           Spec->ResultTensors[static_cast<size_t>(PC)]))
-        Guarded.push_back(PC);
+  for (int64_t PC = 0; PC < F.numInstrs(); ++PC)
+    if (guardsResult(PC, Exe.instr(F.StartInstr + PC)))
+      Guarded.push_back(PC);
   StackTensorLimits Limits;
   Limits.HostDevices = Opts.HostDevices;
   Stack =

@@ -14,6 +14,7 @@
 #include "vmjit/runtime/library.h"
 #include "vmjit/vm/virtual_machine.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,11 +47,13 @@ inline std::string modeName(const TestMode &M) {
 
 /// A VM of `Exe` in mode `M` (tiered: threshold 1, no background thread)
 /// whose kernels come from `Libs` first (vm::VMOptions::Libraries);
-/// `OptLevel` >= 0 sets tier 2's LLVM level.
+/// `OptLevel` >= 0 sets tier 2's LLVM level; `Tune`, if given, changes the
+/// JIT's other options last.
 inline std::unique_ptr<vm::VirtualMachine>
 vmWith(std::shared_ptr<vm::Executable> Exe,
        std::vector<std::shared_ptr<KernelLibrary>> Libs, const TestMode &M,
-       int OptLevel = -1) {
+       int OptLevel = -1,
+       const std::function<void(jit::JITOptions &)> &Tune = {}) {
   vm::VMOptions Opts;
   Opts.Libraries = std::move(Libs);
   auto VM = vm::VirtualMachine::create(std::move(Exe), std::move(Opts));
@@ -63,6 +66,8 @@ vmWith(std::shared_ptr<vm::Executable> Exe,
   O.DeoptStress = M.DeoptStress;
   if (OptLevel >= 0)
     O.OptLevel = OptLevel;
+  if (Tune)
+    Tune(O);
   jit::enableJIT(*VM, O);
   return VM;
 }

@@ -276,32 +276,37 @@ TEST(StackTensorsTest, EveryModeAgreesAndTierTwoPassesStackTensors) {
   }
 }
 
-TEST(StackTensorsTest, WithoutProvenEffectsEveryTensorIsAllocated) {
-  auto Exe = program(kDriver);
-  jittest::TestMode M{vm::ExecMode::Compiled, false};
-  auto VM = jittest::vmWith(Exe, {slotKernels(false)}, M);
+/// The type indices the kernels saw in one call of main by `VM`.
+std::vector<int32_t> typesSeenByOneCall(vm::VirtualMachine &VM) {
   seenTypes().clear();
   Tensor X = input(0);
   std::vector<AnyView> Args = {AnyView(X)};
-  VM->invoke(VM->functionIndex("main"), Args);
-  EXPECT_EQ(seenTypes(), std::vector<int32_t>(8, kVMJITTensor));
+  VM.invoke(VM.functionIndex("main"), Args);
+  return seenTypes();
+}
+
+TEST(StackTensorsTest, WithoutProvenEffectsEveryTensorIsAllocated) {
+  auto Exe = program(kDriver);
+  for (const jittest::TestMode &M : jittest::everyMode()) {
+    SCOPED_TRACE(jittest::modeName(M));
+    auto VM = jittest::vmWith(Exe, {slotKernels(false)}, M);
+    // Twice: tiered mode's second call runs tier 2.
+    typesSeenByOneCall(*VM);
+    EXPECT_EQ(typesSeenByOneCall(*VM), std::vector<int32_t>(8, kVMJITTensor));
+  }
 }
 
 TEST(StackTensorsTest, TheOptionOffAllocatesEveryTensor) {
   auto Exe = program(kDriver);
-  vm::VMOptions VO;
-  VO.Libraries = {slotKernels(true)};
-  auto VM = vm::VirtualMachine::create(Exe, std::move(VO));
-  jit::JITOptions O;
-  O.Mode = vm::ExecMode::Compiled;
-  O.Background = false;
-  O.StackTensors = false;
-  jit::enableJIT(*VM, O);
-  seenTypes().clear();
-  Tensor X = input(0);
-  std::vector<AnyView> Args = {AnyView(X)};
-  VM->invoke(VM->functionIndex("main"), Args);
-  EXPECT_EQ(seenTypes(), std::vector<int32_t>(8, kVMJITTensor));
+  for (const jittest::TestMode &M : jittest::everyMode()) {
+    SCOPED_TRACE(jittest::modeName(M));
+    auto VM =
+        jittest::vmWith(Exe, {slotKernels(true)}, M, -1,
+                        [](jit::JITOptions &O) { O.StackTensors = false; });
+    // Twice: tiered mode's second call runs tier 2.
+    typesSeenByOneCall(*VM);
+    EXPECT_EQ(typesSeenByOneCall(*VM), std::vector<int32_t>(8, kVMJITTensor));
+  }
 }
 
 TEST(StackTensorsTest, AKernelErrorIsTheSameInEveryMode) {
