@@ -270,7 +270,20 @@ private:
   bool embeddable(int64_t ConstIdx) const;
 
   // Instructions.
-  void countCall(int64_t Callee);
+  /// Adds to the VM's counts of callees (NativeContext::CallCounts,
+  /// callee index -> calls).
+  void emitCounts(const std::map<int64_t, int64_t> &Counts);
+  /// Emits the counts of the calls made since the last flush
+  /// (PendingCounts) and forgets them.
+  void flushCounts();
+  /// Whether call `I` at PC leaves its count pending: nothing but the
+  /// function's own code runs from it to the next flush (a call the
+  /// stack's tensors make nothing of, a kernel inlined in the flat
+  /// style), so the counts of a straight run of them are added once.
+  bool countsLater(int64_t PC, InstrView I) const;
+  /// The end of the call at PC: the counts flushed where other paths
+  /// join at PC + 1, then on to it.
+  void endCall(int64_t PC);
   void lowerCall(int64_t PC, InstrView I);
   /// The call itself: args to the stack, call, check, move the result.
   void emitCallPath(int64_t PC, InstrView I);
@@ -304,17 +317,18 @@ private:
   /// the tensors on the stack take this as the conservative answer.)
   bool guardsResult(int64_t PC, InstrView I) const;
   /// After the call of `I` returned `Rc`: to the error exit when it
-  /// failed, else its result moved into the destination.
-  void finishCall(int64_t PC, InstrView I, Value *Rc);
+  /// failed, else its result (in `Slot`: ResSlot unless given) moved into
+  /// the destination.
+  void finishCall(int64_t PC, InstrView I, Value *Rc, Value *Slot = nullptr);
   /// Whether call `I` is of a kernel whose IR tier 2 inlines
   /// (CalleeBinding::InlineKernel) with every tensor it passes
   /// (CalleeBinding::StackTensorArgs) on the stack at a 64-byte aligned
   /// offset of its buffer, and one at least.
   bool inlinesKernel(InstrView I) const;
   /// That call: the kernel's entry in the unit (jit/kernel_inline.h; the
-  /// pipeline inlines it) with an argument array and DLTensors of its own.
-  /// Returns the return code.
-  Value *emitInlinedKernelCall(InstrView I);
+  /// pipeline inlines it) with an argument array, DLTensors and a result
+  /// slot of its own. Returns the return code and that slot (None).
+  std::pair<Value *, Value *> emitInlinedKernelCall(InstrView I);
   /// invoke_closure of a closure the function makes (closure_call.h):
   /// the target's direct entry when the closure is one of it, else the
   /// bound call.
@@ -430,6 +444,9 @@ private:
   /// Whether call `I` makes, or clears, a register the plan keeps on the
   /// stack: nothing to do at run time.
   bool onStackOnly(InstrView I) const;
+  /// `Bytes` of stack in the entry block, aligned to `Alignment`.
+  Value *entryAlloca(int64_t Bytes, unsigned Alignment,
+                     const std::string &Name);
   /// A DLTensor's memory in the entry block, and its fields for `T` (the
   /// shape a constant of the module) stored at the insertion point.
   Value *dlTensorAlloca(const std::string &Name);
@@ -449,6 +466,8 @@ private:
   /// for a backward jump a block that first counts the step.
   BasicBlock *jumpTarget(int64_t PC, int64_t Offset);
 
+  /// Fills JoinAt.
+  void markJoins();
   void branchToError(Value *Failed, int64_t PC, BasicBlock *Cont);
   /// The block that leaves through the error exit with pc `PC`.
   BasicBlock *errorSite(int64_t PC);
@@ -504,6 +523,11 @@ private:
   std::vector<Value *> StackBuffers, StackDLTensors;
   /// The instruction being lowered.
   int64_t CurPC = 0;
+  /// Counts of calls not yet added (countsLater), by callee index.
+  std::map<int64_t, int64_t> PendingCounts;
+  /// The pcs control reaches other than from the one before: jump targets
+  /// and entries (one past the last instruction included).
+  std::vector<bool> JoinAt;
 };
 
 } // namespace vmjit::jit::lower

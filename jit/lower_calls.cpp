@@ -13,9 +13,9 @@ namespace vmjit::jit::lower {
 
 void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
   if (inlinesKernel(I)) {
-    Value *Rc = emitInlinedKernelCall(I);
+    auto [Rc, Result] = emitInlinedKernelCall(I);
     if (I.callDst() != vm::kVoidRegister)
-      return finishCall(PC, I, Rc);
+      return finishCall(PC, I, Rc, Result);
     // Its result (None: the kernel does not write it) goes nowhere.
     BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
     branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
@@ -53,18 +53,21 @@ void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
   finishCall(PC, I, Rc);
 }
 
-void FunctionLowering::finishCall(int64_t PC, InstrView I, Value *Rc) {
+void FunctionLowering::finishCall(int64_t PC, InstrView I, Value *Rc,
+                                  Value *Slot) {
+  if (!Slot)
+    Slot = ResSlot;
   BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
   branchToError(B.CreateICmpNE(Rc, B.getInt32(0)), PC, Ok);
   B.SetInsertPoint(Ok);
   if (Flat) {
     if (I.callDst() == vm::kVoidRegister)
-      refSlot(ResSlot, /*Retain=*/false);
+      refSlot(Slot, /*Retain=*/false);
     else
-      moveFromSlot(I.callDst(), ResSlot);
+      moveFromSlot(I.callDst(), Slot);
     return;
   }
-  Val Result = load(ResSlot);
+  Val Result = load(Slot);
   if (I.callDst() == vm::kVoidRegister)
     releaseIfObject(Result);
   else
@@ -358,28 +361,53 @@ Value *FunctionLowering::emitClosureCall(int64_t PC, InstrView I,
   return joinReturnCodes(Join, DirectRc, Direct, BoundRc, B.GetInsertBlock());
 }
 
-/// Adds one to the VM's count of `Callee` (NativeContext::CallCounts).
-void FunctionLowering::countCall(int64_t Callee) {
-  Value *Counts =
+void FunctionLowering::emitCounts(const std::map<int64_t, int64_t> &Counts) {
+  if (Counts.empty())
+    return;
+  Value *Base =
       B.CreateAlignedLoad(Ptr, bytePtr(ctx(), kOffsetCallCounts), Align(8));
-  Value *Slot = bytePtr(Counts, 8 * Callee);
-  Value *N = B.CreateAlignedLoad(I64, Slot, Align(8));
-  B.CreateAlignedStore(B.CreateAdd(N, B.getInt64(1)), Slot, Align(8));
+  for (const auto &[Callee, Add] : Counts) {
+    Value *Slot = bytePtr(Base, 8 * Callee);
+    Value *N = B.CreateAlignedLoad(I64, Slot, Align(8));
+    B.CreateAlignedStore(B.CreateAdd(N, B.getInt64(Add)), Slot, Align(8));
+  }
+}
+
+void FunctionLowering::flushCounts() {
+  emitCounts(PendingCounts);
+  PendingCounts.clear();
+}
+
+bool FunctionLowering::countsLater(int64_t PC, InstrView I) const {
+  // Nothing outside the function's code runs, and only an inlined
+  // kernel's check leaves (through its error site, which counts what is
+  // pending: the error exit is shared in the promoted style).
+  return onStackOnly(I) || (Flat && inlinesKernel(I) && !guardsResult(PC, I));
+}
+
+void FunctionLowering::endCall(int64_t PC) {
+  if (JoinAt[static_cast<size_t>(PC + 1)])
+    flushCounts();
+  B.CreateBr(next(PC));
 }
 
 void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
-  const CalleeBinding &Bind = Callees[static_cast<size_t>(I.callFunc())];
-  if (Bind.CountAtCall)
-    countCall(I.callFunc());
-  if (onStackOnly(I)) {
-    B.CreateBr(next(PC));
-    return;
+  const int64_t Callee = I.callFunc();
+  const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
+  const bool Later = countsLater(PC, I);
+  if (!Later)
+    flushCounts();
+  if (Bind.CountAtCall) {
+    if (Later)
+      ++PendingCounts[Callee];
+    else
+      emitCounts({{Callee, 1}});
   }
+  if (onStackOnly(I))
+    return endCall(PC);
   if (Opts.InlineBuiltins && Bind.Inline != SpecialBuiltin::None &&
-      emitInline(PC, I, Bind.Inline)) {
-    B.CreateBr(next(PC));
-    return;
-  }
+      emitInline(PC, I, Bind.Inline))
+    return endCall(PC);
   emitCallPath(PC, I);
   if (guardsResult(PC, I)) {
     // The result's kind, or its tensor's rank and dtype, as speculated, or
@@ -395,7 +423,7 @@ void FunctionLowering::lowerCall(int64_t PC, InstrView I) {
                   deoptBlock(PC, PC + 1, /*WriteBack=*/true));
     storeReg(Dst, R);
   }
-  B.CreateBr(next(PC));
+  endCall(PC);
 }
 
 } // namespace vmjit::jit::lower

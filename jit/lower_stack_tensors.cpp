@@ -49,12 +49,18 @@ void FunctionLowering::emitStackTensors(const std::set<int64_t> &LoopHeads) {
   }
 }
 
-Value *FunctionLowering::dlTensorAlloca(const std::string &Name) {
+Value *FunctionLowering::entryAlloca(int64_t Bytes, unsigned Alignment,
+                                     const std::string &Name) {
   IRBuilder<> Entry(&Fn->getEntryBlock(), Fn->getEntryBlock().begin());
-  AllocaInst *D = Entry.CreateAlloca(
-      ArrayType::get(Entry.getInt8Ty(), sizeof(DLTensor)), nullptr, Name);
-  D->setAlignment(Align(8));
-  return D;
+  AllocaInst *A = Entry.CreateAlloca(
+      ArrayType::get(Entry.getInt8Ty(), static_cast<uint64_t>(Bytes)), nullptr,
+      Name);
+  A->setAlignment(Align(Alignment));
+  return A;
+}
+
+Value *FunctionLowering::dlTensorAlloca(const std::string &Name) {
+  return entryAlloca(sizeof(DLTensor), 8, Name);
 }
 
 void FunctionLowering::fillDLTensor(Value *D,
@@ -130,7 +136,8 @@ bool FunctionLowering::inlinesKernel(InstrView I) const {
   return Any;
 }
 
-Value *FunctionLowering::emitInlinedKernelCall(InstrView I) {
+std::pair<Value *, Value *>
+FunctionLowering::emitInlinedKernelCall(InstrView I) {
   const int64_t Callee = I.callFunc();
   const int64_t N = I.callNumArgs();
   const CalleeBinding &Bind = Callees[static_cast<size_t>(Callee)];
@@ -139,15 +146,7 @@ Value *FunctionLowering::emitInlinedKernelCall(InstrView I) {
   Key.record("inlined kernel", Callee, K->Hash);
   Out.InlinedKernels[Bind.InlineKernel].insert(Name);
   // Arguments and DLTensors of this call only.
-  Value *Args;
-  {
-    IRBuilder<> Entry(&Fn->getEntryBlock(), Fn->getEntryBlock().begin());
-    AllocaInst *A = Entry.CreateAlloca(
-        ArrayType::get(Entry.getInt8Ty(), 16 * std::max<int64_t>(N, 1)),
-        nullptr, "kernel.args");
-    A->setAlignment(Align(16));
-    Args = A;
-  }
+  Value *Args = entryAlloca(16 * std::max<int64_t>(N, 1), 16, "kernel.args");
   for (int64_t J = 0; J < N; ++J) {
     const Arg A = I.callArg(J);
     if (A.kind() == ArgKind::Register && Stack.isStackTensor(A.value())) {
@@ -163,15 +162,18 @@ Value *FunctionLowering::emitInlinedKernelCall(InstrView I) {
     }
     store(bytePtr(Args, 16 * J), evalArg(A));
   }
-  // The result slot stays None: the kernel does not write it
-  // (extractInlineKernels).
-  store(ResSlot, constVal(kVMJITNone, 0));
+  // A result slot of this call's own, None: the kernel does not write it
+  // (extractInlineKernels), and once inlined the slot is gone (the shared
+  // one, which real calls are given, would be stored to for nothing).
+  Value *Result = entryAlloca(16, 16, "kernel.res");
+  store(Result, constVal(kVMJITNone, 0));
   // TVM's entry (not the one that checks alignment: the stack's tensors
   // are aligned) ignores `self`.
   FunctionCallee Entry =
       M.getOrInsertFunction(inlineKernelSymbol(Name), SafeCallTy);
-  return B.CreateCall(
-      Entry, {ConstantPointerNull::get(Ptr), Args, B.getInt32(N), ResSlot});
+  Value *Rc = B.CreateCall(
+      Entry, {ConstantPointerNull::get(Ptr), Args, B.getInt32(N), Result});
+  return {Rc, Result};
 }
 
 } // namespace vmjit::jit::lower

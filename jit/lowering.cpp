@@ -153,13 +153,17 @@ void FunctionLowering::branchToError(Value *Failed, int64_t PC,
 }
 
 BasicBlock *FunctionLowering::errorSite(int64_t PC) {
-  if (!Flat)
+  if (!Flat) {
+    assert(PendingCounts.empty() && "countsLater: nothing leaves");
     return ErrBB;
+  }
   // Flat: the pc is stored on the cold path, not carried in a PHI (whose
   // copies O0 code would make on every hot path).
   IRBuilderBase::InsertPointGuard Guard(B);
   BasicBlock *Site = BasicBlock::Create(C, fmt::format("i{}.err", PC), Fn);
   B.SetInsertPoint(Site);
+  // The calls counted later that ran before this one failed, and it.
+  emitCounts(PendingCounts);
   B.CreateAlignedStore(B.getInt64(PC), bytePtr(ctx(), kOffsetErrorPC),
                        Align(8));
   B.CreateBr(ErrBB);
@@ -252,6 +256,7 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
     Blocks[static_cast<size_t>(PC)] =
         BasicBlock::Create(C, fmt::format("i{}", PC), Fn);
   ErrBB = BasicBlock::Create(C, "error", Fn);
+  markJoins();
   std::set<int64_t> LoopHeads;
   B.SetInsertPoint(Entry);
   emitFrameSetup(LoopHeads);
@@ -295,6 +300,23 @@ void FunctionLowering::declareFunction(const std::string &Symbol) {
   EntryPC->setName("entry_pc");
   for (unsigned K = 0; K < 4; ++K)
     Fn->addParamAttr(K, Attribute::NoAlias);
+}
+
+void FunctionLowering::markJoins() {
+  const int64_t N = F.numInstrs();
+  JoinAt.assign(static_cast<size_t>(N) + 1, false);
+  JoinAt[0] = true;
+  JoinAt[static_cast<size_t>(N)] = true;
+  for (int64_t PC = 0; PC < N; ++PC) {
+    InstrView I = Exe.instr(F.StartInstr + PC);
+    int64_t To = -1;
+    if (I.opcode() == Opcode::Goto)
+      To = PC + I.gotoOffset();
+    else if (I.opcode() == Opcode::If)
+      To = PC + I.ifFalseOffset();
+    if (To >= 0 && To <= N)
+      JoinAt[static_cast<size_t>(To)] = true;
+  }
 }
 
 int64_t FunctionLowering::scanCalls(std::set<int64_t> &LoopHeads) const {
@@ -404,6 +426,8 @@ void FunctionLowering::emitErrorExit() {
 void FunctionLowering::lowerInstr(int64_t PC, InstrView I) {
   B.SetInsertPoint(Blocks[static_cast<size_t>(PC)]);
   CurPC = PC;
+  if (I.opcode() != Opcode::Call)
+    flushCounts();
   switch (I.opcode()) {
   case Opcode::Call:
     return lowerCall(PC, I);
