@@ -16,4 +16,15 @@ done
 dir=$(scripts/build.sh "${args[@]}" | tail -n 1)
 jobs=$(nproc 2>/dev/null || echo 2)
 cd "$dir"
-ctest --output-on-failure -j "$jobs" --timeout 900 "${filter[@]}"
+rc=0
+ctest --output-on-failure -j "$jobs" --timeout 900 "${filter[@]}" || rc=$?
+if [[ $rc -ne 0 ]]; then
+  # The failing tests once more, alone, so that their output ends the log
+  # (a CI summary that keeps the log's start and end shows it), and so
+  # that an intermittent failure says so. The status stays the first run's.
+  echo "test.sh: the failed tests again, one at a time:" >&2
+  if ctest --rerun-failed --output-on-failure --timeout 900; then
+    echo "test.sh: they passed on the second run: the failure is intermittent" >&2
+  fi
+  exit "$rc"
+fi
