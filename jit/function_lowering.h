@@ -201,9 +201,10 @@ private:
   bool promote() const { return !lowersFlat(F, Opts); }
   void releaseAll() {
     if (Flat) {
-      B.CreateCall(
-          helperFn(helper::vmjit_jit_release_frame, B.getVoidTy(), {Ptr, I64}),
-          {regs(), B.getInt64(F.RegisterFileSize)});
+      FunctionCallee Release =
+          helperFn(helper::vmjit_jit_release_frame, B.getVoidTy(), {Ptr, I64});
+      for (auto [First, Count] : heldRegisterRuns())
+        B.CreateCall(Release, {bytePtr(regs(), 16 * First), B.getInt64(Count)});
       return;
     }
     for (int64_t R = 0; R < F.RegisterFileSize; ++R) {
@@ -468,6 +469,11 @@ private:
 
   /// Fills JoinAt.
   void markJoins();
+  /// The registers the flat style releases on exit, as runs (first,
+  /// count): all of them, or, where the frame is entered at pc 0 only
+  /// (fresh: every register but the parameters None), all but those the
+  /// stack's plan keeps (never written) when that makes few runs.
+  std::vector<std::pair<int64_t, int64_t>> heldRegisterRuns() const;
   void branchToError(Value *Failed, int64_t PC, BasicBlock *Cont);
   /// The block that leaves through the error exit with pc `PC`.
   BasicBlock *errorSite(int64_t PC);
@@ -528,6 +534,9 @@ private:
   /// The pcs control reaches other than from the one before: jump targets
   /// and entries (one past the last instruction included).
   std::vector<bool> JoinAt;
+  /// Whether code is entered at loop headers too (on-stack replacement),
+  /// with whatever tier 1 left in the registers.
+  bool EntersAtLoops = false;
 };
 
 } // namespace vmjit::jit::lower

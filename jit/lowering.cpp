@@ -260,6 +260,7 @@ Function *FunctionLowering::lower(const std::string &Symbol) {
   std::set<int64_t> LoopHeads;
   B.SetInsertPoint(Entry);
   emitFrameSetup(LoopHeads);
+  EntersAtLoops = !LoopHeads.empty();
   emitStackTensors(LoopHeads);
   emitEntrySwitch(LoopHeads);
   emitErrorExit();
@@ -300,6 +301,27 @@ void FunctionLowering::declareFunction(const std::string &Symbol) {
   EntryPC->setName("entry_pc");
   for (unsigned K = 0; K < 4; ++K)
     Fn->addParamAttr(K, Attribute::NoAlias);
+}
+
+std::vector<std::pair<int64_t, int64_t>>
+FunctionLowering::heldRegisterRuns() const {
+  const int64_t N = F.RegisterFileSize;
+  std::vector<std::pair<int64_t, int64_t>> All = {{0, N}};
+  if (Stack.empty() || EntersAtLoops)
+    return All;
+  std::vector<std::pair<int64_t, int64_t>> Runs;
+  for (int64_t R = 0; R < N; ++R) {
+    const bool Kept =
+        R >= F.NumParams && (Stack.isStackTensor(R) || Stack.isStackStorage(R));
+    if (Kept)
+      continue;
+    if (!Runs.empty() && Runs.back().first + Runs.back().second == R)
+      ++Runs.back().second;
+    else
+      Runs.emplace_back(R, 1);
+  }
+  // A call per run: past a few, one over the whole frame costs less.
+  return Runs.size() <= 4 ? Runs : All;
 }
 
 void FunctionLowering::markJoins() {
