@@ -13,6 +13,7 @@
 #include "kernel_entries.h"
 
 #include "kernel_effects.h"
+#include "select_arms.h"
 #include "transpose_nests.h"
 
 #include "vmjit/jit/host_info.h"
@@ -206,11 +207,11 @@ readKernelModule(LLVMContext &Ctx, const std::string &Path,
 /// What compiled kernels depend on beyond the engine's options (its
 /// fingerprint holds the CPU, its features, the optimization level, Polly
 /// and the FP mode): the bitcode, and what this file does to it before the
-/// pipeline (the entries added, the transposes rewritten): the number
-/// after "tier" changes with that.
+/// pipeline (the entries added, the transposes rewritten, the selects'
+/// math calls shared): the number after "tier" changes with that.
 std::string kernelCacheKey(const XXH128_hash_t &Hash) {
   const HostInfo &Host = hostInfo();
-  return fmt::format("vmjit kernel tier 4\nbitcode {:016x}{:016x}\ncpu {}\n"
+  return fmt::format("vmjit kernel tier 5\nbitcode {:016x}{:016x}\ncpu {}\n"
                      "features {}\n",
                      Hash.high64, Hash.low64, Host.CPU, Host.Features);
 }
@@ -230,6 +231,7 @@ compileKernelObject(Engine &E, const std::string &Path,
   K.Effects = analyzeKernelEffects(*M->M, M->Entries);
   K.Entries = std::move(M->Entries);
   K.Transposes = rewriteTransposeNests(*M->M);
+  shareSelectedCalls(*M->M);
   Expected<std::string> Object =
       E.tryEmitObject(*M->M, kernelCacheKey(M->Hash), &K.CacheHit);
   if (!Object)
@@ -260,6 +262,7 @@ compileKernels(Engine &E, const std::string &Path,
   std::map<std::string, KernelEffects> Effects =
       analyzeKernelEffects(*M->M, Entries);
   const unsigned Transposes = rewriteTransposeNests(*M->M);
+  shareSelectedCalls(*M->M);
   std::shared_ptr<InlineKernels> Inline =
       extractInlineKernels(*M->M, Entries, Slots, M->Absolute);
   addAlignedEntries(*M->M, Entries, M->Absolute);

@@ -1,6 +1,6 @@
 //===- transpose_nests.h - Transposes as 8x8 blocks -------------*- C++ -*-===//
 //
-// Private to jit/: the kernel tier's one idiom. TVM writes a transpose
+// Private to jit/: the kernel tier's transpose idiom. TVM writes a transpose
 // (`permute_dims`, the per-call weight transposes of a model built without
 // LiftTransformParams) as a loop nest of scalar copies, one strided side:
 // every element its own load and store, a cache line per element on the

@@ -12,17 +12,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParsedIR.h"
 #include "transpose_nests.h"
 #include "vmjit/jit/engine.h"
 
-#include "llvm/AsmParser/Parser.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -110,22 +109,6 @@ NestShape rowsOfOut(int64_t R, int64_t C, int64_t Unroll = 4) {
 /// The same transpose, the inner loop walking down Out's columns.
 NestShape columnsOfOut(int64_t R, int64_t C) {
   return {"float", C, R, 1, {1, C, 0}, {R, 1, 0}, "", false};
-}
-
-struct Parsed {
-  std::unique_ptr<llvm::LLVMContext> Ctx;
-  std::unique_ptr<llvm::Module> M;
-};
-
-Parsed parse(const std::string &IR) {
-  Parsed P{std::make_unique<llvm::LLVMContext>(), nullptr};
-  llvm::SMDiagnostic Diag;
-  P.M = llvm::parseAssemblyString(IR, Diag, *P.Ctx);
-  if (!P.M)
-    ADD_FAILURE() << Diag.getMessage().str() << " at line " << Diag.getLineNo()
-                  << "\n"
-                  << IR;
-  return P;
 }
 
 /// How many nests of the module `IR` are rewritten; it stays valid.
