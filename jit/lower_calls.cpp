@@ -379,7 +379,8 @@ void FunctionLowering::flushCounts() {
 }
 
 bool FunctionLowering::countsLater(int64_t PC, InstrView I) const {
-  // Nothing outside the function's code runs, and only an inlined
+  // Nothing runs but the function's code and an inlined kernel's (TVM's
+  // code, which never reads the VM's counts), and only an inlined
   // kernel's check leaves (through its error site, which counts what is
   // pending: the error exit is shared in the promoted style).
   return onStackOnly(I) || (Flat && inlinesKernel(I) && !guardsResult(PC, I));

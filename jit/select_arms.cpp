@@ -17,6 +17,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/Local.h"
 
 #include <algorithm>
 #include <vector>
@@ -78,7 +79,9 @@ SetVector<Instruction *> coneOf(Instruction *Call, SelectInst *S,
           return {};
         continue;
       }
-      if (User->getParent() != S->getParent() || !isLaneWise(User))
+      // Before S (the cone moves to just before it), in its block.
+      if (User->getParent() != S->getParent() || !isLaneWise(User) ||
+          !User->comesBefore(S))
         return {};
       Cone.insert(User);
     }
@@ -109,12 +112,17 @@ std::vector<SetVector<Instruction *>> callsOfArm(SelectInst *S, unsigned Arm) {
   return Out;
 }
 
+/// Whether one call can stand for both: the same function, type, flags,
+/// attributes and accuracy, and no operand bundles.
 bool sameCall(const Instruction *A, const Instruction *B) {
   const auto *CA = cast<IntrinsicInst>(A), *CB = cast<IntrinsicInst>(B);
   return CA->getIntrinsicID() == CB->getIntrinsicID() &&
          CA->getType() == CB->getType() &&
          !(CA->getFastMathFlags() != CB->getFastMathFlags()) &&
-         CA->getAttributes() == CB->getAttributes();
+         CA->getAttributes() == CB->getAttributes() &&
+         CA->getMetadata(LLVMContext::MD_fpmath) ==
+             CB->getMetadata(LLVMContext::MD_fpmath) &&
+         !CA->hasOperandBundles() && !CB->hasOperandBundles();
 }
 
 bool rewrite(SelectInst *S) {
@@ -134,8 +142,12 @@ bool rewrite(SelectInst *S) {
         return X->comesBefore(Y);
       });
       Moved.erase(std::unique(Moved.begin(), Moved.end()), Moved.end());
-      for (Instruction *I : Moved)
+      // Debug records of the moved values would describe them before they
+      // are computed, and those of the calls a value of both arms.
+      for (Instruction *I : Moved) {
+        replaceDbgUsesWithUndef(I);
         I->moveBefore(S);
+      }
       auto *Sel = SelectInst::Create(S->getCondition(), A->getOperand(0),
                                      B->getOperand(0), "arm.in", Moved.front());
       Instruction *One = A->clone();

@@ -22,14 +22,15 @@ namespace vmjit::jit {
 /// Rewrites, in every function of `M`, each `select C, T, F` whose true
 /// arm T depends on one call `f(P)` and whose false arm F on one call
 /// `f(Q)` of the same elementwise math intrinsic (exp, exp2, exp10, log,
-/// log2, log10, sin, cos; the same flags) into one call `f(select C, P, Q)`
-/// feeding both arms. Each call's value must reach nothing but its own arm
-/// of that select, through floating-point arithmetic of one lane at a time
-/// (fadd, fsub, fmul, fdiv, frem, fneg), all in the select's block, and C,
-/// P and Q must not depend on the calls. Returns how many selects it
-/// rewrote. The results are the same bit for bit, NaNs included: every
-/// lane the select keeps is computed by the same operations from the same
-/// values as before.
+/// log2, log10, sin, cos; the same flags, attributes and `!fpmath`, no
+/// operand bundles) into one call `f(select C, P, Q)` feeding both arms.
+/// Each call's value must reach nothing but its own arm of that select,
+/// through floating-point arithmetic of one lane at a time (fadd, fsub,
+/// fmul, fdiv, frem, fneg), all in the select's block before it, and C, P
+/// and Q must not depend on the calls. The moved values' debug records are
+/// dropped (undef). Returns how many selects it rewrote. The results are the
+/// same bit for bit, NaNs included: every lane the select keeps is computed by
+/// the same operations from the same values as before.
 unsigned shareSelectedCalls(llvm::Module &M);
 
 } // namespace vmjit::jit

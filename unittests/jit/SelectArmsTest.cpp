@@ -151,6 +151,10 @@ TEST(SelectArmsTest, CallsThatReachAnythingElseStay) {
        "%eb = call <4 x float> @llvm.log.v4f32"},
       {"different flags", "%eb = call <4 x float>",
        "%eb = call afn <4 x float>"},
+      {"a call's value used after the select (even unused)",
+       "  store <4 x float> %r, ptr %out, align 4",
+       "  store <4 x float> %r, ptr %out, align 4\n"
+       "  %late = fadd <4 x float> %ea, %r"},
       {"a lane moved on the way", "%neg = fdiv <4 x float> %n1, %d1",
        "%q = fdiv <4 x float> %n1, %d1\n  %neg = shufflevector <4 x float> "
        "%q, <4 x float> %q, <4 x i32> <i32 1, i32 0, i32 3, i32 2>"},
