@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "function_lowering.h"
+#include "successors.h"
 #include "vmjit/runtime/logging.h"
 
 namespace vmjit::jit {
@@ -329,16 +330,10 @@ void FunctionLowering::markJoins() {
   JoinAt.assign(static_cast<size_t>(N) + 1, false);
   JoinAt[0] = true;
   JoinAt[static_cast<size_t>(N)] = true;
-  for (int64_t PC = 0; PC < N; ++PC) {
-    InstrView I = Exe.instr(F.StartInstr + PC);
-    int64_t To = -1;
-    if (I.opcode() == Opcode::Goto)
-      To = PC + I.gotoOffset();
-    else if (I.opcode() == Opcode::If)
-      To = PC + I.ifFalseOffset();
-    if (To >= 0 && To <= N)
-      JoinAt[static_cast<size_t>(To)] = true;
-  }
+  for (int64_t PC = 0; PC < N; ++PC)
+    for (int64_t To : successors(Exe.instr(F.StartInstr + PC), PC))
+      if (To != PC + 1 && To >= 0 && To <= N)
+        JoinAt[static_cast<size_t>(To)] = true;
 }
 
 int64_t FunctionLowering::scanCalls(std::set<int64_t> &LoopHeads) const {
