@@ -35,6 +35,16 @@
 // MLC-LLM's engine calls a model whose weights it loaded once. Counter
 // `folded`: calls folded.
 //
+// tvm_models/many_small+kernels-late/TIER (compiled, tiered): the kernel
+// tier as `vmjit run` starts it by default, in the background, with no
+// object cache (each run of the benchmark compiles its kernels anew,
+// ~0.2 s): the VM is made and warmed as every workload while TVM's
+// machine code runs, then the kernel tier is waited for, and the tier
+// manager's compiles (those the kernels' arrival queued:
+// jit::rebindPublishedKernels), and the model is timed. Counter `late`: 1
+// when the kernels were still compiling once the VM was warm (the case
+// measured; 0 on a machine fast enough to compile them first).
+//
 // A model whose function is not bytecode (TVM's exec_mode="compiled",
 // compiled_mode.so: a `__vmtir__NAME` function of TVM's own code, which
 // calls its kernels itself) has no floor: the instrument never sees those
@@ -56,6 +66,7 @@
 #ifdef VMJIT_HAVE_JIT
 #include "vmjit/jit/jit_environment.h"
 #include "vmjit/jit/kernel_tier.h"
+#include "vmjit/jit/tier_manager.h"
 #endif
 
 #include <cstdio>
@@ -192,6 +203,34 @@ void runTier(benchmark::State &State, Model &M, ExecMode Mode) {
     benchmark::DoNotOptimize(R);
   }
 }
+
+#ifdef VMJIT_HAVE_JIT
+/// tvm_models/MODEL+kernels-late/TIER (see the file comment).
+void runLate(benchmark::State &State, Model &M, ExecMode Mode) {
+  jit::KernelTierOptions KO;
+  KO.Background = true; // and no cache: a tier of its own, compiling now
+  auto T = jit::KernelTier::start(M.Bitcode, M.Prog.Libraries.front(), KO);
+  VMOptions O;
+  O.Libraries = M.Prog.Libraries;
+  O.Libraries.insert(O.Libraries.begin(), T->library());
+  auto VM = bench::makeVM(
+      M.exe(), O, Mode, [&](VirtualMachine &V) { V.invoke(M.Func, M.Views); });
+  State.counters["late"] =
+      T->status().State == jit::KernelTierState::Compiling ? 1 : 0;
+  T->wait();
+  if (T->status().State != jit::KernelTierState::Ready) {
+    State.SkipWithError(T->status().Warning.c_str());
+    return;
+  }
+  jit::tierManagerOf(*VM)->drain();
+  int64_t F = VM->functionIndex(M.Func);
+  VM->invoke(F, M.Views);
+  for (auto _ : State) {
+    Any R = VM->invoke(F, M.Views);
+    benchmark::DoNotOptimize(R);
+  }
+}
+#endif
 
 /// One recorded kernel call: the callee and its arguments (owned).
 struct KernelCall {
@@ -343,6 +382,18 @@ void registerTvmModelBenchmarks() {
     Models.back()->Kernels = true;
     registerModel(std::string(C.Name) + "+kernels", C.Func, *Models.back(),
                   Tiers);
+#ifdef VMJIT_HAVE_JIT
+    if (std::string_view(C.Name) == "many_small")
+      for (ExecMode T : {ExecMode::Compiled, ExecMode::Tiered}) {
+        Model *Late = Models.back().get();
+        benchmark::RegisterBenchmark(
+            ("tvm_models/" + std::string(C.Name) + "+kernels-late/" +
+             std::string(execModeName(T)))
+                .c_str(),
+            [Late, T](benchmark::State &S) { runLate(S, *Late, T); })
+            ->Unit(benchmark::kMicrosecond);
+      }
+#endif
     if (std::string_view(C.Name) != "mlp")
       continue;
     // Its weights bound (its own VMs and recordings).

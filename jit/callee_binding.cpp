@@ -30,6 +30,14 @@ void addToKey(std::string &Key, const CalleeBinding &B) {
                      B.StackTensorArgs, B.InlineKernel);
 }
 
+/// A VM's binding's key: every binding, then the host devices.
+std::string keyOf(const BoundCallees &B) {
+  std::string Key;
+  for (const CalleeBinding &CB : B.Callees)
+    addToKey(Key, CB);
+  return Key + fmt::format("host devices {};", B.HostDevices);
+}
+
 /// The arguments of a kernel with effects `E` that may be tensors on the
 /// caller's stack: the tensors it reads or writes, where its code touches
 /// no memory but its arguments' (so it keeps no pointer to one), and
@@ -50,6 +58,8 @@ uint64_t stackTensorArgs(const KernelEffects *E) {
 void bindKernel(CalleeBinding &CB, const KernelSlotObj *Slot) {
   if (!Slot)
     return;
+  CB.KernelCell = 0;
+  CB.InlineKernel = 0;
   CB.StackTensorArgs = stackTensorArgs(Slot->effects());
   if (!Slot->checksAlignment())
     return;
@@ -82,12 +92,14 @@ BoundCallees bindCallees(const vm::VirtualMachine &VM, bool InlineBuiltins) {
         CB.Inline = vm::specialBuiltinFor(F.Name);
       CB.CountAtCall = vm::countedAtCall(
           VM.countsAtCall(static_cast<int64_t>(K)), CB.Inline);
-      bindKernel(CB, KernelSlotObj::from(P));
+      if (const KernelSlotObj *Slot = KernelSlotObj::from(P)) {
+        bindKernel(CB, Slot);
+        Out.KernelSlots.emplace_back(static_cast<uint32_t>(K), Slot);
+      }
       Out.KeepAlive.push_back(Function(ObjectPtr<Object>::share(P)));
     }
     if (CB.Inline != SpecialBuiltin::None)
       Out.Inlined.push_back(static_cast<uint32_t>(K));
-    addToKey(Out.Key, CB);
     Out.Callees.push_back(CB);
   }
   const std::vector<DLDevice> &Devices = VM.devices();
@@ -98,7 +110,7 @@ BoundCallees bindCallees(const vm::VirtualMachine &VM, bool InlineBuiltins) {
          Devices[static_cast<size_t>(Out.HostDevices)].device_id ==
              Host.device_id)
     ++Out.HostDevices;
-  Out.Key += fmt::format("host devices {};", Out.HostDevices);
+  Out.Key = keyOf(Out);
   return Out;
 }
 
@@ -117,6 +129,41 @@ BoundCallees bindCallees(const vm::Executable &Exe, bool InlineBuiltins) {
     Out.Callees.push_back(CB);
   }
   return Out;
+}
+
+bool refreshKernelBindings(BoundCallees &B) {
+  bool Changed = false;
+  for (const auto &[K, Slot] : B.KernelSlots) {
+    CalleeBinding &CB = B.Callees[K];
+    const CalleeBinding Old = CB;
+    bindKernel(CB, Slot);
+    Changed |= !(CB == Old);
+  }
+  if (Changed)
+    B.Key = keyOf(B);
+  return Changed;
+}
+
+bool bindingsDifferFor(const vm::Executable &Exe, int64_t Func,
+                       const BoundCallees &Old, const BoundCallees &New) {
+  auto Differs = [&](int64_t K) {
+    const auto I = static_cast<size_t>(K);
+    return I < Old.Callees.size() && I < New.Callees.size() &&
+           !(Old.Callees[I] == New.Callees[I]);
+  };
+  const vm::FunctionInfo &F = Exe.function(Func);
+  for (int64_t PC = F.StartInstr; PC < F.EndInstr; ++PC) {
+    const vm::InstrView I = Exe.instr(PC);
+    if (I.opcode() != vm::Opcode::Call)
+      continue;
+    if (Differs(I.callFunc()))
+      return true;
+    for (int64_t A = 0; A < I.callNumArgs(); ++A)
+      if (I.callArg(A).kind() == vm::ArgKind::FuncIdx &&
+          Differs(I.callArg(A).value()))
+        return true;
+  }
+  return false;
 }
 
 } // namespace vmjit::jit

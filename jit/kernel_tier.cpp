@@ -13,6 +13,7 @@
 
 #include "compile_pool.h"
 #include "kernel_compiler.h"
+#include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/error.h"
 #include "vmjit/runtime/kernel_slot.h"
 #include "vmjit/runtime/logging.h"
@@ -139,6 +140,16 @@ void KernelTier::Shared::compile(const std::atomic<bool> *Cancel) {
     std::lock_guard Lock(Mutex);
     ContextSlots.insert(K->Slots.begin(), K->Slots.end());
     Transposes = K->Transposes;
+  }
+  // Code compiled meanwhile is compiled again with the kernels bound, its
+  // compiles queued before the tier is Ready (what waits for the tier
+  // then finds them with the manager's drain).
+  try {
+    rebindPublishedKernels();
+  } catch (const std::exception &Ex) {
+    logger().warn("kernel tier: code compiled before {}'s kernels were "
+                  "ready keeps calling them as it did: {}",
+                  Bitcode, Ex.what());
   }
   finish(KernelTierState::Ready, "", K->TotalMs, Hit);
 }

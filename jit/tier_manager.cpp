@@ -111,7 +111,6 @@ std::string hex128(const void *Data, size_t Size) {
 
 struct TierManager::Impl {
   std::shared_ptr<const vm::Executable> Exe;
-  BoundCallees Bind;
   /// The best code of each function (tier 2 once it exists, else tier 1).
   std::unique_ptr<std::atomic<vm::NativeFn>[]> Code;
   /// Per function: its tier-2 code and direct entry, for direct calls from
@@ -130,6 +129,14 @@ struct TierManager::Impl {
   std::vector<std::vector<vm::FeedbackSlot>> Feedback;
 
   mutable std::mutex Mutex; // what follows
+  /// How the code compiled now calls the function table (bindings()):
+  /// replaced when kernels are published (TierManager::rebindKernels).
+  std::shared_ptr<const BoundCallees> Bind;
+  /// Per function: the bindings its tier-2 code, its failed compile or
+  /// its staying at tier 1 was decided with (null: not decided yet).
+  std::vector<std::shared_ptr<const BoundCallees>> DecidedWith;
+  /// Per function: tier-2 compiles queued or running.
+  std::vector<int> InFlight;
   std::vector<FunctionJITStats> Stats;
   /// Uncounted tier-1 code that speculative tier-2 code deoptimizes to.
   std::vector<vm::NativeFn> DeoptTargets;
@@ -145,6 +152,17 @@ struct TierManager::Impl {
   /// Whether JIT code can run `Func` (argumentsFitNativeStack); if not, it
   /// stays on the interpreter, which its stats say.
   bool fitsNativeStack(int64_t Func);
+  /// The current bindings.
+  std::shared_ptr<const BoundCallees> bindings() const {
+    std::lock_guard Lock(Mutex);
+    return Bind;
+  }
+  /// With Mutex held: whether `Func`, with no compile in flight, was
+  /// decided with bindings that differ from the current ones for a table
+  /// entry it names, and tier 2 now wins on it (then it should be compiled
+  /// again; a function it makes no difference to is marked decided with
+  /// the current bindings).
+  bool staleLocked(int64_t Func, const JITOptions &Opts);
 };
 
 //===----------------------------------------------------------------------===//
@@ -186,8 +204,9 @@ FunctionJITStats TierManager::stats(int64_t Func) const {
 }
 
 bool TierManager::countsEveryCall(int64_t Func) const noexcept {
+  // Inline is fixed when the manager is made (rebinding changes kernels).
   return vm::countedAtCall(
-      true, State->Bind.Callees[static_cast<size_t>(Func)].Inline);
+      true, State->bindings()->Callees[static_cast<size_t>(Func)].Inline);
 }
 
 void TierManager::requestCompile(vm::VirtualMachine &, int64_t Func) {
@@ -220,8 +239,8 @@ bool TierManager::compileBaselineNow(int64_t Func, bool Counted) {
   auto Start = std::chrono::steady_clock::now();
   std::unique_ptr<baseline::BaselineCode> Code;
   try {
-    Code =
-        baseline::compileBaseline(*State->Exe, Func, State->Bind.Callees, BO);
+    Code = baseline::compileBaseline(*State->Exe, Func,
+                                     State->bindings()->Callees, BO);
   } catch (const std::exception &E) {
     logger().debug("function '{}' stays off the baseline tier: {}",
                    State->Exe->function(Func).Name, E.what());
@@ -258,17 +277,17 @@ void TierManager::requestOptimized(int64_t Func) {
   // tier-2 compile is queued or running rather than stay on the
   // interpreter, and keeps it where tier 2 would not win, as in compiled
   // mode (that compile could take seconds, for slower code).
-  const bool Wins = tierTwoWins(*State->Exe, Func, Opts, State->Bind);
+  const std::shared_ptr<const BoundCallees> B = State->bindings();
+  const bool Wins = tierTwoWins(*State->Exe, Func, Opts, *B);
   if (Opts.UseBaseline && baseline::available() && (!Wins || Opts.Background))
     compileBaselineNow(Func, /*Counted=*/false);
   if (State->Code[static_cast<size_t>(Func)].load(std::memory_order_acquire) &&
       !Wins) {
-    std::lock_guard Lock(State->Mutex);
-    State->Stats[static_cast<size_t>(Func)].StaysAtBaseline = true;
     logger().debug("function '{}' stays at the baseline tier: {} "
                    "instructions, tier 2 would not be faster",
                    State->Exe->function(Func).Name,
                    State->Exe->function(Func).numInstrs());
+    staysAtBaseline(Func, B);
     return;
   }
   {
@@ -277,15 +296,27 @@ void TierManager::requestOptimized(int64_t Func) {
   }
   logger().debug("queued function '{}' for compilation",
                  State->Exe->function(Func).Name);
+  {
+    std::lock_guard Lock(State->Mutex);
+    ++State->InFlight[static_cast<size_t>(Func)];
+  }
+  launchCompile(Func);
+}
+
+void TierManager::launchCompile(int64_t Func) {
   if (!Opts.Background) {
-    compileNow({Func});
+    compileUnit({Func}, nullptr);
+    endCompiles({Func});
     return;
   }
   // Refused once the pool is shut down (the end of the process): the
   // function stays at its tier.
-  submitCompile(this, [this, Func](const CancelFlag &Cancel) {
-    compileInBackground(Func, Cancel);
-  });
+  if (!submitCompile(this, [this, Func](const CancelFlag &Cancel) {
+        compileInBackground(Func, Cancel);
+      })) {
+    std::lock_guard Lock(State->Mutex);
+    --State->InFlight[static_cast<size_t>(Func)];
+  }
 }
 
 void TierManager::compileInBackground(int64_t Func,
@@ -295,9 +326,94 @@ void TierManager::compileInBackground(int64_t Func,
     std::lock_guard Lock(State->Mutex);
     State->Stats[K].Compiling = true;
   }
-  compileNow({Func}, &Cancel);
-  std::lock_guard Lock(State->Mutex);
-  State->Stats[K].Compiling = false;
+  compileUnit({Func}, &Cancel);
+  {
+    std::lock_guard Lock(State->Mutex);
+    State->Stats[K].Compiling = false;
+  }
+  endCompiles({Func});
+}
+
+void TierManager::endCompiles(const std::vector<int64_t> &Funcs) {
+  std::vector<int64_t> Again;
+  {
+    std::lock_guard Lock(State->Mutex);
+    for (int64_t K : Funcs) {
+      --State->InFlight[static_cast<size_t>(K)];
+      if (State->staleLocked(K, Opts)) {
+        ++State->InFlight[static_cast<size_t>(K)];
+        Again.push_back(K);
+      }
+    }
+  }
+  for (int64_t K : Again)
+    launchCompile(K);
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels published after code was compiled
+//===----------------------------------------------------------------------===//
+
+// Code compiled before a kernel slot was published calls the slot (tier 1)
+// or reads its cell at each call (tier 2), allocates every tensor the
+// kernel gets and inlines no kernel; a flat function may have stayed at
+// tier 1 for want of tensors on the stack (tierTwoWins). When the kernel
+// tier publishes, the managers bind their slots again and compile again
+// each function whose code or decision the new bindings change. A compile
+// in flight then is checked when it ends (endCompiles), against the
+// bindings it was lowered with.
+
+bool TierManager::Impl::staleLocked(int64_t Func, const JITOptions &Opts) {
+  const size_t K = static_cast<size_t>(Func);
+  std::shared_ptr<const BoundCallees> &D = DecidedWith[K];
+  if (InFlight[K] > 0 || !D || D == Bind)
+    return false;
+  if (!bindingsDifferFor(*Exe, Func, *D, *Bind) ||
+      (Stats[K].StaysAtBaseline && !tierTwoWins(*Exe, Func, Opts, *Bind))) {
+    D = Bind;
+    return false;
+  }
+  ++Stats[K].KernelRecompiles;
+  Stats[K].Requested = true;
+  logger().debug("compiling function '{}' again: kernels it calls were "
+                 "published since it was {}",
+                 Exe->function(Func).Name,
+                 Stats[K].StaysAtBaseline ? "kept at the baseline tier"
+                                          : "compiled");
+  return true;
+}
+
+void TierManager::staysAtBaseline(int64_t Func,
+                                  std::shared_ptr<const BoundCallees> B) {
+  const size_t K = static_cast<size_t>(Func);
+  {
+    std::lock_guard Lock(State->Mutex);
+    State->Stats[K].StaysAtBaseline = true;
+    State->DecidedWith[K] = std::move(B);
+    // Kernels published since B was taken: decided again now.
+    if (!State->staleLocked(Func, Opts))
+      return;
+    ++State->InFlight[K];
+  }
+  launchCompile(Func);
+}
+
+void TierManager::rebindKernels() {
+  std::vector<int64_t> Again;
+  {
+    std::lock_guard Lock(State->Mutex);
+    auto New = std::make_shared<BoundCallees>(*State->Bind);
+    if (!refreshKernelBindings(*New))
+      return;
+    State->Bind = std::move(New);
+    for (size_t K = 0; K < State->DecidedWith.size(); ++K)
+      if (State->staleLocked(static_cast<int64_t>(K), Opts)) {
+        ++State->InFlight[K];
+        Again.push_back(static_cast<int64_t>(K));
+      }
+  }
+  for (int64_t K : Again)
+    launchCompile(K);
 }
 
 //===----------------------------------------------------------------------===//
@@ -352,8 +468,9 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
   // Tensors of one rank and dtype, and no other value, seen in a register
   // that a check_tensor_info or match_shape reads: assumed to stay so.
   // Deopt stress assumes a rank they did not have.
+  const std::shared_ptr<const BoundCallees> B = State->bindings();
   const std::vector<bool> Checked = tensorCheckedRegisters(
-      *State->Exe, Func, State->Bind.Callees, Opts.InlineBuiltins);
+      *State->Exe, Func, B->Callees, Opts.InlineBuiltins);
   auto AssumedTensor = [&](size_t Slot, int64_t Site, int64_t R) {
     if (Generic.count(Site) || R < 0 || !Checked[static_cast<size_t>(R)] ||
         seenKinds(Seen[Slot]) != vm::kind::Object)
@@ -371,8 +488,8 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
     if (A != 0 || Opts.DeoptStress || Generic.count(Site) ||
         seenKinds(Seen[Slot]))
       return A;
-    return intByUse(*State->Exe, Func, State->Bind.Callees, Opts.InlineBuiltins,
-                    R, DefPC)
+    return intByUse(*State->Exe, Func, B->Callees, Opts.InlineBuiltins, R,
+                    DefPC)
                ? vm::kind::Int
                : uint8_t(0);
   };
@@ -391,10 +508,9 @@ TierManager::speculationFor(int64_t Func, bool NeedTarget) {
     // Only a call tier 2 makes has a result to guard (tensor_facts.h);
     // an inlined builtin's result is what the facts derive.
     const bool Made =
-        Result &&
-        (!Opts.InlineBuiltins ||
-         State->Bind.Callees[static_cast<size_t>(In.callFunc())].Inline ==
-             SpecialBuiltin::None);
+        Result && (!Opts.InlineBuiltins ||
+                   B->Callees[static_cast<size_t>(In.callFunc())].Inline ==
+                       SpecialBuiltin::None);
     S.ResultTensors.push_back(Made ? AssumedTensor(Slot, PC, In.callDst()) : 0);
     S.Results.push_back(S.ResultTensors.back() ? 0
                         : Result ? Guessed(Slot, PC, In.callDst(), PC)
@@ -418,8 +534,8 @@ vm::NativeFn TierManager::deoptTarget(int64_t Func) {
   BO.PerfMap = Opts.PerfSupport;
   std::unique_ptr<baseline::BaselineCode> Code;
   try {
-    Code =
-        baseline::compileBaseline(*State->Exe, Func, State->Bind.Callees, BO);
+    Code = baseline::compileBaseline(*State->Exe, Func,
+                                     State->bindings()->Callees, BO);
   } catch (const std::exception &E) {
     logger().debug("function '{}' is not speculated on: no tier-1 code to "
                    "deoptimize to: {}",
@@ -473,14 +589,9 @@ void TierManager::recompile(int64_t Func) {
   {
     std::lock_guard Lock(State->Mutex);
     ++State->Stats[static_cast<size_t>(Func)].Recompiles;
+    ++State->InFlight[static_cast<size_t>(Func)];
   }
-  if (!Opts.Background) {
-    compileNow({Func});
-    return;
-  }
-  submitCompile(this, [this, Func](const CancelFlag &Cancel) {
-    compileInBackground(Func, Cancel);
-  });
+  launchCompile(Func);
 }
 
 void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
@@ -488,10 +599,10 @@ void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
   // run tier-1 code, which is faster there and compiles in microseconds.
   // Without tier 1 (another host, UseBaseline off) they go to tier 2 too.
   std::vector<int64_t> Small, Large;
+  const std::shared_ptr<const BoundCallees> B = State->bindings();
   for (int64_t K : Funcs)
     if (State->fitsNativeStack(K))
-      (tierTwoWins(*State->Exe, K, Opts, State->Bind) ? Small : Large)
-          .push_back(K);
+      (tierTwoWins(*State->Exe, K, Opts, *B) ? Small : Large).push_back(K);
   if (!Small.empty())
     compileNow(Small);
   if (Large.empty())
@@ -502,8 +613,7 @@ void TierManager::compileAllNow(const std::vector<int64_t> &Funcs) {
   }
   for (int64_t K : Large) {
     if (compileBaselineNow(K, /*Counted=*/false)) {
-      std::lock_guard Lock(State->Mutex);
-      State->Stats[static_cast<size_t>(K)].StaysAtBaseline = true;
+      staysAtBaseline(K, B);
       continue;
     }
     compileNow({K});
@@ -531,6 +641,23 @@ void TierManager::drain() {
 
 bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
                              const std::atomic<bool> *Cancel) {
+  {
+    std::lock_guard Lock(State->Mutex);
+    for (int64_t K : Funcs)
+      if (K >= 0 && K < static_cast<int64_t>(State->InFlight.size()))
+        ++State->InFlight[static_cast<size_t>(K)];
+  }
+  const bool Compiled = compileUnit(Funcs, Cancel);
+  std::vector<int64_t> Valid;
+  for (int64_t K : Funcs)
+    if (K >= 0 && K < static_cast<int64_t>(State->InFlight.size()))
+      Valid.push_back(K);
+  endCompiles(Valid);
+  return Compiled;
+}
+
+bool TierManager::compileUnit(const std::vector<int64_t> &Funcs,
+                              const std::atomic<bool> *Cancel) {
   if (Cancel && Cancel->load(std::memory_order_relaxed))
     return false;
   auto Start = std::chrono::steady_clock::now();
@@ -549,11 +676,11 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
     Size = std::max(Size, Exe.function(K).numInstrs());
   Engine &E = Size > kLargeUnitInstrs ? *LargeEng : *Eng;
   LoweredModule L;
+  const std::shared_ptr<const BoundCallees> B = State->bindings();
   // Lower, bind, key, compile: llvm::Error inside, converted here.
   auto Compile = [&]() -> Expected<std::unique_ptr<CompiledUnit>> {
-    Expected<LoweredModule> Lowered =
-        lowerFunctions(*State->Exe, Funcs, State->Bind.Callees,
-                       unitLoweringOptions(Funcs, Cancel));
+    Expected<LoweredModule> Lowered = lowerFunctions(
+        *State->Exe, Funcs, B->Callees, unitLoweringOptions(Funcs, *B, Cancel));
     if (!Lowered)
       return Lowered.takeError();
     L = std::move(*Lowered);
@@ -583,15 +710,16 @@ bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
   const double Ms = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - Start)
                         .count();
-  return publishUnit(Funcs, L, std::move(Unit), Err, Abandoned, Ms);
+  return publishUnit(Funcs, L, std::move(Unit), Err, Abandoned, Ms, B);
 }
 
 LoweringOptions
 TierManager::unitLoweringOptions(const std::vector<int64_t> &Funcs,
+                                 const BoundCallees &B,
                                  const std::atomic<bool> *Cancel) {
   LoweringOptions LO = loweringOptions(Opts);
   LO.Cancel = Cancel;
-  LO.HostDevices = State->Bind.HostDevices;
+  LO.HostDevices = B.HostDevices;
   for (int64_t K : Funcs)
     if (std::optional<FunctionSpeculation> S =
             speculationFor(K, /*NeedTarget=*/true))
@@ -653,8 +781,8 @@ std::vector<std::string> TierManager::unitExports(const LoweredModule &L) {
 bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
                               const LoweredModule &L,
                               std::unique_ptr<CompiledUnit> Unit,
-                              const std::string &Err, bool Abandoned,
-                              double Ms) {
+                              const std::string &Err, bool Abandoned, double Ms,
+                              std::shared_ptr<const BoundCallees> B) {
   const vm::Executable &Exe = *State->Exe;
   std::lock_guard Lock(State->Mutex);
   if (!Unit && Abandoned) {
@@ -663,6 +791,8 @@ bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
                      Exe.function(K).Name);
     return false;
   }
+  for (int64_t K : Funcs)
+    State->DecidedWith[static_cast<size_t>(K)] = B;
   if (!Unit) {
     for (int64_t K : Funcs) {
       State->Stats[static_cast<size_t>(K)].Failed = true;
@@ -676,6 +806,7 @@ bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
   for (const auto &[K, Sym] : L.Symbols) {
     FunctionJITStats &S = State->Stats[static_cast<size_t>(K)];
     S.Compiled = true;
+    S.StaysAtBaseline = false; // compiled after kernels were published
     S.CacheHit = Unit->stats().CacheHit;
     // A cache hit compiled nothing: its time is the object's load.
     S.CompileMs = S.CacheHit ? 0 : Share;
@@ -705,13 +836,14 @@ bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
 
 std::string TierManager::irText(int64_t Func, bool Optimized) {
   std::vector<int64_t> Funcs = {Func};
+  const std::shared_ptr<const BoundCallees> B = State->bindings();
   LoweringOptions LO = loweringOptions(Opts);
-  LO.HostDevices = State->Bind.HostDevices;
+  LO.HostDevices = B->HostDevices;
   if (std::optional<FunctionSpeculation> S =
           speculationFor(Func, /*NeedTarget=*/false))
     LO.Speculate[Func] = std::move(*S);
   Expected<LoweredModule> L =
-      lowerFunctions(*State->Exe, Funcs, State->Bind.Callees, LO);
+      lowerFunctions(*State->Exe, Funcs, B->Callees, LO);
   if (!L)
     throwError("JITError", toString(L.takeError()));
   if (Optimized)
@@ -757,13 +889,15 @@ TierManager::create(const vm::VirtualMachine &VM, const JITOptions &Opts,
   S.DeoptCounts.resize(N);
   S.GenericSites.resize(N);
   S.Feedback.resize(N);
+  S.DecidedWith.resize(N);
+  S.InFlight.assign(N, 0);
   for (size_t K = 0; K < N; ++K) {
     const vm::FunctionInfo &F = VM.executable().functions()[K];
     if (F.Kind == vm::FunctionKind::Bytecode)
       S.Feedback[K].assign(static_cast<size_t>(F.NumParams + F.numInstrs()),
                            vm::FeedbackSlot{});
   }
-  S.Bind = std::move(Bind);
+  S.Bind = std::make_shared<const BoundCallees>(std::move(Bind));
   shutdownCompilePoolAtExit();
   return M;
 }
@@ -806,7 +940,8 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Given) {
   // code they have.
   for (int64_t K : All) {
     if (M->stats(K).Compiled ||
-        (M->nativeCode(K) && !tierTwoWins(Exe, K, M->Opts, M->State->Bind)))
+        (M->nativeCode(K) &&
+         !tierTwoWins(Exe, K, M->Opts, *M->State->bindings())))
       continue;
     if (!M->State->Requested[static_cast<size_t>(K)].exchange(1))
       Missing.push_back(K);

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace vmjit::jit {
 
@@ -113,6 +114,16 @@ public:
     return M;
   }
 
+  /// The managers alive now.
+  static std::vector<std::shared_ptr<TierManager>> live() {
+    std::lock_guard Lock(Mutex);
+    std::vector<std::shared_ptr<TierManager>> Out;
+    for (const auto &KV : Managers)
+      if (std::shared_ptr<TierManager> M = KV.second.lock())
+        Out.push_back(std::move(M));
+    return Out;
+  }
+
 private:
   static std::mutex Mutex;
   static std::map<std::string, std::weak_ptr<TierManager>> Managers;
@@ -126,5 +137,12 @@ std::shared_ptr<TierManager> sharedTierManager(const vm::VirtualMachine &VM,
 }
 
 size_t tierManagerRegistrySize() { return TierManagerRegistry::size(); }
+
+void rebindPublishedKernels() {
+  // Outside the registry's lock: a rebinding may compile (synchronously,
+  // without background compiles), which may make managers.
+  for (const std::shared_ptr<TierManager> &M : TierManagerRegistry::live())
+    M->rebindKernels();
+}
 
 } // namespace vmjit::jit

@@ -112,6 +112,8 @@ ordered_json functionRow(const vm::FunctionStats &F) {
       E["deopts"] = JS->Deopts;
       E["tier2_recompiles"] = JS->Recompiles;
     }
+    if (JS->KernelRecompiles > 0)
+      E["tier2_kernel_recompiles"] = JS->KernelRecompiles;
     if (!F.Tier2State.empty())
       E["tier2"] = F.Tier2State;
     if (JS->Failed)

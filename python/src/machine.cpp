@@ -335,16 +335,16 @@ py::object boundFunction(std::shared_ptr<Machine> Self, const std::string &Name,
       makeBoundFunction(Self, FuncIndex, std::move(Fn), Name));
 }
 
-/// Machine.wait_compiles(): waits for the background compiles queued so far
-/// and for the kernel tier.
+/// Machine.wait_compiles(): waits for the kernel tier and the background
+/// compiles queued so far (with those the kernels' arrival queued).
 void waitCompiles(Machine &Self) {
   {
     GilRelease NoGil;
+    waitForKernels(Self);
 #ifdef VMJIT_HAVE_JIT
     if (jit::TierManager *TM = jit::tierManagerOf(*Self.VM))
       TM->drain();
 #endif
-    waitForKernels(Self);
   }
   warnIfKernelsFailed(Self);
 }

@@ -460,14 +460,14 @@ std::unique_ptr<vm::VirtualMachine> setUp(const RunOptions &O,
   return checkedCall(std::move(VM), O, Args);
 }
 
-/// Waits for the tier-2 compiles the run queued and for the kernel tier
-/// (--wait-compiles).
+/// Waits for the kernel tier and for the tier-2 compiles the run queued,
+/// and those its kernels queued (--wait-compiles).
 void waitForCompiles(vm::VirtualMachine &VM, const RunKernels &K) {
 #ifdef VMJIT_HAVE_JIT
-  if (jit::TierManager *TM = jit::tierManagerOf(VM))
-    TM->drain();
   if (K.Tier)
     K.Tier->wait();
+  if (jit::TierManager *TM = jit::tierManagerOf(VM))
+    TM->drain();
 #else
   (void)VM;
   (void)K;

@@ -353,4 +353,101 @@ TEST(StackTensorsTest, AKernelErrorIsTheSameInEveryMode) {
   }
 }
 
+/// k.neg and k.add as alignment-checking kernel slots published late: the
+/// same functions run as the slots' fallback (TVM's code) until publish()
+/// publishes them with their effects and tells the tier managers, as the
+/// kernel tier does when its compile ends.
+struct LateKernels {
+  std::shared_ptr<KernelLibrary> Lib;
+  std::vector<KernelSlotObj *> Slots;
+  std::vector<VMJITSafeCallType> Entries;
+  std::vector<KernelEffects> Effects;
+
+  LateKernels() {
+    const ArgAccess R = ArgAccess::Read, W = ArgAccess::Write;
+    std::map<std::string, Function, std::less<>> F;
+    auto Slot = [&](const char *Name, VMJITSafeCallType Entry,
+                    KernelEffects E) {
+      auto S =
+          makeObject<KernelSlotObj>(Name, Function::fromSafeCall(Entry, Name),
+                                    KernelSlotObj::Entry::AlignmentChecking);
+      Slots.push_back(S.get());
+      Entries.push_back(Entry);
+      Effects.push_back(std::move(E));
+      F.emplace(Name, Function(ObjectPtr<Object>(std::move(S))));
+    };
+    Slot("k.neg", &kernelNeg, {true, {R, W}});
+    Slot("k.add", &kernelAdd, {true, {R, R, W}});
+    Lib =
+        KernelLibrary::fromFunctions("late-kernels", std::move(F), {}, nullptr);
+  }
+  void publish() {
+    for (size_t K = 0; K < Slots.size(); ++K)
+      Slots[K]->publish(Entries[K], nullptr, Effects[K]);
+    jit::rebindPublishedKernels();
+  }
+};
+
+/// Tier-2 code compiled before the kernels were published is compiled
+/// again with them bound: tier 2 then passes stack tensors, in every mode
+/// with the same results and counts; flat (`Flat`), a function kept at
+/// tier 1 for want of stack tensors goes to tier 2.
+void checkKernelsPublishedLate(bool Flat) {
+  auto Exe = program(kDriver);
+  std::unique_ptr<vm::VirtualMachine> Ref;
+  for (const jittest::TestMode &M : jittest::everyMode()) {
+    SCOPED_TRACE(jittest::modeName(M));
+    if (Flat && !jit::baselineAvailable())
+      continue;
+    LateKernels Late;
+    auto VM = jittest::vmWith(Exe, {Late.Lib}, M, -1, [&](JITOptions &O) {
+      if (Flat)
+        O.PromoteLimit = 0;
+    });
+    const int64_t Main = VM->functionIndex("main");
+    const bool Tier2 =
+        M.Mode == vm::ExecMode::Compiled || M.Mode == vm::ExecMode::Tiered;
+    for (int Call = 0; Call < 3; ++Call)
+      typesSeenByOneCall(*VM);
+    // (Under deopt stress the entry's guard sends every call to tier 1.)
+    const std::vector<int32_t> Before = typesSeenByOneCall(*VM);
+    if (!M.DeoptStress) {
+      EXPECT_EQ(Before, std::vector<int32_t>(8, kVMJITTensor));
+    }
+    jit::TierManager *TM = jit::tierManagerOf(*VM);
+    if (TM && Flat && Tier2) {
+      EXPECT_TRUE(TM->stats(Main).StaysAtBaseline);
+    }
+    Late.publish();
+    if (TM && Tier2) {
+      EXPECT_TRUE(TM->stats(Main).Compiled);
+      EXPECT_FALSE(TM->stats(Main).StaysAtBaseline);
+      EXPECT_EQ(TM->stats(Main).KernelRecompiles, 1u);
+    }
+    const int32_t S = Tier2 ? kVMJITDLTensorPtr : kVMJITTensor;
+    const int32_t O = kVMJITTensor;
+    const std::vector<int32_t> After = typesSeenByOneCall(*VM);
+    if (!M.DeoptStress) {
+      EXPECT_EQ(After, (std::vector<int32_t>{O, S, S, S, S, S, O, O}));
+    }
+    Tensor X = input(1.5f);
+    std::vector<AnyView> Args = {AnyView(X)};
+    Tensor T = VM->invoke(Main, Args).cast<Tensor>();
+    for (int I = 0; I < 4; ++I)
+      EXPECT_EQ(T.data<float>()[I], -(1.5f + static_cast<float>(I)));
+    if (!Ref)
+      Ref = std::move(VM);
+    else
+      expectCountsOf(*VM, *Ref, *Exe);
+  }
+}
+
+TEST(StackTensorsTest, CodeCompiledBeforeTheKernelsIsCompiledAgain) {
+  checkKernelsPublishedLate(/*Flat=*/false);
+}
+
+TEST(StackTensorsTest, AFlatFunctionKeptAtTierOneGoesToTierTwo) {
+  checkKernelsPublishedLate(/*Flat=*/true);
+}
+
 } // namespace

@@ -8,6 +8,8 @@
 #include "vmjit/jit/tier_manager.h"
 #include "vmjit/runtime/array.h"
 #include "vmjit/runtime/error.h"
+#include "vmjit/runtime/kernel_slot.h"
+#include "vmjit/runtime/library.h"
 #include "vmjit/runtime/registry.h"
 #include "vmjit/runtime/tensor.h"
 #include "vmjit/text/assembler.h"
@@ -412,6 +414,71 @@ TEST(TierTest, TierOneRunsWhileTierTwoCompiles) {
   TM->drain();
   EXPECT_TRUE(TM->stats(Fib).Compiled);
   EXPECT_EQ(VM->call("fib", 12).cast<int64_t>(), 144);
+}
+
+namespace {
+/// k.inc: its argument plus one (what the slot's fallback and the entry
+/// it publishes both compute).
+int kernelInc(void *, const VMJITAny *A, int32_t N, VMJITAny *R) noexcept {
+  if (N != 1 || A[0].type_index != kVMJITInt) {
+    VMJITErrorSetRaisedFromCStr("TypeError", "k.inc takes one int");
+    return -1;
+  }
+  R->type_index = kVMJITInt;
+  R->v_int64 = A[0].v_int64 + 1;
+  return 0;
+}
+} // namespace
+
+TEST(TierTest, KernelsPublishedWhileThreadsCallAreTakenUp) {
+  // A kernel slot published, and the managers told, while VMs on four
+  // threads run tiered code that calls it, tier-2 compiles in the
+  // background: every result right, and the function ends compiled with
+  // the published entry bound (ThreadSanitizer runs this).
+  registerVMBuiltins();
+  auto Exe = assemble(".func main(x)\n"
+                      "  %y = call k.inc(%x)\n"
+                      "  %z = call k.inc(%y)\n"
+                      "  ret %z\n"
+                      ".end\n",
+                      "late.vmasm");
+  auto Slot = makeObject<KernelSlotObj>(
+      "k.inc", Function::fromSafeCall(&kernelInc, "k.inc"),
+      KernelSlotObj::Entry::AlignmentChecking);
+  KernelSlotObj *Raw = Slot.get();
+  std::map<std::string, Function, std::less<>> Fns;
+  Fns.emplace("k.inc", Function(ObjectPtr<Object>(std::move(Slot))));
+  auto Lib = KernelLibrary::fromFunctions("late", std::move(Fns), {}, nullptr);
+  std::atomic<int> Wrong{0}, Started{0};
+  std::vector<std::thread> Threads;
+  for (int T = 0; T < 4; ++T)
+    Threads.emplace_back([&] {
+      VMOptions VO;
+      VO.Libraries = {Lib};
+      auto VM = VirtualMachine::create(Exe, VO);
+      JITOptions O;
+      O.Mode = ExecMode::Tiered;
+      O.Threshold = 5;
+      enableJIT(*VM, O);
+      for (int64_t I = 0; I < 3000; ++I) {
+        if (I == 100)
+          ++Started;
+        if (VM->call("main", I).cast<int64_t>() != I + 2)
+          ++Wrong;
+      }
+      tierManagerOf(*VM)->drain();
+      if (VM->call("main", 40).cast<int64_t>() != 42)
+        ++Wrong;
+      EXPECT_TRUE(tierManagerOf(*VM)->stats(0).Compiled);
+    });
+  while (Started.load() < 2)
+    std::this_thread::yield();
+  Raw->publish(&kernelInc, nullptr);
+  rebindPublishedKernels();
+  for (std::thread &T : Threads)
+    T.join();
+  EXPECT_EQ(Wrong.load(), 0);
+  EXPECT_NE(Raw->compiled(), nullptr);
 }
 
 TEST(TierTest, DrainReturnsAfterTheWorkersAreStopped) {

@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+namespace vmjit {
+class KernelSlotObj;
+} // namespace vmjit
+
 namespace vmjit::vm {
 class Executable;
 class VirtualMachine;
@@ -60,6 +64,8 @@ struct CalleeBinding {
   /// inlining (KernelSlotObj::inlineForm, jit/kernel_inline.h: an
   /// InlineKernels); 0 otherwise.
   uint64_t InlineKernel = 0;
+
+  bool operator==(const CalleeBinding &) const = default;
 };
 
 /// The builtin calls of a callee bound `B` are inlined as when builtins
@@ -92,6 +98,10 @@ struct BoundCallees {
   /// (cpuDevice()): storage the code allocates on one of them, or on -1,
   /// may live on its stack (jit/stack_tensors.h). 0 for an executable alone.
   int64_t HostDevices = 0;
+  /// The function-table entries that are kernel slots (runtime/
+  /// kernel_slot.h; kept alive by KeepAlive), whose bindings change when
+  /// their kernels are published (refreshKernelBindings).
+  std::vector<std::pair<uint32_t, const KernelSlotObj *>> KernelSlots;
 };
 
 /// The JIT's binding of `VM`'s function table: packed callees Direct
@@ -106,6 +116,17 @@ BoundCallees bindCallees(const vm::VirtualMachine &VM, bool InlineBuiltins);
 /// them to the standard functions); packed functions counted (a library
 /// function may be TVM-compiled code, which counts its own entries).
 BoundCallees bindCallees(const vm::Executable &Exe, bool InlineBuiltins);
+
+/// Binds `B`'s kernel slots again as they are now (a kernel published
+/// since: its entry called directly, its effects and inline form used) and
+/// updates the key. Returns whether any binding changed.
+bool refreshKernelBindings(BoundCallees &B);
+
+/// Whether function `Func` of `Exe` names a table entry (a call or a
+/// function argument) that `Old` and `New` bind differently: its code
+/// compiled with `Old` is not what `New` would compile.
+bool bindingsDifferFor(const vm::Executable &Exe, int64_t Func,
+                       const BoundCallees &Old, const BoundCallees &New);
 
 } // namespace vmjit::jit
 

@@ -135,6 +135,16 @@ void enableJIT(vm::VirtualMachine &VM, const JITOptions &Opts = {});
 /// The manager attached to `VM`, or null.
 TierManager *tierManagerOf(const vm::VirtualMachine &VM);
 
+/// Every tier manager of the process takes up the kernel slots
+/// (runtime/kernel_slot.h) published since it bound them: code compiled
+/// before calls their kernels through the slot and allocates what they
+/// get, so each function whose calls the published kernels change is
+/// compiled at tier 2 again (in the background unless
+/// JITOptions::Background is off), and one kept at tier 1 for want of
+/// them is reconsidered. The kernel tier calls it once it has published a
+/// model's kernels (docs/jit.md#kernels-published-after-the-code).
+void rebindPublishedKernels();
+
 /// The number of keys in the process's registry of shared managers: the
 /// managers alive, plus those that expired since the last enableJIT (for
 /// tests; the registry drops expired keys at each enableJIT).
@@ -163,6 +173,9 @@ public:
   /// was set and the compile abandoned (Engine::compile).
   bool compileNow(const std::vector<int64_t> &Funcs,
                   const std::atomic<bool> *Cancel = nullptr);
+  /// Binds the function table's kernel slots again (rebindPublishedKernels)
+  /// and compiles again the functions the change makes faster.
+  void rebindKernels();
   /// Compiled mode: compiles `Funcs` at tier 2, in one module, except those
   /// too large for tier 2 to win, which get tier-1 code (when the build has
   /// the baseline tier and UseBaseline is on).
@@ -200,9 +213,20 @@ private:
                                              std::shared_ptr<Engine> Eng,
                                              std::shared_ptr<Engine> LargeEng,
                                              BoundCallees Bind);
+  /// Compiles `Func` at tier 2, on the compile pool unless
+  /// JITOptions::Background is off; the caller counted it in flight.
+  void launchCompile(int64_t Func);
   /// A job of the compile pool: compiles `Func` at tier 2 unless `Cancel`
   /// stops it.
   void compileInBackground(int64_t Func, const std::atomic<bool> &Cancel);
+  /// compileNow's compile, without counting it in flight.
+  bool compileUnit(const std::vector<int64_t> &Funcs,
+                   const std::atomic<bool> *Cancel);
+  /// The compiles of `Funcs` in flight have ended: those whose bindings
+  /// changed meanwhile are compiled again.
+  void endCompiles(const std::vector<int64_t> &Funcs);
+  /// `Func` keeps its tier-1 code, as decided with bindings `B`.
+  void staysAtBaseline(int64_t Func, std::shared_ptr<const BoundCallees> B);
   /// What tier 2 speculates for `Func` (null: nothing: no tier-1 code to
   /// deoptimize to when `NeedTarget`, speculation off, a flat function).
   std::optional<FunctionSpeculation> speculationFor(int64_t Func,
@@ -215,15 +239,18 @@ private:
   // symbols its code needs, derive its object-cache key (code_key.h),
   // and publish the compiled code (or the failure) to the functions.
   LoweringOptions unitLoweringOptions(const std::vector<int64_t> &Funcs,
+                                      const BoundCallees &B,
                                       const std::atomic<bool> *Cancel);
   void bindUnitSymbols(LoweredModule &L);
   CodeKey unitKey(const Engine &E, const std::vector<int64_t> &Funcs,
                   const LoweredModule &L) const;
   static std::vector<std::string> unitExports(const LoweredModule &L);
-  /// `Unit` null: the compile failed with `Err`, or was `Abandoned`.
+  /// `Unit` null: the compile failed with `Err`, or was `Abandoned`. `B`:
+  /// the bindings the unit was lowered with.
   bool publishUnit(const std::vector<int64_t> &Funcs, const LoweredModule &L,
                    std::unique_ptr<CompiledUnit> Unit, const std::string &Err,
-                   bool Abandoned, double Ms);
+                   bool Abandoned, double Ms,
+                   std::shared_ptr<const BoundCallees> B);
   /// What the manager keeps per function of its executable.
   struct Impl;
   std::unique_ptr<Impl> State;

@@ -222,6 +222,10 @@ struct TierStats {
   /// Tier-2 compiles made again with sites that deoptimized too often
   /// compiled generically.
   uint64_t Recompiles = 0;
+  /// Tier-2 compiles made again because kernels the function calls were
+  /// published after its code was compiled, or after it was kept at
+  /// tier 1 (jit::rebindPublishedKernels).
+  uint64_t KernelRecompiles = 0;
   /// Calls that ran tier-1 code that counts toward tier 2 (tiered mode;
   /// in baseline mode every native call runs tier 1).
   uint64_t BaselineCalls = 0;
