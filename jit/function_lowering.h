@@ -322,10 +322,19 @@ private:
   /// the destination.
   void finishCall(int64_t PC, InstrView I, Value *Rc, Value *Slot = nullptr);
   /// Whether call `I` is of a kernel whose IR tier 2 inlines
-  /// (CalleeBinding::InlineKernel) with every tensor it passes
-  /// (CalleeBinding::StackTensorArgs) on the stack at a 64-byte aligned
-  /// offset of its buffer, and one at least.
+  /// (CalleeBinding::InlineKernel) with one tensor at least on the stack
+  /// (CalleeBinding::StackTensorArgs), each of them at a 64-byte aligned
+  /// offset of its buffer; another argument (the caller's input, an
+  /// allocated output) is checked at run time (checkedKernelArgs).
   bool inlinesKernel(InstrView I) const;
+  /// The arguments of such a call that may be a tensor not on the stack:
+  /// the inlined code runs when each is not a tensor on the CPU or has
+  /// aligned data (TVM's code assumes it), else the call is made.
+  std::vector<int64_t> checkedKernelArgs(InstrView I) const;
+  /// The call of an inlined kernel, guarded when it has checked
+  /// arguments. Returns the return code and the result slot.
+  std::pair<Value *, Value *> emitKernelInlinedOrCalled(int64_t PC,
+                                                        InstrView I);
   /// That call: the kernel's entry in the unit (jit/kernel_inline.h; the
   /// pipeline inlines it) with an argument array, DLTensors and a result
   /// slot of its own. Returns the return code and that slot (None).

@@ -44,8 +44,6 @@ void emitCheck(IRBuilder<> &B, llvm::Function *F, BasicBlock *Aligned,
   MDNode *Likely = MDBuilder(C).createBranchWeights(1 << 20, 1);
   BasicBlock *Entry = B.GetInsertBlock();
   BasicBlock *Loop = BasicBlock::Create(C, "arg", F);
-  BasicBlock *Tensor = BasicBlock::Create(C, "tensor", F);
-  BasicBlock *CPU = BasicBlock::Create(C, "unaligned.device", F);
   BasicBlock *Next = BasicBlock::Create(C, "next", F);
   B.CreateCondBr(B.CreateICmpSGT(Num, B.getInt32(0)), Loop, Aligned);
 
@@ -61,31 +59,7 @@ void emitCheck(IRBuilder<> &B, llvm::Function *F, BasicBlock *Aligned,
   Value *Payload = B.CreateAlignedLoad(
       B.getPtrTy(), B.CreateConstGEP1_64(B.getInt8Ty(), Any, kAnyValue),
       Align(8));
-  Value *IsObject = B.CreateICmpEQ(Type, B.getInt32(kVMJITTensor));
-  Value *IsTensor = B.CreateOr(
-      IsObject, B.CreateICmpEQ(Type, B.getInt32(kVMJITDLTensorPtr)));
-  Value *DL = B.CreateSelect(
-      IsObject,
-      B.CreateConstGEP1_64(B.getInt8Ty(), Payload, kTensorDLTensorOffset),
-      Payload);
-  B.CreateCondBr(IsTensor, Tensor, Next);
-
-  B.SetInsertPoint(Tensor);
-  auto Field = [&](int64_t Offset) {
-    return B.CreateAlignedLoad(
-        B.getInt64Ty(), B.CreateConstGEP1_64(B.getInt8Ty(), DL, Offset),
-        Align(8));
-  };
-  Value *Address = B.CreateAdd(Field(kData), Field(kByteOffset));
-  Value *Low = B.CreateAnd(Address, B.getInt64(kKernelDataAlignment - 1));
-  B.CreateCondBr(B.CreateICmpEQ(Low, B.getInt64(0)), Next, CPU, Likely);
-
-  // Unaligned data on another device is that device's kernels' business.
-  B.SetInsertPoint(CPU);
-  Value *Device = B.CreateAlignedLoad(
-      B.getInt32Ty(), B.CreateConstGEP1_64(B.getInt8Ty(), DL, kDeviceType),
-      Align(4));
-  B.CreateCondBr(B.CreateICmpEQ(Device, B.getInt32(kDLCPU)), Unaligned, Next);
+  emitArgumentAlignmentCheck(B, Type, Payload, Next, Unaligned);
 
   B.SetInsertPoint(Next);
   Value *After = B.CreateAdd(I, B.getInt32(1));
@@ -119,6 +93,40 @@ void addAlignedEntry(Module &M, llvm::Function *Kernel, FunctionCallee Unaligned
 }
 
 } // namespace
+
+void emitArgumentAlignmentCheck(IRBuilderBase &B, Value *Type, Value *Payload,
+                                BasicBlock *Ok, BasicBlock *Unaligned) {
+  LLVMContext &C = B.getContext();
+  llvm::Function *F = B.GetInsertBlock()->getParent();
+  MDNode *Likely = MDBuilder(C).createBranchWeights(1 << 20, 1);
+  BasicBlock *Tensor = BasicBlock::Create(C, "tensor", F);
+  BasicBlock *CPU = BasicBlock::Create(C, "unaligned.device", F);
+  Value *IsObject = B.CreateICmpEQ(Type, B.getInt32(kVMJITTensor));
+  Value *IsTensor =
+      B.CreateOr(IsObject, B.CreateICmpEQ(Type, B.getInt32(kVMJITDLTensorPtr)));
+  Value *DL = B.CreateSelect(
+      IsObject,
+      B.CreateConstGEP1_64(B.getInt8Ty(), Payload, kTensorDLTensorOffset),
+      Payload);
+  B.CreateCondBr(IsTensor, Tensor, Ok);
+
+  B.SetInsertPoint(Tensor);
+  auto Field = [&](int64_t Offset) {
+    return B.CreateAlignedLoad(B.getInt64Ty(),
+                               B.CreateConstGEP1_64(B.getInt8Ty(), DL, Offset),
+                               Align(8));
+  };
+  Value *Address = B.CreateAdd(Field(kData), Field(kByteOffset));
+  Value *Low = B.CreateAnd(Address, B.getInt64(kKernelDataAlignment - 1));
+  B.CreateCondBr(B.CreateICmpEQ(Low, B.getInt64(0)), Ok, CPU, Likely);
+
+  // Unaligned data on another device is that device's kernels' business.
+  B.SetInsertPoint(CPU);
+  Value *Device = B.CreateAlignedLoad(
+      B.getInt32Ty(), B.CreateConstGEP1_64(B.getInt8Ty(), DL, kDeviceType),
+      Align(4));
+  B.CreateCondBr(B.CreateICmpEQ(Device, B.getInt32(kDLCPU)), Unaligned, Ok);
+}
 
 std::string alignedEntrySymbol(const std::string &Name) {
   return "__vmjit_aligned_" + Name;

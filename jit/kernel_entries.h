@@ -19,13 +19,28 @@
 #include <vector>
 
 namespace llvm {
+class BasicBlock;
+class IRBuilderBase;
 class Module;
+class Value;
 } // namespace llvm
 
 namespace vmjit::jit {
 
 /// The symbol of kernel NAME's alignment-checking entry.
 std::string alignedEntrySymbol(const std::string &Name);
+
+/// Emits at `B` the check of one argument, its type index `Type` (i32)
+/// and payload `Payload` (a pointer): a tensor object or DLTensor pointer
+/// on the CPU whose data + byte_offset is not a multiple of
+/// kKernelDataAlignment goes to `Unaligned`, anything else to `Ok` (what
+/// TVM's code may be given as it assumes; the entries' check, and tier 2's
+/// where it inlines a kernel given a tensor that is not on its stack).
+/// Leaves `B` without an insertion block of its own choosing: the caller
+/// sets it.
+void emitArgumentAlignmentCheck(llvm::IRBuilderBase &B, llvm::Value *Type,
+                                llvm::Value *Payload, llvm::BasicBlock *Ok,
+                                llvm::BasicBlock *Unaligned);
 
 /// Adds to `M` the alignment-checking entry of each packed function
 /// `__tvm_ffi_NAME` of `Entries` (NAMEs), with the safe-call signature,

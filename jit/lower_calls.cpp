@@ -13,8 +13,10 @@ namespace vmjit::jit::lower {
 
 void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
   if (inlinesKernel(I)) {
-    auto [Rc, Result] = emitInlinedKernelCall(I);
-    if (I.callDst() != vm::kVoidRegister)
+    // A guarded call may have been made: its result is released as any.
+    const bool Guarded = !checkedKernelArgs(I).empty();
+    auto [Rc, Result] = emitKernelInlinedOrCalled(PC, I);
+    if (I.callDst() != vm::kVoidRegister || Guarded)
       return finishCall(PC, I, Rc, Result);
     // Its result (None: the kernel does not write it) goes nowhere.
     BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);
@@ -380,9 +382,10 @@ void FunctionLowering::flushCounts() {
 
 bool FunctionLowering::countsLater(int64_t PC, InstrView I) const {
   // Nothing runs but the function's code and an inlined kernel's (TVM's
-  // code, which never reads the VM's counts), and only an inlined
-  // kernel's check leaves (through its error site, which counts what is
-  // pending: the error exit is shared in the promoted style).
+  // code, which never reads the VM's counts; or, for an argument whose data
+  // is not aligned, the kernel's entry, which does not either), and only
+  // the kernel's error leaves (through its error site, which counts what
+  // is pending: the error exit is shared in the promoted style).
   return onStackOnly(I) || (Flat && inlinesKernel(I) && !guardsResult(PC, I));
 }
 

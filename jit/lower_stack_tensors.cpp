@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "function_lowering.h"
+#include "kernel_entries.h"
 #include "vmjit/runtime/logging.h"
 
 namespace vmjit::jit::lower {
@@ -125,7 +126,7 @@ bool FunctionLowering::inlinesKernel(InstrView I) const {
       continue;
     const Arg A = I.callArg(K);
     if (A.kind() != ArgKind::Register || !Stack.isStackTensor(A.value()))
-      return false;
+      continue; // checked at run time (checkedKernelArgs)
     // TVM's code assumes 64-byte aligned data; the frame's buffers are.
     const StackTensorPlan::Tensor &T = Stack.Tensors[static_cast<size_t>(
         Stack.TensorOfReg[static_cast<size_t>(A.value())])];
@@ -134,6 +135,63 @@ bool FunctionLowering::inlinesKernel(InstrView I) const {
     Any = true;
   }
   return Any;
+}
+
+std::vector<int64_t> FunctionLowering::checkedKernelArgs(InstrView I) const {
+  std::vector<int64_t> Out;
+  for (int64_t K = 0; K < I.callNumArgs(); ++K) {
+    const Arg A = I.callArg(K);
+    const bool MayBeTensor =
+        (A.kind() == ArgKind::Register && !vm::isSpecialRegister(A.value()) &&
+         !Stack.isStackTensor(A.value())) ||
+        (A.kind() == ArgKind::ConstIdx && !embeddable(A.value()));
+    if (MayBeTensor)
+      Out.push_back(K);
+  }
+  return Out;
+}
+
+std::pair<Value *, Value *>
+FunctionLowering::emitKernelInlinedOrCalled(int64_t PC, InstrView I) {
+  const std::vector<int64_t> Checked = checkedKernelArgs(I);
+  if (Checked.empty())
+    return emitInlinedKernelCall(I);
+  // As the kernel's entry checks them (kernel_entries.h): each argument
+  // that is a tensor on the CPU has aligned data, or the call is made
+  // (the entry then copies the tensor).
+  Key.record("kernel alignment checked", PC);
+  BasicBlock *Inline = BasicBlock::Create(C, fmt::format("i{}.inline", PC), Fn);
+  BasicBlock *Call =
+      BasicBlock::Create(C, fmt::format("i{}.kernel.unaligned", PC), Fn);
+  BasicBlock *Join =
+      BasicBlock::Create(C, fmt::format("i{}.kernel.done", PC), Fn);
+  for (size_t J = 0; J < Checked.size(); ++J) {
+    const Val V = evalArg(I.callArg(Checked[J]));
+    BasicBlock *Next =
+        J + 1 == Checked.size()
+            ? Inline
+            : BasicBlock::Create(C, fmt::format("i{}.arg{}", PC, J + 1), Fn);
+    emitArgumentAlignmentCheck(B, B.CreateTrunc(V.TypeWord, B.getInt32Ty()),
+                               B.CreateIntToPtr(V.Payload, Ptr), Next, Call);
+    B.SetInsertPoint(Next);
+  }
+  auto [InlineRc, InlineResult] = emitInlinedKernelCall(I);
+  BasicBlock *FromInline = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Call);
+  for (int64_t K = 0; K < I.callNumArgs(); ++K)
+    store(bytePtr(ArgStack, 16 * K), evalArg(I.callArg(K)));
+  Value *CallRc = emitBoundCall(PC, I);
+  BasicBlock *FromCall = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  PHINode *Rc = B.CreatePHI(B.getInt32Ty(), 2, fmt::format("i{}.rc", PC));
+  Rc->addIncoming(InlineRc, FromInline);
+  Rc->addIncoming(CallRc, FromCall);
+  PHINode *Result = B.CreatePHI(Ptr, 2, fmt::format("i{}.res", PC));
+  Result->addIncoming(InlineResult, FromInline);
+  Result->addIncoming(ResSlot, FromCall);
+  return {Rc, Result};
 }
 
 std::pair<Value *, Value *>
