@@ -144,6 +144,16 @@ bool refreshKernelBindings(BoundCallees &B) {
   return Changed;
 }
 
+bool kernelBindingsChanged(const BoundCallees &B) {
+  for (const auto &[K, Slot] : B.KernelSlots) {
+    CalleeBinding CB = B.Callees[K];
+    bindKernel(CB, Slot);
+    if (!(CB == B.Callees[K]))
+      return true;
+  }
+  return false;
+}
+
 bool bindingsDifferFor(const vm::Executable &Exe, int64_t Func,
                        const BoundCallees &Old, const BoundCallees &New) {
   auto Differs = [&](int64_t K) {

@@ -137,6 +137,9 @@ struct TierManager::Impl {
   std::vector<std::shared_ptr<const BoundCallees>> DecidedWith;
   /// Per function: tier-2 compiles queued or running.
   std::vector<int> InFlight;
+  /// The manager is being destroyed: no compile is queued any more (a job
+  /// still running when its compiles are cancelled queues none after it).
+  bool Closing = false;
   std::vector<FunctionJITStats> Stats;
   /// Uncounted tier-1 code that speculative tier-2 code deoptimizes to.
   std::vector<vm::NativeFn> DeoptTargets;
@@ -182,8 +185,13 @@ struct TierManager::Impl {
 void stopBackgroundCompiles() { shutdownCompilePool(); }
 
 TierManager::~TierManager() {
-  if (State)
-    cancelCompiles(this);
+  if (!State)
+    return;
+  {
+    std::lock_guard Lock(State->Mutex);
+    State->Closing = true;
+  }
+  cancelCompiles(this);
 }
 
 const std::atomic<vm::NativeFn> *
@@ -304,6 +312,13 @@ void TierManager::requestOptimized(int64_t Func) {
 }
 
 void TierManager::launchCompile(int64_t Func) {
+  {
+    std::lock_guard Lock(State->Mutex);
+    if (State->Closing) {
+      --State->InFlight[static_cast<size_t>(Func)];
+      return;
+    }
+  }
   if (!Opts.Background) {
     compileUnit({Func}, nullptr);
     endCompiles({Func});
@@ -366,7 +381,7 @@ void TierManager::endCompiles(const std::vector<int64_t> &Funcs) {
 bool TierManager::Impl::staleLocked(int64_t Func, const JITOptions &Opts) {
   const size_t K = static_cast<size_t>(Func);
   std::shared_ptr<const BoundCallees> &D = DecidedWith[K];
-  if (InFlight[K] > 0 || !D || D == Bind)
+  if (Closing || InFlight[K] > 0 || !D || D == Bind)
     return false;
   if (!bindingsDifferFor(*Exe, Func, *D, *Bind) ||
       (Stats[K].StaysAtBaseline && !tierTwoWins(*Exe, Func, Opts, *Bind))) {
@@ -402,9 +417,10 @@ void TierManager::rebindKernels() {
   std::vector<int64_t> Again;
   {
     std::lock_guard Lock(State->Mutex);
-    auto New = std::make_shared<BoundCallees>(*State->Bind);
-    if (!refreshKernelBindings(*New))
+    if (!kernelBindingsChanged(*State->Bind))
       return;
+    auto New = std::make_shared<BoundCallees>(*State->Bind);
+    refreshKernelBindings(*New);
     State->Bind = std::move(New);
     for (size_t K = 0; K < State->DecidedWith.size(); ++K)
       if (State->staleLocked(static_cast<int64_t>(K), Opts)) {

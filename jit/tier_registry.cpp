@@ -101,6 +101,8 @@ public:
     std::erase_if(Managers, [](const auto &KV) { return KV.second.expired(); });
     if (auto M = Managers[Key].lock())
       return M;
+    // A kernel published since B was bound: the manager binds it when
+    // the VM attaches (enableJIT), after this, outside the lock.
     std::shared_ptr<Engine> Eng = sharedEngine(EO);
     // Large units get O0 codegen: at O1 codegen time grows steeply with
     // size (a 1000-instruction function took 22 s, 0.3 s at O0).
@@ -133,7 +135,11 @@ std::map<std::string, std::weak_ptr<TierManager>> TierManagerRegistry::Managers;
 
 std::shared_ptr<TierManager> sharedTierManager(const vm::VirtualMachine &VM,
                                                const JITOptions &Opts) {
-  return TierManagerRegistry::get(VM, Opts);
+  std::shared_ptr<TierManager> M = TierManagerRegistry::get(VM, Opts);
+  // Kernels published between the binding and the registry's lock would
+  // have found the manager not yet listed (rebindPublishedKernels).
+  M->rebindKernels();
+  return M;
 }
 
 size_t tierManagerRegistrySize() { return TierManagerRegistry::size(); }

@@ -122,6 +122,9 @@ BoundCallees bindCallees(const vm::Executable &Exe, bool InlineBuiltins);
 /// updates the key. Returns whether any binding changed.
 bool refreshKernelBindings(BoundCallees &B);
 
+/// Whether refreshKernelBindings would change `B`.
+bool kernelBindingsChanged(const BoundCallees &B);
+
 /// Whether function `Func` of `Exe` names a table entry (a call or a
 /// function argument) that `Old` and `New` bind differently: its code
 /// compiled with `Old` is not what `New` would compile.
