@@ -212,6 +212,32 @@ def test_background_compile_gives_the_same_outputs(model, mode,
         assert _bits(f(*[_unaligned(a) for a in args])) == expected
 
 
+@pytest.mark.parametrize("jit_mode", ["compiled", "tiered"])
+def test_driver_compiled_before_the_kernels_is_compiled_again(jit_mode,
+                                                             tmp_path):
+    """The default with nothing cached: many_small's main is compiled (or
+    kept at tier 1) while the kernels compile in the background; once they
+    are ready it is compiled again with them (its tensors on the stack, its
+    small kernels inlined): after wait_compiles() it is optimized, with
+    TVM's bits."""
+    if not vmjit.jit_available:
+        pytest.skip("no JIT in this build")
+    expected = _reference("many_small", jit_mode)
+    func, args = _inputs("many_small")
+    vm = vmjit.VirtualMachine(vmjit.load(_library("many_small")), jit_mode,
+                              cache_dir=str(tmp_path),
+                              **_mode_options(jit_mode))
+    f = vm[func]
+    for _ in range(3):
+        assert _bits(f(*args)) == expected
+    vm.wait_compiles()
+    stats = vm.stats()
+    assert stats["kernel_tier"]["state"] == "ready", stats["kernel_tier"]
+    main = next(e for e in stats["functions"] if e["name"] == func)
+    assert main["tier"] == "optimized", main
+    assert _bits(f(*args)) == expected
+
+
 def test_no_kernels(mode, cache_dir):
     """kernels=False (on the VM or recorded by load) runs TVM's machine
     code: no kernel_tier in the statistics."""
