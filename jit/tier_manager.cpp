@@ -822,7 +822,10 @@ bool TierManager::publishUnit(const std::vector<int64_t> &Funcs,
   for (const auto &[K, Sym] : L.Symbols) {
     FunctionJITStats &S = State->Stats[static_cast<size_t>(K)];
     S.Compiled = true;
-    S.StaysAtBaseline = false; // compiled after kernels were published
+    // Compiled after kernels were published: it may have stayed at tier 1,
+    // or failed to compile, before.
+    S.StaysAtBaseline = false;
+    S.Failed = false;
     S.CacheHit = Unit->stats().CacheHit;
     // A cache hit compiled nothing: its time is the object's load.
     S.CompileMs = S.CacheHit ? 0 : Share;
