@@ -672,15 +672,17 @@ Any *VirtualMachine::enterFrame(int64_t Func, const AnyView *Args,
 int VirtualMachine::runFunction(int64_t Func, const AnyView *Args,
                                 int32_t NumArgs, Any *Result) noexcept {
   const FunctionInfo &F = Exe->function(Func);
-  Interpreter In(*this);
   FunctionObj *Interp = Stateful->InterpEntries[static_cast<size_t>(Func)];
   if (!observingCalls()) {
     if (poolEntry(Func) == Interp && Tier)
-      In.tierUp(Func, CallCounts[static_cast<size_t>(Func)] + 1);
+      Interpreter(*this).tierUp(Func,
+                                CallCounts[static_cast<size_t>(Func)] + 1);
     FunctionObj *Entry = poolEntry(Func);
     if (Entry != Interp)
       return Entry->safeCall(Args, NumArgs, Result); // swapped by the JIT
   }
+  // Made only for a call the interpreter runs: native code needs none.
+  Interpreter In(*this);
   if (NumArgs != F.NumParams)
     return raiseArityError(F, NumArgs);
   try {
