@@ -131,27 +131,20 @@ BoundCallees bindCallees(const vm::Executable &Exe, bool InlineBuiltins) {
   return Out;
 }
 
-bool refreshKernelBindings(BoundCallees &B) {
-  bool Changed = false;
-  for (const auto &[K, Slot] : B.KernelSlots) {
-    CalleeBinding &CB = B.Callees[K];
-    const CalleeBinding Old = CB;
-    bindKernel(CB, Slot);
-    Changed |= !(CB == Old);
-  }
-  if (Changed)
-    B.Key = keyOf(B);
-  return Changed;
-}
-
-bool kernelBindingsChanged(const BoundCallees &B) {
+std::optional<BoundCallees> reboundKernels(const BoundCallees &B) {
+  std::optional<BoundCallees> Out;
   for (const auto &[K, Slot] : B.KernelSlots) {
     CalleeBinding CB = B.Callees[K];
     bindKernel(CB, Slot);
-    if (!(CB == B.Callees[K]))
-      return true;
+    if (CB == B.Callees[K])
+      continue;
+    if (!Out)
+      Out = B;
+    Out->Callees[K] = CB;
   }
-  return false;
+  if (Out)
+    Out->Key = keyOf(*Out);
+  return Out;
 }
 
 bool bindingsDifferFor(const vm::Executable &Exe, int64_t Func,

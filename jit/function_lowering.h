@@ -331,10 +331,12 @@ private:
   /// the inlined code runs when each is not a tensor on the CPU or has
   /// aligned data (TVM's code assumes it), else the call is made.
   std::vector<int64_t> checkedKernelArgs(InstrView I) const;
-  /// The call of an inlined kernel, guarded when it has checked
-  /// arguments. Returns the return code and the result slot.
-  std::pair<Value *, Value *> emitKernelInlinedOrCalled(int64_t PC,
-                                                        InstrView I);
+  /// The call of an inlined kernel, guarded when it has `Checked`
+  /// arguments (checkedKernelArgs). Returns the return code and the result
+  /// slot.
+  std::pair<Value *, Value *>
+  emitKernelInlinedOrCalled(int64_t PC, InstrView I,
+                            const std::vector<int64_t> &Checked);
   /// That call: the kernel's entry in the unit (jit/kernel_inline.h; the
   /// pipeline inlines it) with an argument array, DLTensors and a result
   /// slot of its own. Returns the return code and that slot (None).

@@ -14,9 +14,9 @@ namespace vmjit::jit::lower {
 void FunctionLowering::emitCallPath(int64_t PC, InstrView I) {
   if (inlinesKernel(I)) {
     // A guarded call may have been made: its result is released as any.
-    const bool Guarded = !checkedKernelArgs(I).empty();
-    auto [Rc, Result] = emitKernelInlinedOrCalled(PC, I);
-    if (I.callDst() != vm::kVoidRegister || Guarded)
+    const std::vector<int64_t> Checked = checkedKernelArgs(I);
+    auto [Rc, Result] = emitKernelInlinedOrCalled(PC, I, Checked);
+    if (I.callDst() != vm::kVoidRegister || !Checked.empty())
       return finishCall(PC, I, Rc, Result);
     // Its result (None: the kernel does not write it) goes nowhere.
     BasicBlock *Ok = BasicBlock::Create(C, fmt::format("i{}.ok", PC), Fn);

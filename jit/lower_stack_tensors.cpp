@@ -151,9 +151,8 @@ std::vector<int64_t> FunctionLowering::checkedKernelArgs(InstrView I) const {
   return Out;
 }
 
-std::pair<Value *, Value *>
-FunctionLowering::emitKernelInlinedOrCalled(int64_t PC, InstrView I) {
-  const std::vector<int64_t> Checked = checkedKernelArgs(I);
+std::pair<Value *, Value *> FunctionLowering::emitKernelInlinedOrCalled(
+    int64_t PC, InstrView I, const std::vector<int64_t> &Checked) {
   if (Checked.empty())
     return emitInlinedKernelCall(I);
   // As the kernel's entry checks them (kernel_entries.h): each argument

@@ -417,11 +417,10 @@ void TierManager::rebindKernels() {
   std::vector<int64_t> Again;
   {
     std::lock_guard Lock(State->Mutex);
-    if (!kernelBindingsChanged(*State->Bind))
+    std::optional<BoundCallees> New = reboundKernels(*State->Bind);
+    if (!New)
       return;
-    auto New = std::make_shared<BoundCallees>(*State->Bind);
-    refreshKernelBindings(*New);
-    State->Bind = std::move(New);
+    State->Bind = std::make_shared<const BoundCallees>(std::move(*New));
     for (size_t K = 0; K < State->DecidedWith.size(); ++K)
       if (State->staleLocked(static_cast<int64_t>(K), Opts)) {
         ++State->InFlight[K];
@@ -657,17 +656,17 @@ void TierManager::drain() {
 
 bool TierManager::compileNow(const std::vector<int64_t> &Funcs,
                              const std::atomic<bool> *Cancel) {
-  {
-    std::lock_guard Lock(State->Mutex);
-    for (int64_t K : Funcs)
-      if (K >= 0 && K < static_cast<int64_t>(State->InFlight.size()))
-        ++State->InFlight[static_cast<size_t>(K)];
-  }
-  const bool Compiled = compileUnit(Funcs, Cancel);
+  // In flight meanwhile (compileUnit refuses an index out of range).
   std::vector<int64_t> Valid;
   for (int64_t K : Funcs)
     if (K >= 0 && K < static_cast<int64_t>(State->InFlight.size()))
       Valid.push_back(K);
+  {
+    std::lock_guard Lock(State->Mutex);
+    for (int64_t K : Valid)
+      ++State->InFlight[static_cast<size_t>(K)];
+  }
+  const bool Compiled = compileUnit(Funcs, Cancel);
   endCompiles(Valid);
   return Compiled;
 }

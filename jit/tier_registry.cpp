@@ -93,16 +93,17 @@ public:
 
   static std::shared_ptr<TierManager> get(const vm::VirtualMachine &VM,
                                           const JITOptions &Opts) {
+    // Bound under the lock: kernels published meanwhile are either seen
+    // here or, their rebinding listing the managers after this, taken up
+    // by the manager made (rebindPublishedKernels).
+    std::lock_guard Lock(Mutex);
     BoundCallees B = bindCallees(VM, Opts.InlineBuiltins);
     const EngineOptions EO = engineOptions(Opts);
     const std::string Key = managerKey(VM, B, EO, Opts);
-    std::lock_guard Lock(Mutex);
     // Expired keys go, or a process making executables grows without end.
     std::erase_if(Managers, [](const auto &KV) { return KV.second.expired(); });
     if (auto M = Managers[Key].lock())
       return M;
-    // A kernel published since B was bound: the manager binds it when
-    // the VM attaches (enableJIT), after this, outside the lock.
     std::shared_ptr<Engine> Eng = sharedEngine(EO);
     // Large units get O0 codegen: at O1 codegen time grows steeply with
     // size (a 1000-instruction function took 22 s, 0.3 s at O0).
@@ -135,11 +136,7 @@ std::map<std::string, std::weak_ptr<TierManager>> TierManagerRegistry::Managers;
 
 std::shared_ptr<TierManager> sharedTierManager(const vm::VirtualMachine &VM,
                                                const JITOptions &Opts) {
-  std::shared_ptr<TierManager> M = TierManagerRegistry::get(VM, Opts);
-  // Kernels published between the binding and the registry's lock would
-  // have found the manager not yet listed (rebindPublishedKernels).
-  M->rebindKernels();
-  return M;
+  return TierManagerRegistry::get(VM, Opts);
 }
 
 size_t tierManagerRegistrySize() { return TierManagerRegistry::size(); }

@@ -15,6 +15,7 @@
 #include "vmjit/vm/special_builtins.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,7 +101,7 @@ struct BoundCallees {
   int64_t HostDevices = 0;
   /// The function-table entries that are kernel slots (runtime/
   /// kernel_slot.h; kept alive by KeepAlive), whose bindings change when
-  /// their kernels are published (refreshKernelBindings).
+  /// their kernels are published (reboundKernels).
   std::vector<std::pair<uint32_t, const KernelSlotObj *>> KernelSlots;
 };
 
@@ -117,13 +118,10 @@ BoundCallees bindCallees(const vm::VirtualMachine &VM, bool InlineBuiltins);
 /// function may be TVM-compiled code, which counts its own entries).
 BoundCallees bindCallees(const vm::Executable &Exe, bool InlineBuiltins);
 
-/// Binds `B`'s kernel slots again as they are now (a kernel published
-/// since: its entry called directly, its effects and inline form used) and
-/// updates the key. Returns whether any binding changed.
-bool refreshKernelBindings(BoundCallees &B);
-
-/// Whether refreshKernelBindings would change `B`.
-bool kernelBindingsChanged(const BoundCallees &B);
+/// `B` with its kernel slots bound as they are now (a kernel published
+/// since: its entry called directly, its effects and inline form used)
+/// and its key updated; nothing when no binding changed (nothing copied).
+std::optional<BoundCallees> reboundKernels(const BoundCallees &B);
 
 /// Whether function `Func` of `Exe` names a table entry (a call or a
 /// function argument) that `Old` and `New` bind differently: its code
