@@ -211,7 +211,7 @@ readKernelModule(LLVMContext &Ctx, const std::string &Path,
 /// math calls shared): the number after "tier" changes with that.
 std::string kernelCacheKey(const XXH128_hash_t &Hash) {
   const HostInfo &Host = hostInfo();
-  return fmt::format("vmjit kernel tier 5\nbitcode {:016x}{:016x}\ncpu {}\n"
+  return fmt::format("vmjit kernel tier 6\nbitcode {:016x}{:016x}\ncpu {}\n"
                      "features {}\n",
                      Hash.high64, Hash.low64, Host.CPU, Host.Features);
 }
@@ -269,6 +269,9 @@ compileKernels(Engine &E, const std::string &Path,
   std::vector<std::string> Exports = Slots;
   for (const std::string &Name : Entries)
     Exports.push_back(alignedEntrySymbol(Name));
+  if (Inline)
+    for (const std::string &Name : Inline->CallBodies)
+      Exports.push_back(computeBodySymbol(Name));
   const std::string CacheKey = kernelCacheKey(Hash);
   Expected<std::unique_ptr<CompiledUnit>> Unit =
       E.tryCompile(std::move(Ctx), std::move(M->M), M->Absolute, Exports,
@@ -281,8 +284,12 @@ compileKernels(Engine &E, const std::string &Path,
     K.Entries[Name] = (*Unit)->address(alignedEntrySymbol(Name));
   for (const std::string &Name : Slots)
     K.Slots[Name] = (*Unit)->address(Name);
-  if (Inline)
+  if (Inline) {
     Inline->Symbols.insert(K.Slots.begin(), K.Slots.end());
+    for (const std::string &Name : Inline->CallBodies)
+      Inline->Symbols[computeBodySymbol(Name)] =
+          (*Unit)->address(computeBodySymbol(Name));
+  }
   K.Inline = std::move(Inline);
   K.Effects = std::move(Effects);
   K.Unit = std::move(*Unit);

@@ -30,6 +30,10 @@ std::string inlineKernelSymbol(const std::string &Name) {
   return "__vmjit_inline_" + Name;
 }
 
+std::string computeBodySymbol(const std::string &Name) {
+  return "__vmjit_body_" + Name;
+}
+
 namespace {
 
 /// The globals `F`'s instructions name, through constant expressions too.
@@ -59,10 +63,11 @@ void usedGlobals(const Function &F, std::set<const GlobalValue *> &Out) {
 }
 
 /// What the kernel entry `E` reaches (functions, globals), when it is
-/// small and touches no mutable global but the context slots.
+/// small and touches no mutable global but the context slots; `Body`, when
+/// not null, is reached but not followed (its calls are kept as calls).
 std::optional<std::set<const GlobalValue *>>
 reachedBy(const Function &E, const std::set<std::string> &Slots,
-          unsigned MaxInstructions) {
+          unsigned MaxInstructions, const Function *Body = nullptr) {
   std::set<const GlobalValue *> All = {&E};
   std::vector<const Function *> Work = {&E};
   unsigned Instructions = 0;
@@ -84,7 +89,7 @@ reachedBy(const Function &E, const std::set<std::string> &Slots,
       if (!All.insert(G).second)
         continue;
       if (const auto *GF = dyn_cast<Function>(G)) {
-        if (!GF->isDeclaration())
+        if (!GF->isDeclaration() && GF != Body)
           Work.push_back(GF);
         continue;
       }
@@ -118,6 +123,46 @@ unsigned callsOf(const Function &F) {
   for (const User *U : F.users())
     N += isa<CallBase>(U);
   return N;
+}
+
+/// The compute body of the kernel entry `E`: of the functions `E` calls
+/// that are defined in the module, local to it and called nowhere else
+/// (TVM's `NAME_compute_`; its error helpers are called from every check),
+/// the one with the most instructions; null when there is none or two
+/// share the most.
+Function *computeBodyOf(Function &E) {
+  Function *Body = nullptr;
+  bool Tie = false;
+  for (BasicBlock &BB : E)
+    for (Instruction &I : BB) {
+      auto *Call = dyn_cast<CallBase>(&I);
+      Function *F = Call ? Call->getCalledFunction() : nullptr;
+      if (!F || F == Body || F->isDeclaration() || !F->hasLocalLinkage() ||
+          !F->hasOneUse())
+        continue;
+      const unsigned N = F->getInstructionCount();
+      if (Body && N == Body->getInstructionCount()) {
+        Tie = true;
+      } else if (!Body || N > Body->getInstructionCount()) {
+        Body = F;
+        Tie = false;
+      }
+    }
+  return Tie ? nullptr : Body;
+}
+
+/// `Body`, the compute body of kernel `Name`, made an exported function of
+/// `M` named computeBodySymbol(Name), called with the C convention (TVM
+/// makes bodies fastcc: internal to its module).
+void exportComputeBody(Function &Body, const std::string &Name) {
+  Body.setName(computeBodySymbol(Name));
+  Body.setLinkage(GlobalValue::ExternalLinkage);
+  Body.setVisibility(GlobalValue::DefaultVisibility);
+  Body.setUnnamedAddr(GlobalValue::UnnamedAddr::None);
+  Body.setComdat(nullptr);
+  Body.setCallingConv(CallingConv::C);
+  for (User *U : Body.users())
+    cast<CallBase>(U)->setCallingConv(CallingConv::C);
 }
 
 /// In the extracted module: entries renamed, external and always inlined;
@@ -169,32 +214,44 @@ void prepareClone(Module &Clone, const std::set<std::string> &Kernels) {
 } // namespace
 
 std::shared_ptr<InlineKernels>
-extractInlineKernels(const Module &M, const std::vector<std::string> &Entries,
+extractInlineKernels(Module &M, const std::vector<std::string> &Entries,
                      const std::vector<std::string> &Slots,
                      const std::map<std::string, uint64_t> &Absolute,
-                     unsigned MaxInstructions) {
+                     const InlineKernelLimits &Limits) {
   const std::set<std::string> SlotNames(Slots.begin(), Slots.end());
   std::set<const GlobalValue *> Keep;
+  std::set<const Function *> Bodies;
   auto K = std::make_shared<InlineKernels>();
   for (const std::string &Name : Entries) {
-    const Function *E = M.getFunction("__tvm_ffi_" + Name);
+    Function *E = M.getFunction("__tvm_ffi_" + Name);
     // The caller leaves the result None: the kernel must not write it.
     if (!E || E->isDeclaration() || E->arg_size() != 4 ||
         !E->getArg(3)->hasAttribute(Attribute::ReadNone))
       continue;
-    if (std::optional<std::set<const GlobalValue *>> R =
-            reachedBy(*E, SlotNames, MaxInstructions)) {
-      Keep.insert(R->begin(), R->end());
-      K->Kernels.insert(Name);
+    std::optional<std::set<const GlobalValue *>> R =
+        reachedBy(*E, SlotNames, Limits.MaxInstructions);
+    Function *Body = nullptr;
+    if (!R && (Body = computeBodyOf(*E)))
+      R = reachedBy(*E, SlotNames, Limits.MaxWrapperInstructions, Body);
+    if (!R)
+      continue;
+    Keep.insert(R->begin(), R->end());
+    K->Kernels.insert(Name);
+    if (Body) {
+      exportComputeBody(*Body, Name);
+      Bodies.insert(Body);
+      K->CallBodies.insert(Name);
     }
   }
   if (K->Kernels.empty())
     return nullptr;
-  // Definitions of what they reach; the slots (and the rest) declarations.
+  // Definitions of what they reach; the slots, the compute bodies called
+  // (and the rest) declarations.
   ValueToValueMapTy VMap;
   std::unique_ptr<Module> Clone =
       CloneModule(M, VMap, [&](const GlobalValue *G) {
-        return Keep.count(G) && !SlotNames.count(G->getName().str());
+        return Keep.count(G) && !SlotNames.count(G->getName().str()) &&
+               !Bodies.count(dyn_cast<Function>(G));
       });
   prepareClone(*Clone, K->Kernels);
   raw_string_ostream OS(K->Bitcode);

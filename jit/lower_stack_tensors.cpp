@@ -12,6 +12,7 @@
 
 #include "function_lowering.h"
 #include "kernel_entries.h"
+#include "kernel_inline.h"
 #include "vmjit/runtime/logging.h"
 
 namespace vmjit::jit::lower {
@@ -134,6 +135,13 @@ bool FunctionLowering::inlinesKernel(InstrView I) const {
       return false;
     Any = true;
   }
+  // A kernel whose entry calls its compiled compute body (its checks are
+  // what is inlined): only where every check folds, each tensor it is
+  // given on the stack. With a tensor checked at run time, TVM's checks of
+  // it would stay too, to save one call at the price of the entry's code.
+  const auto *K = reinterpret_cast<const InlineKernels *>(Bind.InlineKernel);
+  if (K->CallBodies.count(Exe.function(I.callFunc()).Name))
+    return Any && checkedKernelArgs(I).empty();
   return Any;
 }
 
@@ -202,6 +210,8 @@ FunctionLowering::emitInlinedKernelCall(InstrView I) {
   const std::string &Name = Exe.function(Callee).Name;
   Key.record("inlined kernel", Callee, K->Hash);
   Out.InlinedKernels[Bind.InlineKernel].insert(Name);
+  logger().debug("function '{}' inlines kernel '{}'{}", F.Name, Name,
+                 K->CallBodies.count(Name) ? ", calling its compute body" : "");
   // Arguments and DLTensors of this call only.
   Value *Args = entryAlloca(16 * std::max<int64_t>(N, 1), 16, "kernel.args");
   for (int64_t J = 0; J < N; ++J) {

@@ -2,8 +2,9 @@
 //
 // jit/kernel_inline.h: which kernels' IR the kernel tier keeps for tier 2
 // (small, loop-free, touching no mutable global but TVM's context slots,
-// not writing their result), on TVM-shaped IR and on the models of
-// ../shared/tvm-models (skipped without them), and linking it into a unit.
+// not writing their result; or such an entry calling its compute body),
+// on TVM-shaped IR and on the models of ../shared/tvm-models (skipped
+// without them), and linking it into a unit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,11 +103,11 @@ std::vector<std::string> slotsOf(const Module &M) {
   return Slots;
 }
 
-/// What extractInlineKernels keeps of kKernels under `MaxInstructions`.
-std::shared_ptr<InlineKernels> keptOf(unsigned MaxInstructions = 400) {
+/// What extractInlineKernels keeps of kKernels under `Limits`.
+std::shared_ptr<InlineKernels> keptOf(InlineKernelLimits Limits = {}) {
   LLVMContext Ctx;
   std::unique_ptr<Module> M = parse(Ctx, kKernels);
-  return extractInlineKernels(*M, kNames, slotsOf(*M), {}, MaxInstructions);
+  return extractInlineKernels(*M, kNames, slotsOf(*M), {}, Limits);
 }
 
 TEST(KernelInlineTest, OnlySmallLoopFreeKernelsOfTheirArgumentsAreKept) {
@@ -138,10 +139,15 @@ TEST(KernelInlineTest, OnlySmallLoopFreeKernelsOfTheirArgumentsAreKept) {
   EXPECT_EQ(K->Hash.size(), 32u);
 }
 
-TEST(KernelInlineTest, TooLargeAKernelIsNotKept) {
-  // `ok` and its compute body are 14 instructions.
-  EXPECT_FALSE(keptOf(13));
-  EXPECT_TRUE(keptOf(14));
+TEST(KernelInlineTest, TooLargeAKernelKeepsItsEntryOrNothing) {
+  // `ok` and its compute body are 14 instructions, its entry 10.
+  std::shared_ptr<InlineKernels> Whole = keptOf({14, 10});
+  ASSERT_TRUE(Whole);
+  EXPECT_TRUE(Whole->CallBodies.empty());
+  std::shared_ptr<InlineKernels> Entry = keptOf({13, 10});
+  ASSERT_TRUE(Entry);
+  EXPECT_EQ(Entry->CallBodies, std::set<std::string>{"ok"});
+  EXPECT_FALSE(keptOf({13, 9}));
 }
 
 TEST(KernelInlineTest, LinkedIntoAUnitInternalWithItsSlotsBound) {
@@ -193,7 +199,7 @@ std::unique_ptr<Module> modelModule(LLVMContext &Ctx, const std::string &Name,
   return std::move(*M);
 }
 
-TEST(KernelInlineTest, ManySmallsKernelsAreKeptTheMlpsLoopsAreNot) {
+TEST(KernelInlineTest, ManySmallsKernelsAreKeptTheMlpsCallTheirBodies) {
   LLVMContext Ctx;
   std::vector<std::string> Entries;
   std::unique_ptr<Module> M = modelModule(Ctx, "many_small", Entries);
@@ -217,13 +223,128 @@ TEST(KernelInlineTest, ManySmallsKernelsAreKeptTheMlpsLoopsAreNot) {
       for (const Instruction &I : BB)
         Tagged += I.getMetadata(LLVMContext::MD_tbaa) != nullptr;
   EXPECT_EQ(Tagged, 0u);
+  EXPECT_TRUE(K->CallBodies.empty());
+  // The mlp's kernels have loops: their entries are kept, each calling its
+  // compute body, which stays in the kernel module, exported.
   std::vector<std::string> MlpEntries;
   std::unique_ptr<Module> Mlp = modelModule(Ctx, "mlp", MlpEntries);
   ASSERT_TRUE(Mlp);
   std::shared_ptr<InlineKernels> MlpK =
       extractInlineKernels(*Mlp, MlpEntries, slotsOf(*Mlp), {});
-  for (const char *Loop : {"matmul", "transpose"})
-    EXPECT_TRUE(!MlpK || !MlpK->Kernels.count(Loop)) << Loop;
+  ASSERT_TRUE(MlpK);
+  EXPECT_EQ(MlpK->CallBodies,
+            std::set<std::string>(MlpEntries.begin(), MlpEntries.end()));
+  EXPECT_EQ(MlpK->Kernels, MlpK->CallBodies);
+  for (const std::string &Name : MlpEntries) {
+    Function *Body = Mlp->getFunction(computeBodySymbol(Name));
+    ASSERT_TRUE(Body && !Body->isDeclaration()) << Name;
+    EXPECT_FALSE(Body->hasLocalLinkage()) << Name;
+  }
+}
+
+/// A kernel whose compute body has a loop.
+const char *kLoopBody = R"(
+define internal fastcc void @scale_compute_(ptr noalias align 64 %x, i64 %n) noinline {
+entry:
+  br label %head
+head:
+  %i = phi i64 [ 0, %entry ], [ %j, %head ]
+  %p = getelementptr float, ptr %x, i64 %i
+  %v = load float, ptr %p
+  %w = fadd float %v, %v
+  store float %w, ptr %p
+  %j = add i64 %i, 1
+  %done = icmp eq i64 %j, %n
+  br i1 %done, label %exit, label %head
+exit:
+  ret void
+}
+
+define i32 @__tvm_ffi_scale(ptr %self, ptr %args, i32 %n, ptr readnone %result) {
+  %p = getelementptr i8, ptr %args, i64 8
+  %t = load ptr, ptr %p
+  %d = load ptr, ptr %t
+  call fastcc void @scale_compute_(ptr %d, i64 16)
+  ret i32 0
+}
+
+define i32 @__tvm_ffi_twice(ptr %self, ptr %args, i32 %n, ptr readnone %result) {
+  %p = getelementptr i8, ptr %args, i64 8
+  %t = load ptr, ptr %p
+  %d = load ptr, ptr %t
+  call fastcc void @twice_a_(ptr %d, i64 16)
+  call fastcc void @twice_b_(ptr %d, i64 16)
+  ret i32 0
+}
+
+define internal fastcc void @twice_a_(ptr %x, i64 %n) {
+entry:
+  br label %head
+head:
+  %i = phi i64 [ 0, %entry ], [ %j, %head ]
+  %j = add i64 %i, 1
+  %done = icmp eq i64 %j, %n
+  br i1 %done, label %exit, label %head
+exit:
+  ret void
+}
+
+define internal fastcc void @twice_b_(ptr %x, i64 %n) {
+entry:
+  br label %head
+head:
+  %i = phi i64 [ 0, %entry ], [ %j, %head ]
+  %j = add i64 %i, 1
+  %done = icmp eq i64 %j, %n
+  br i1 %done, label %exit, label %head
+exit:
+  ret void
+}
+)";
+
+TEST(KernelInlineTest, AnEntryCallingOneComputeBodyWithALoopKeepsTheCall) {
+  LLVMContext Ctx;
+  std::unique_ptr<Module> M = parse(Ctx, kLoopBody);
+  std::shared_ptr<InlineKernels> K =
+      extractInlineKernels(*M, {"scale", "twice"}, {}, {});
+  ASSERT_TRUE(K);
+  // `twice` calls two functions of one size: which one is its body is not
+  // known, and it is not kept.
+  EXPECT_EQ(K->Kernels, std::set<std::string>{"scale"});
+  EXPECT_EQ(K->CallBodies, std::set<std::string>{"scale"});
+  // In the kernel module: the body exported under its symbol, called with
+  // the C convention (the kernel tier's code and tier 2's call agree).
+  EXPECT_FALSE(verifyModule(*M, &errs()));
+  EXPECT_FALSE(M->getFunction("scale_compute_"));
+  Function *Body = M->getFunction(computeBodySymbol("scale"));
+  ASSERT_TRUE(Body && !Body->isDeclaration());
+  EXPECT_EQ(Body->getLinkage(), GlobalValue::ExternalLinkage);
+  EXPECT_EQ(Body->getCallingConv(), CallingConv::C);
+  for (const User *U : Body->users())
+    EXPECT_EQ(cast<CallBase>(U)->getCallingConv(), CallingConv::C);
+  // In the extracted IR: the entry, and the body a declaration.
+  LLVMContext Ctx2;
+  Expected<std::unique_ptr<Module>> X =
+      parseBitcodeFile(MemoryBufferRef(K->Bitcode, "inline"), Ctx2);
+  ASSERT_TRUE(static_cast<bool>(X));
+  EXPECT_FALSE(verifyModule(**X, &errs()));
+  Function *E = (*X)->getFunction(inlineKernelSymbol("scale"));
+  ASSERT_TRUE(E && !E->isDeclaration());
+  Function *Decl = (*X)->getFunction(computeBodySymbol("scale"));
+  ASSERT_TRUE(Decl);
+  EXPECT_TRUE(Decl->isDeclaration());
+  EXPECT_EQ(Decl->getCallingConv(), CallingConv::C);
+  // The `twice` kernel's functions are untouched.
+  EXPECT_TRUE(M->getFunction("twice_a_")->hasLocalLinkage());
+}
+
+TEST(KernelInlineTest, AnEntryTooLargeWithoutItsBodyIsNotKept) {
+  LLVMContext Ctx;
+  std::unique_ptr<Module> M = parse(Ctx, kLoopBody);
+  // `scale`'s entry is 5 instructions.
+  EXPECT_FALSE(extractInlineKernels(*M, {"scale"}, {}, {}, {400, 4}));
+  EXPECT_TRUE(M->getFunction("scale_compute_"));
+  EXPECT_TRUE(extractInlineKernels(*M, {"scale"}, {}, {}, {400, 5}));
 }
 
 } // namespace
