@@ -161,6 +161,8 @@ void exportComputeBody(Function &Body, const std::string &Name) {
   Body.setUnnamedAddr(GlobalValue::UnnamedAddr::None);
   Body.setComdat(nullptr);
   Body.setCallingConv(CallingConv::C);
+  // One copy, the kernel tier's (TVM marks its bodies so too).
+  Body.addFnAttr(Attribute::NoInline);
   for (User *U : Body.users())
     cast<CallBase>(U)->setCallingConv(CallingConv::C);
 }
@@ -194,6 +196,9 @@ void prepareClone(Module &Clone, const std::set<std::string> &Kernels) {
     F.removeFnAttr("target-cpu");
     F.removeFnAttr("target-features");
     F.removeFnAttr("tune-cpu");
+    // A compute body is in the kernel tier's code, not the caller's.
+    if (F.isDeclaration() && F.getName().starts_with(computeBodySymbol("")))
+      F.setDSOLocal(false);
     if (F.isDeclaration() || Entries.count(F.getName().str()))
       continue;
     F.setLinkage(GlobalValue::InternalLinkage);
@@ -231,7 +236,9 @@ extractInlineKernels(Module &M, const std::vector<std::string> &Entries,
     std::optional<std::set<const GlobalValue *>> R =
         reachedBy(*E, SlotNames, Limits.MaxInstructions);
     Function *Body = nullptr;
-    if (!R && (Body = computeBodyOf(*E)))
+    // (The body's symbol must be free in the module: it is looked up.)
+    if (!R && !M.getFunction(computeBodySymbol(Name)) &&
+        (Body = computeBodyOf(*E)))
       R = reachedBy(*E, SlotNames, Limits.MaxWrapperInstructions, Body);
     if (!R)
       continue;

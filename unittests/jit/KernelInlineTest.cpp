@@ -278,26 +278,16 @@ define i32 @__tvm_ffi_twice(ptr %self, ptr %args, i32 %n, ptr readnone %result) 
 }
 
 define internal fastcc void @twice_a_(ptr %x, i64 %n) {
-entry:
-  br label %head
-head:
-  %i = phi i64 [ 0, %entry ], [ %j, %head ]
-  %j = add i64 %i, 1
-  %done = icmp eq i64 %j, %n
-  br i1 %done, label %exit, label %head
-exit:
+  %v = load float, ptr %x
+  %w = fadd float %v, %v
+  store float %w, ptr %x
   ret void
 }
 
 define internal fastcc void @twice_b_(ptr %x, i64 %n) {
-entry:
-  br label %head
-head:
-  %i = phi i64 [ 0, %entry ], [ %j, %head ]
-  %j = add i64 %i, 1
-  %done = icmp eq i64 %j, %n
-  br i1 %done, label %exit, label %head
-exit:
+  %v = load float, ptr %x
+  %w = fmul float %v, %v
+  store float %w, ptr %x
   ret void
 }
 )";
@@ -305,11 +295,13 @@ exit:
 TEST(KernelInlineTest, AnEntryCallingOneComputeBodyWithALoopKeepsTheCall) {
   LLVMContext Ctx;
   std::unique_ptr<Module> M = parse(Ctx, kLoopBody);
+  // `twice` (6 instructions and two functions of 4) is too large as a
+  // whole; it calls two functions of one size, so which one is its body is
+  // not known, and it is not kept (either one taken, the entry and the
+  // other would fit).
   std::shared_ptr<InlineKernels> K =
-      extractInlineKernels(*M, {"scale", "twice"}, {}, {});
+      extractInlineKernels(*M, {"scale", "twice"}, {}, {}, {13, 10});
   ASSERT_TRUE(K);
-  // `twice` calls two functions of one size: which one is its body is not
-  // known, and it is not kept.
   EXPECT_EQ(K->Kernels, std::set<std::string>{"scale"});
   EXPECT_EQ(K->CallBodies, std::set<std::string>{"scale"});
   // In the kernel module: the body exported under its symbol, called with
@@ -334,8 +326,21 @@ TEST(KernelInlineTest, AnEntryCallingOneComputeBodyWithALoopKeepsTheCall) {
   ASSERT_TRUE(Decl);
   EXPECT_TRUE(Decl->isDeclaration());
   EXPECT_EQ(Decl->getCallingConv(), CallingConv::C);
+  // In another unit than its caller's: not assumed within a PC-relative
+  // reach.
+  EXPECT_FALSE(Decl->isDSOLocal());
   // The `twice` kernel's functions are untouched.
   EXPECT_TRUE(M->getFunction("twice_a_")->hasLocalLinkage());
+}
+
+TEST(KernelInlineTest, ABodySymbolTakenInTheModuleKeepsNoEntry) {
+  LLVMContext Ctx;
+  std::unique_ptr<Module> M = parse(Ctx, kLoopBody);
+  Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
+                   GlobalValue::ExternalLinkage, computeBodySymbol("scale"),
+                   *M);
+  EXPECT_FALSE(extractInlineKernels(*M, {"scale"}, {}, {}));
+  EXPECT_TRUE(M->getFunction("scale_compute_"));
 }
 
 TEST(KernelInlineTest, AnEntryTooLargeWithoutItsBodyIsNotKept) {
