@@ -12,7 +12,6 @@
 
 #include "function_lowering.h"
 #include "kernel_entries.h"
-#include "kernel_inline.h"
 #include "vmjit/runtime/logging.h"
 
 namespace vmjit::jit::lower {

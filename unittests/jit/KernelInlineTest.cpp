@@ -103,6 +103,19 @@ std::vector<std::string> slotsOf(const Module &M) {
   return Slots;
 }
 
+/// The extracted IR of `K` read into `Ctx`, verified (null, and a test
+/// failure, when it does not read).
+std::unique_ptr<Module> extractedIR(const InlineKernels &K, LLVMContext &Ctx) {
+  Expected<std::unique_ptr<Module>> X =
+      parseBitcodeFile(MemoryBufferRef(K.Bitcode, "inline"), Ctx);
+  if (!X) {
+    ADD_FAILURE() << toString(X.takeError());
+    return nullptr;
+  }
+  EXPECT_FALSE(verifyModule(**X, &errs()));
+  return std::move(*X);
+}
+
 /// What extractInlineKernels keeps of kKernels under `Limits`.
 std::shared_ptr<InlineKernels> keptOf(InlineKernelLimits Limits = {}) {
   LLVMContext Ctx;
@@ -117,25 +130,22 @@ TEST(KernelInlineTest, OnlySmallLoopFreeKernelsOfTheirArgumentsAreKept) {
   // The extracted module: the entry renamed and always inlined, its
   // compute body (called once) too, the slot a declaration, nothing else.
   LLVMContext Ctx2;
-  Expected<std::unique_ptr<Module>> X =
-      parseBitcodeFile(MemoryBufferRef(K->Bitcode, "inline"), Ctx2);
-  ASSERT_TRUE(static_cast<bool>(X));
-  EXPECT_FALSE(verifyModule(**X, &errs()));
-  Function *E = (*X)->getFunction(inlineKernelSymbol("ok"));
+  std::unique_ptr<Module> X = extractedIR(*K, Ctx2);
+  ASSERT_TRUE(X);
+  Function *E = X->getFunction(inlineKernelSymbol("ok"));
   ASSERT_TRUE(E && !E->isDeclaration());
   EXPECT_TRUE(E->hasFnAttribute(Attribute::AlwaysInline));
-  Function *Body = (*X)->getFunction("ok_compute_");
+  Function *Body = X->getFunction("ok_compute_");
   ASSERT_TRUE(Body);
   EXPECT_TRUE(Body->hasFnAttribute(Attribute::AlwaysInline));
   EXPECT_FALSE(Body->hasFnAttribute(Attribute::NoInline));
-  GlobalVariable *Slot =
-      (*X)->getGlobalVariable("__TVMFFIErrorSetRaisedFromCStr");
+  GlobalVariable *Slot = X->getGlobalVariable("__TVMFFIErrorSetRaisedFromCStr");
   ASSERT_TRUE(Slot);
   EXPECT_TRUE(Slot->isDeclaration());
-  EXPECT_FALSE((*X)->getGlobalVariable("counter"));
+  EXPECT_FALSE(X->getGlobalVariable("counter"));
   for (const char *Gone : {"__tvm_ffi_ok", "__tvm_ffi_global", "__tvm_ffi_loop",
                            "__tvm_ffi_result"})
-    EXPECT_FALSE((*X)->getFunction(Gone)) << Gone;
+    EXPECT_FALSE(X->getFunction(Gone)) << Gone;
   EXPECT_EQ(K->Hash.size(), 32u);
 }
 
@@ -214,11 +224,10 @@ TEST(KernelInlineTest, ManySmallsKernelsAreKeptTheMlpsCallTheirBodies) {
   // TVM tags each kernel's buffers for type-based alias analysis; kernels
   // inlined into one function share buffers, so the tags are dropped.
   LLVMContext Ctx2;
-  Expected<std::unique_ptr<Module>> X =
-      parseBitcodeFile(MemoryBufferRef(K->Bitcode, "inline"), Ctx2);
-  ASSERT_TRUE(static_cast<bool>(X));
+  std::unique_ptr<Module> X = extractedIR(*K, Ctx2);
+  ASSERT_TRUE(X);
   unsigned Tagged = 0;
-  for (const Function &F : **X)
+  for (const Function &F : *X)
     for (const BasicBlock &BB : F)
       for (const Instruction &I : BB)
         Tagged += I.getMetadata(LLVMContext::MD_tbaa) != nullptr;
@@ -316,13 +325,11 @@ TEST(KernelInlineTest, AnEntryCallingOneComputeBodyWithALoopKeepsTheCall) {
     EXPECT_EQ(cast<CallBase>(U)->getCallingConv(), CallingConv::C);
   // In the extracted IR: the entry, and the body a declaration.
   LLVMContext Ctx2;
-  Expected<std::unique_ptr<Module>> X =
-      parseBitcodeFile(MemoryBufferRef(K->Bitcode, "inline"), Ctx2);
-  ASSERT_TRUE(static_cast<bool>(X));
-  EXPECT_FALSE(verifyModule(**X, &errs()));
-  Function *E = (*X)->getFunction(inlineKernelSymbol("scale"));
+  std::unique_ptr<Module> X = extractedIR(*K, Ctx2);
+  ASSERT_TRUE(X);
+  Function *E = X->getFunction(inlineKernelSymbol("scale"));
   ASSERT_TRUE(E && !E->isDeclaration());
-  Function *Decl = (*X)->getFunction(computeBodySymbol("scale"));
+  Function *Decl = X->getFunction(computeBodySymbol("scale"));
   ASSERT_TRUE(Decl);
   EXPECT_TRUE(Decl->isDeclaration());
   EXPECT_EQ(Decl->getCallingConv(), CallingConv::C);
